@@ -1,0 +1,146 @@
+package narx
+
+import "fmt"
+
+// Step is one step of an iterated forecast, in the model's (standardised) units.
+type Step struct {
+	Mean float64
+	// Var is the predictive variance of y at this step: the level-1 one-step
+	// variance at the fed-back regressor plus the propagated variance of the
+	// fed-back predictions.
+	Var float64
+	// OneStepVar is the level-1 variance alone, as if the fed-back inputs were
+	// exact (what a one-step bar reused at every horizon would claim).
+	OneStepVar float64
+}
+
+// forecastWorkspace holds what Forecast needs, allocated once per model.
+type forecastWorkspace struct {
+	hist *History
+	x, g []float64 // regressor and ∂ŷ/∂x, len n
+	k    []float64 // kernel column, len M
+	psi  []float64 // features, len M+1
+	cov  []float64 // d×d covariance of the last d fed-back values, row-major
+	next []float64 // scratch for the shifted covariance
+	d    int       // largest y lag
+	yIdx []int     // y lag of each y coordinate of x
+}
+
+func newForecastWorkspace(e Embedding, m int) *forecastWorkspace {
+	n := e.Dim()
+	d := 0
+	if len(e.YLags) > 0 {
+		d = e.YLags[len(e.YLags)-1]
+	}
+	return &forecastWorkspace{hist: NewHistory(e), x: make([]float64, n), g: make([]float64, n),
+		k: make([]float64, m), psi: make([]float64, m+1), cov: make([]float64, d*d),
+		next: make([]float64, d*d), d: d, yIdx: e.YLags}
+}
+
+// Forecast writes len(dst) iterated predictions starting after the last record
+// of hist (book eq. 8.12: each prediction is pushed into the lag vector for the
+// next step). inputs[h] gives the exogenous inputs u_{t+1+h} for step h+1
+// (len n_u each; nil or empty rows when n_u = 0). hist is not modified.
+//
+// Uncertainty is propagated by linearisation (first-order Taylor expansion of
+// the predictor around the mean input, Girard et al. 2003): with g = ∂ŷ/∂x =
+// Σ α_i ∂K(s_i,x)/∂x and C the covariance of the fed-back values,
+// Var_h = σ²(x̄_h) + g_yᵀ C g_y and Cov(y_h, y_{h−l}) = Σ_a g_a C_{a,l}.
+// Cost O(H·(M·(n+r) + r² + d²)), d the largest y lag. No allocation.
+func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
+	if !m.fitted {
+		panic(ErrNotFitted)
+	}
+	nu := m.cfg.Embedding.Inputs()
+	if nu > 0 && len(inputs) < len(dst) {
+		panic(fmt.Sprintf("narx: Forecast: %d input rows for %d steps", len(inputs), len(dst)))
+	}
+	fw := m.forecastWs
+	fw.hist.CopyFrom(hist)
+	for i := range fw.cov {
+		fw.cov[i] = 0
+	}
+	alpha, _ := m.Dual()
+	pts := m.ws.Points()
+	n, r, d := m.n, m.fm.r, fw.d
+	var noInputs [0]float64
+	for h := range dst {
+		u := noInputs[:]
+		if nu > 0 {
+			u = inputs[h]
+		}
+		fw.hist.Regressor(fw.x, u)
+		m.cfg.Kernel.Column(fw.k, pts, fw.x)
+		m.fm.apply(fw.psi[:r], fw.k)
+		fw.psi[r] = 1
+		mean := m.rls.Predict(fw.psi[:r+1])
+		v1 := m.varianceAt(fw.psi[:r+1], m.cfg.Kernel.Eval(fw.x, fw.x))
+		propagated := 0.0
+		if d > 0 {
+			// Step 1 sees only observed lags: nothing to propagate yet.
+			if h > 0 {
+				for i := range fw.g {
+					fw.g[i] = 0
+				}
+				for i, a := range alpha {
+					if a != 0 {
+						m.cfg.Kernel.GradAdd(fw.g, a, fw.k[i], pts[i*n:(i+1)*n], fw.x)
+					}
+				}
+				propagated = fw.propagate()
+			}
+			fw.shift(v1 + propagated)
+		}
+		dst[h] = Step{Mean: mean, Var: v1 + propagated, OneStepVar: v1}
+		fw.hist.Push(mean, u)
+	}
+}
+
+// propagate returns g_yᵀ C g_y and leaves Cov(y_h, y_{h−l}) = Σ_a g_a C_{a,l}
+// in next[0][l] (l = 1..d−1) for shift. O(len(YLags)·d).
+func (fw *forecastWorkspace) propagate() float64 {
+	d := fw.d
+	// cross[l−1] = Σ_a g_a C[a−1][l−1] over the y lags a; stored in next row 0
+	// shifted by one (row 0 of the next matrix is the new value).
+	cross := fw.next[:d]
+	for l := range cross {
+		cross[l] = 0
+	}
+	for i, a := range fw.yIdx {
+		ga := fw.g[i]
+		if ga == 0 {
+			continue
+		}
+		row := fw.cov[(a-1)*d : a*d]
+		for l, c := range row {
+			cross[l] += ga * c
+		}
+	}
+	var v float64
+	for i, a := range fw.yIdx {
+		v += fw.g[i] * cross[a-1]
+	}
+	return max(v, 0)
+}
+
+// shift makes the new value (variance vh, cross-covariances in next[0:d] from
+// propagate, or zero) the lag-1 entry of the covariance. O(d²).
+func (fw *forecastWorkspace) shift(vh float64) {
+	d := fw.d
+	cross := fw.next[:d]
+	// New C'[0][0] = vh; C'[0][l] = C'[l][0] = cross[l−1]; C'[a][b] = C[a−1][b−1].
+	for a := d - 1; a >= 1; a-- {
+		for b := d - 1; b >= 1; b-- {
+			fw.cov[a*d+b] = fw.cov[(a-1)*d+(b-1)]
+		}
+	}
+	for l := d - 1; l >= 1; l-- {
+		c := cross[l-1]
+		fw.cov[l] = c
+		fw.cov[l*d] = c
+	}
+	fw.cov[0] = vh
+	for l := range cross {
+		cross[l] = 0
+	}
+}

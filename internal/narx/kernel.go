@@ -1,0 +1,160 @@
+package narx
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// KernelType names a kernel family.
+type KernelType int
+
+const (
+	// RBF is K(x,z) = exp(−‖x−z‖²/σ²), σ² as LS-SVMlab's sig2 (book eq. 3.26 with the
+	// width written as σ² rather than 2σ²; only the parameterisation differs).
+	RBF KernelType = iota
+	// Linear is K(x,z) = xᵀz.
+	Linear
+	// Polynomial is K(x,z) = (xᵀz + τ)^d.
+	Polynomial
+)
+
+func (t KernelType) String() string {
+	switch t {
+	case RBF:
+		return "rbf"
+	case Linear:
+		return "linear"
+	case Polynomial:
+		return "poly"
+	}
+	return fmt.Sprintf("KernelType(%d)", int(t))
+}
+
+// Kernel is a positive semi-definite kernel on R^n.
+type Kernel struct {
+	Type   KernelType
+	Sigma2 float64 // RBF width σ² > 0
+	Degree int     // polynomial degree d ≥ 1
+	Offset float64 // polynomial offset τ ≥ 0
+}
+
+// Validate reports the first problem with k, or nil.
+func (k Kernel) Validate() error {
+	switch k.Type {
+	case RBF:
+		if !(k.Sigma2 > 0) || math.IsInf(k.Sigma2, 0) {
+			return fmt.Errorf("rbf kernel needs a finite sigma2 > 0 (got %v)", k.Sigma2)
+		}
+	case Linear:
+	case Polynomial:
+		if k.Degree < 1 {
+			return fmt.Errorf("polynomial kernel needs degree ≥ 1 (got %d)", k.Degree)
+		}
+		if !(k.Offset >= 0) || math.IsInf(k.Offset, 0) {
+			return fmt.Errorf("polynomial kernel needs a finite offset ≥ 0 (got %v)", k.Offset)
+		}
+	default:
+		return fmt.Errorf("unknown kernel type %d", int(k.Type))
+	}
+	return nil
+}
+
+// Eval returns K(x, z). len(x) == len(z). O(n).
+func (k Kernel) Eval(x, z []float64) float64 {
+	switch k.Type {
+	case RBF:
+		return math.Exp(-sqDist(x, z) / k.Sigma2)
+	case Linear:
+		return dot(x, z)
+	default:
+		return powInt(dot(x, z)+k.Offset, k.Degree)
+	}
+}
+
+// Column writes dst[i] = K(s_i, x) for the m points stored row-major in pts
+// (len(pts) == m·n, n == len(x), len(dst) == m). O(m·n), no allocation.
+func (k Kernel) Column(dst, pts, x []float64) {
+	n := len(x)
+	for i := range dst {
+		dst[i] = k.Eval(pts[i*n:(i+1)*n], x)
+	}
+}
+
+// GradAdd adds c·∂K(s, x)/∂x to g, given kx = K(s, x). O(n).
+func (k Kernel) GradAdd(g []float64, c, kx float64, s, x []float64) {
+	switch k.Type {
+	case RBF:
+		f := -2 * c * kx / k.Sigma2
+		for i := range g {
+			g[i] += f * (x[i] - s[i])
+		}
+	case Linear:
+		for i := range g {
+			g[i] += c * s[i]
+		}
+	default:
+		f := c * float64(k.Degree) * powInt(dot(s, x)+k.Offset, k.Degree-1)
+		for i := range g {
+			g[i] += f * s[i]
+		}
+	}
+}
+
+func sqDist(x, z []float64) float64 {
+	z = z[:len(x)]
+	var s float64
+	for i, xi := range x {
+		d := xi - z[i]
+		s += d * d
+	}
+	return s
+}
+
+func dot(x, z []float64) float64 {
+	z = z[:len(x)]
+	var s float64
+	for i, xi := range x {
+		s += xi * z[i]
+	}
+	return s
+}
+
+func powInt(b float64, d int) float64 {
+	r := 1.0
+	for ; d > 0; d-- {
+		r *= b
+	}
+	return r
+}
+
+// MedianSqDist returns the median of ‖x_i − x_j‖² over at most maxPairs pairs of
+// distinct rows of X (N×n row-major), drawn with a generator seeded by seed so
+// the result is reproducible; all pairs when there are few. It is the usual
+// starting point for an RBF width (σ² ≈ the median squared distance makes the
+// typical kernel value e⁻¹). Returns 1 when fewer than two distinct rows exist.
+func MedianSqDist(X []float64, n, maxPairs int, seed uint64) float64 {
+	N := len(X) / n
+	var d []float64
+	if N*(N-1)/2 <= maxPairs {
+		for i := 0; i < N; i++ {
+			for j := i + 1; j < N; j++ {
+				d = append(d, sqDist(X[i*n:(i+1)*n], X[j*n:(j+1)*n]))
+			}
+		}
+	} else {
+		rng := rand.New(rand.NewPCG(seed, 0x5eed))
+		for len(d) < maxPairs {
+			i, j := rng.IntN(N), rng.IntN(N)
+			if i != j {
+				d = append(d, sqDist(X[i*n:(i+1)*n], X[j*n:(j+1)*n]))
+			}
+		}
+	}
+	slices.Sort(d)
+	if len(d) == 0 || !(d[len(d)/2] > 0) {
+		return 1
+	}
+	return d[len(d)/2]
+}

@@ -1,0 +1,460 @@
+package narx
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/streamd/streamd/internal/recursive"
+)
+
+// Config fixes a fixed-size LS-SVM NARX model. Validate reports bad values.
+type Config struct {
+	Embedding Embedding
+	Kernel    Kernel
+	// Size is the working-set size M ≥ 1. A fit on N < M samples uses M = N.
+	Size int
+	// Gamma is the regularisation constant γ > 0 of the primal ridge.
+	Gamma float64
+	// Forgetting is λ ∈ (0, 1]; sample k of N carries weight v_k·λ^{N−k}.
+	Forgetting float64
+	// Cutoff ε ∈ [0, 1): eigenpairs of Ω with λ_i ≤ ε·λ_max are dropped from the
+	// Nyström map (they carry rounding noise amplified by λ_i^{-1/2}).
+	Cutoff float64
+	// Window is the number W ≥ 1 of most recent samples retained to re-express the
+	// statistics in the new features after a working-set swap. Samples older than
+	// the window leave the statistics at a swap; with λ < 1 choose W ≳ 5/(1−λ).
+	Window int
+	// SwapInterval is the minimum number of samples between swap tests online;
+	// 0 freezes the working set after the fit. A swap costs O(M³ + W·M·(n+M)),
+	// so this bounds the amortised cost.
+	SwapInterval int
+	// Select tunes the batch entropy search of Fit.
+	Select SelectOptions
+	// NoiseEvery re-estimates the noise level and d_eff every K learned samples
+	// (O(M³)); 0 means only at the fit and after swaps.
+	NoiseEvery int
+	// Seed seeds the RNG that draws swap members; its state is part of State.
+	Seed uint64
+}
+
+// Validate reports the first problem with c, or nil.
+func (c Config) Validate() error {
+	if err := c.Embedding.Validate(); err != nil {
+		return err
+	}
+	if err := c.Kernel.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Size < 1:
+		return fmt.Errorf("working set size must be ≥ 1 (got %d)", c.Size)
+	case !(c.Gamma > 0) || math.IsInf(c.Gamma, 0):
+		return fmt.Errorf("gamma must be finite and > 0 (got %v)", c.Gamma)
+	case !(c.Forgetting > 0 && c.Forgetting <= 1):
+		return fmt.Errorf("forgetting must be in (0, 1] (got %v)", c.Forgetting)
+	case !(c.Cutoff >= 0 && c.Cutoff < 1):
+		return fmt.Errorf("eigenvalue cutoff must be in [0, 1) (got %v)", c.Cutoff)
+	case c.Window < 1:
+		return fmt.Errorf("window must be ≥ 1 (got %d)", c.Window)
+	case c.SwapInterval < 0 || c.NoiseEvery < 0:
+		return fmt.Errorf("swap interval and noise interval must be ≥ 0")
+	case c.Select.MaxIter < 0 || c.Select.Patience < 0:
+		return fmt.Errorf("selection limits must be ≥ 0")
+	}
+	return nil
+}
+
+// ErrNotFitted is returned by methods that need a fitted model.
+var ErrNotFitted = errors.New("narx: model is not fitted")
+
+// Model is a fixed-size LS-SVM in primal form (book §6.2; DESIGN §3):
+//
+//	ŷ(x) = wᵀφ(x) + b,  φ(x) = Λ_r^{-1/2} U_rᵀ k_S(x),  θ = [w; b] = (A + D/γ)⁻¹ r,
+//
+// with A, r the forgetting-weighted statistics kept by recursive.RLS, and the
+// working set S kept current by the entropy swap test, its kernel matrix's
+// eigendecomposition by rank-one updates.
+//
+// A Model is not safe for concurrent use: it is owned by one goroutine.
+type Model struct {
+	cfg Config
+	n   int // regressor dimension
+	m   int // working-set size actually used
+
+	ws  *WorkingSet
+	eig *recursive.SymEigen
+	fm  *featureMap
+	rls *recursive.RLS
+	pcg *rand.PCG
+	rng *rand.Rand
+	win *window
+
+	// Workspaces, allocated at the fit, reused by every sample.
+	x, k, psi, col, alpha []float64
+	prepared              bool
+	kxx                   float64
+
+	fitted      bool
+	swaps       int
+	eigRefresh  int
+	sinceSwap   int
+	sinceNoise  int
+	noiseVar    float64
+	dEff        float64
+	alphaFresh  bool
+	forecastWs  *forecastWorkspace
+	lastSwapErr error
+}
+
+// NewModel returns an unfitted model.
+func NewModel(cfg Config) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.Embedding = cfg.Embedding.Clone()
+	pcg := rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)
+	return &Model{cfg: cfg, n: cfg.Embedding.Dim(), pcg: pcg, rng: rand.New(pcg)}, nil
+}
+
+// SetKernel replaces the kernel of an unfitted model (e.g. a width inferred
+// from the warm-up data). It returns an error if k is invalid or m is fitted.
+func (m *Model) SetKernel(k Kernel) error {
+	if m.fitted {
+		return fmt.Errorf("narx: SetKernel on a fitted model")
+	}
+	if err := k.Validate(); err != nil {
+		return err
+	}
+	m.cfg.Kernel = k
+	return nil
+}
+
+// Config returns the model's configuration.
+func (m *Model) Config() Config { return m.cfg }
+
+// Fitted reports whether Fit has succeeded.
+func (m *Model) Fitted() bool { return m.fitted }
+
+// Fit is the batch fit (book §6.2.2, Algorithm 6.2): entropy-selected working set
+// from the N rows of X (N×n row-major), Nyström features, and the weighted ridge
+// statistics of all N samples (weights v, nil meaning 1, times λ^{N−k}).
+// O(N·M·(n+M) + M³ + trials·M·n). Non-finite data is an error and leaves m
+// unchanged.
+func (m *Model) Fit(X, y, v []float64) error {
+	n := m.n
+	N := len(y)
+	if N == 0 || len(X) != N*n || (v != nil && len(v) != N) {
+		return fmt.Errorf("narx: Fit: X is %d values for %d targets of dimension %d", len(X), N, n)
+	}
+	if !allFinite(X) || !allFinite(y) || (v != nil && !allFinite(v)) {
+		return fmt.Errorf("narx: Fit: non-finite data")
+	}
+	sel := SelectWorkingSet(m.cfg.Kernel, X, n, m.cfg.Size, m.rng, m.cfg.Select)
+	M := len(sel.Index)
+	pts := make([]float64, 0, M*n)
+	for _, i := range sel.Index {
+		pts = append(pts, X[i*n:(i+1)*n]...)
+	}
+	m.m = M
+	omega := make([]float64, M*M)
+	m.ws = NewWorkingSet(m.cfg.Kernel, n, pts, omega)
+	m.eig = recursive.NewSymEigen(M)
+	if !m.eig.Factorize(mat.NewSymDense(M, omega)) {
+		return fmt.Errorf("narx: Fit: eigendecomposition of the kernel matrix failed")
+	}
+	m.fm = newFeatureMap(M)
+	m.fm.build(m.eig.Values(), m.eig.Vectors(), m.cfg.Cutoff)
+	m.x, m.k, m.col, m.alpha = make([]float64, n), make([]float64, M), make([]float64, M), make([]float64, M)
+	m.psi = make([]float64, M+1)
+	m.win = newWindow(n, m.cfg.Window)
+	for i := max(0, N-m.cfg.Window); i < N; i++ {
+		m.win.push(X[i*n:(i+1)*n], y[i], weightAt(v, i))
+	}
+	m.rls = recursive.NewRLS(m.fm.r+1, m.cfg.Gamma, m.cfg.Forgetting)
+	if err := m.loadStats(X, y, v); err != nil {
+		return err
+	}
+	m.forecastWs = newForecastWorkspace(m.cfg.Embedding, M)
+	m.fitted, m.alphaFresh, m.prepared = true, false, false
+	m.sinceSwap, m.sinceNoise = 0, 0
+	m.refreshNoise()
+	return nil
+}
+
+func weightAt(v []float64, i int) float64 {
+	if v == nil {
+		return 1
+	}
+	return v[i]
+}
+
+// loadStats recomputes A, r, s, n_c in the current features from the samples
+// (X, y, v) in time order and loads them into the RLS. O(N·M·(n+r) + N·r²).
+func (m *Model) loadStats(X, y, v []float64) error {
+	N, n, r := len(y), m.n, m.fm.r
+	lam := m.cfg.Forgetting
+	psi := mat.NewDense(N, r+1, nil)
+	rhs := make([]float64, N)
+	var s, nc float64
+	c := 1.0 // λ^{N−1−i}, built from the newest sample backwards
+	for i := N - 1; i >= 0; i-- {
+		ci := weightAt(v, i) * c
+		c *= lam
+		if ci == 0 {
+			continue
+		}
+		row := psi.RawRowView(i)
+		m.cfg.Kernel.Column(m.k, m.ws.Points(), X[i*n:(i+1)*n])
+		m.fm.apply(row, m.k)
+		row[r] = 1
+		sq := math.Sqrt(ci)
+		for j := range row {
+			row[j] *= sq
+		}
+		rhs[i] = sq * y[i]
+		s += ci * y[i] * y[i]
+		nc += ci
+	}
+	var a mat.SymDense
+	a.SymOuterK(1, psi.T())
+	rv := make([]float64, r+1)
+	mat.NewVecDense(r+1, rv).MulVec(psi.T(), mat.NewVecDense(N, rhs))
+	if !m.rls.Load(&a, rv, s, nc) {
+		return fmt.Errorf("narx: ridge system is not positive definite")
+	}
+	return nil
+}
+
+// Observe prepares the one-step prediction for regressor x (len n): it returns
+// the predictive mean and variance and keeps x's kernel column and features for
+// the Learn call that must follow. O(M·(n+r) + r²). No allocation.
+func (m *Model) Observe(x []float64) (mean, variance float64) {
+	if !m.fitted {
+		panic(ErrNotFitted)
+	}
+	copy(m.x, x)
+	m.prepareFeatures()
+	m.prepared = true
+	return m.rls.Predict(m.psi[:m.fm.r+1]), m.varianceAt(m.psi[:m.fm.r+1], m.kxx)
+}
+
+// prepareFeatures fills k, ψ and K(x,x) for m.x.
+func (m *Model) prepareFeatures() {
+	m.cfg.Kernel.Column(m.k, m.ws.Points(), m.x)
+	m.kxx = m.cfg.Kernel.Eval(m.x, m.x)
+	r := m.fm.r
+	m.fm.apply(m.psi[:r], m.k)
+	m.psi[r] = 1
+}
+
+// varianceAt is the level-1 predictive variance (DESIGN §3):
+// σ²(x) = ζ⁻¹(1 + ψᵀ(A + D/γ)⁻¹ψ) + μ⁻¹(K(x,x) − ‖φ(x)‖²), with ζ⁻¹ the noise
+// variance and μ⁻¹ = γζ⁻¹ (γ = ζ/μ). The last term is the prior variance of the
+// part of f the Nyström map cannot represent, so bars widen off the working set.
+func (m *Model) varianceAt(psi []float64, kxx float64) float64 {
+	r := len(psi) - 1
+	q := m.rls.QuadForm(psi)
+	var phi2 float64
+	for _, p := range psi[:r] {
+		phi2 += p * p
+	}
+	residual := max(kxx-phi2, 0)
+	return m.noiseVar*(1+max(q, 0)) + m.noiseVar*m.cfg.Gamma*residual
+}
+
+// Learn applies target y with weight v ≥ 0 to the regressor given to the last
+// Observe: the O(M) entropy swap test (at most once per SwapInterval samples),
+// then the RLS update O(r²). Returns whether a swap was accepted. Non-finite y
+// or v (which the caller should have rejected) leave the model unchanged.
+// No allocation unless a swap is accepted.
+func (m *Model) Learn(y, v float64) (swapped bool) {
+	if !m.prepared {
+		panic("narx: Learn without Observe")
+	}
+	m.prepared = false
+	if math.IsNaN(y) || math.IsInf(y, 0) || !(v >= 0) || math.IsInf(v, 0) {
+		return false
+	}
+	m.sinceSwap++
+	if m.cfg.SwapInterval > 0 && m.sinceSwap >= m.cfg.SwapInterval {
+		j := m.rng.IntN(m.m)
+		if m.ws.SwapGain(j, m.k, m.kxx) < 0 {
+			swapped = m.swap(j)
+		}
+	}
+	if !m.rls.Update(m.psi[:m.fm.r+1], y, v) {
+		return swapped
+	}
+	m.win.push(m.x, y, v)
+	m.alphaFresh = false
+	m.sinceNoise++
+	if m.cfg.NoiseEvery > 0 && m.sinceNoise >= m.cfg.NoiseEvery {
+		m.refreshNoise()
+	}
+	return swapped
+}
+
+// swap replaces member j by the prepared x: rank-2 eigen-update of Ω, new
+// feature map, statistics re-expressed on the retained window, and x's features
+// recomputed in the new map. O(M³ + W·M·(n+r)).
+func (m *Model) swap(j int) bool {
+	m.ws.Swap(j, m.x, m.k, m.kxx, m.col)
+	if m.eig.ReplaceRowCol(j, m.col) {
+		m.eigRefresh++
+	}
+	m.fm.build(m.eig.Values(), m.eig.Vectors(), m.cfg.Cutoff)
+	X, y, v := m.win.chronological()
+	m.rls = recursive.NewRLS(m.fm.r+1, m.rls.Gamma(), m.cfg.Forgetting)
+	if err := m.loadStats(X, y, v); err != nil {
+		m.lastSwapErr = err
+	}
+	m.prepareFeatures()
+	m.swaps++
+	m.sinceSwap = 0
+	m.refreshNoise()
+	return true
+}
+
+// refreshNoise re-estimates d_eff and the noise variance from the sufficient
+// statistics (DESIGN §3 level 2 at the current γ): with G = A_ww − a aᵀ/n_c the
+// centred feature Gram and λ_i its eigenvalues, d_eff = 1 + Σ γλ_i/(1+γλ_i) and
+// σ² = E_D/(n_c − d_eff), E_D = Σ c_k (y_k − ŷ_k)². With forgetting and weights,
+// n_c = Σ c_k plays the role of N. O(r³).
+func (m *Model) refreshNoise() {
+	m.sinceNoise = 0
+	a, _, _, nc := m.rls.Stats()
+	r := m.fm.r
+	gamma := m.rls.Gamma()
+	m.dEff = 1
+	if r > 0 && nc > 0 {
+		g := mat.NewSymDense(r, nil)
+		for i := 0; i < r; i++ {
+			ai := a.At(i, r)
+			for j := i; j < r; j++ {
+				g.SetSym(i, j, a.At(i, j)-ai*a.At(j, r)/nc)
+			}
+		}
+		var es mat.EigenSym
+		if es.Factorize(g, false) {
+			for _, l := range es.Values(nil) {
+				l = max(l, 0)
+				m.dEff += gamma * l / (1 + gamma*l)
+			}
+		}
+	}
+	e := m.rls.ResidualEnergy()
+	dof := nc - m.dEff
+	switch {
+	case dof >= 1:
+		m.noiseVar = e / dof
+	case nc > 0:
+		m.noiseVar = e / nc
+	default:
+		m.noiseVar = 1
+	}
+	// A noiseless fit would give zero-width bars and an infinite log density;
+	// the floor is far below any real noise in standardised units.
+	m.noiseVar = max(m.noiseVar, minNoiseVar)
+}
+
+const minNoiseVar = 1e-12
+
+// Info is a snapshot of the model's diagnostics.
+type Info struct {
+	M, Rank       int
+	Gamma         float64
+	NoiseVar      float64
+	DEff          float64
+	Swaps         int
+	EigenRefresh  int
+	SamplesWeight float64 // n_c = Σ c_k
+	Entropy       float64
+}
+
+// Info returns diagnostics; zero if not fitted.
+func (m *Model) Info() Info {
+	if !m.fitted {
+		return Info{}
+	}
+	_, _, _, nc := m.rls.Stats()
+	return Info{M: m.m, Rank: m.fm.r, Gamma: m.rls.Gamma(), NoiseVar: m.noiseVar, DEff: m.dEff,
+		Swaps: m.swaps, EigenRefresh: m.eigRefresh, SamplesWeight: nc, Entropy: m.ws.Entropy()}
+}
+
+// WorkingSet returns the current working set (read-only).
+func (m *Model) WorkingSet() *WorkingSet { return m.ws }
+
+// Theta returns [w; b] (a view, valid until the next update).
+func (m *Model) Theta() []float64 { return m.rls.Theta() }
+
+// Predict returns the mean prediction at x (len n). O(M·(n+r)). No allocation.
+func (m *Model) Predict(x []float64) float64 {
+	if !m.fitted {
+		panic(ErrNotFitted)
+	}
+	m.cfg.Kernel.Column(m.k, m.ws.Points(), x)
+	r := m.fm.r
+	m.fm.apply(m.psi[:r], m.k)
+	m.psi[r] = 1
+	return m.rls.Predict(m.psi[:r+1])
+}
+
+// Dual returns α (len M) and b with ŷ(x) = Σ α_i K(s_i, x) + b: the dual
+// coefficients α = U_r Λ_r^{-1/2} w. Views valid until the next update.
+func (m *Model) Dual() (alpha []float64, b float64) {
+	th := m.rls.Theta()
+	if !m.alphaFresh {
+		m.fm.dual(m.alpha, th[:m.fm.r])
+		m.alphaFresh = true
+	}
+	return m.alpha, th[m.fm.r]
+}
+
+func allFinite(x []float64) bool {
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// window is a ring of the W most recent learned samples (x, y, v).
+type window struct {
+	n, cap      int
+	x, y, v     []float64
+	head, count int
+	// scratch for chronological()
+	cx, cy, cv []float64
+}
+
+func newWindow(n, capacity int) *window {
+	return &window{n: n, cap: capacity, x: make([]float64, n*capacity),
+		y: make([]float64, capacity), v: make([]float64, capacity)}
+}
+
+func (w *window) push(x []float64, y, v float64) {
+	w.head = (w.head + 1) % w.cap
+	copy(w.x[w.head*w.n:(w.head+1)*w.n], x)
+	w.y[w.head], w.v[w.head] = y, v
+	if w.count < w.cap {
+		w.count++
+	}
+}
+
+// chronological returns the samples oldest first (views into scratch).
+func (w *window) chronological() (X, y, v []float64) {
+	if w.cx == nil {
+		w.cx, w.cy, w.cv = make([]float64, w.n*w.cap), make([]float64, w.cap), make([]float64, w.cap)
+	}
+	for i := 0; i < w.count; i++ {
+		slot := ((w.head-(w.count-1-i))%w.cap + w.cap) % w.cap
+		copy(w.cx[i*w.n:(i+1)*w.n], w.x[slot*w.n:(slot+1)*w.n])
+		w.cy[i], w.cv[i] = w.y[slot], w.v[slot]
+	}
+	return w.cx[:w.count*w.n], w.cy[:w.count], w.cv[:w.count]
+}

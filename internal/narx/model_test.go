@@ -1,0 +1,320 @@
+package narx
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// randRegression returns N samples x ∈ [−2,2]^n (row-major) and y = Σ sin(x_i) + noise.
+func randRegression(rng *rand.Rand, N, n int, noise float64) (X, y []float64) {
+	X = make([]float64, N*n)
+	y = make([]float64, N)
+	for i := 0; i < N; i++ {
+		for j := 0; j < n; j++ {
+			X[i*n+j] = 4*rng.Float64() - 2
+			y[i] += math.Sin(X[i*n+j])
+		}
+		y[i] += noise * rng.NormFloat64()
+	}
+	return X, y
+}
+
+func staticEmbedding(n int) Embedding {
+	lags := make([][]int, n)
+	for i := range lags {
+		lags[i] = []int{0}
+	}
+	return Embedding{InputLags: lags}
+}
+
+func baseConfig(n, M int) Config {
+	return Config{Embedding: staticEmbedding(n), Kernel: Kernel{Type: RBF, Sigma2: 2}, Size: M,
+		Gamma: 10, Forgetting: 1, Cutoff: 0, Window: 1000, Select: SelectOptions{MaxIter: 2000, Patience: 500}, Seed: 7}
+}
+
+// dualLSSVM solves the LS-SVM dual system (book eq. 3.32)
+//
+//	[0  1ᵀ      ] [b]   [0]
+//	[1  Ω + I/γ ] [α] = [y]
+//
+// directly with an LU factorisation and returns α, b.
+func dualLSSVM(t *testing.T, kern Kernel, X, y []float64, n int, gamma float64) ([]float64, float64) {
+	t.Helper()
+	N := len(y)
+	a := mat.NewDense(N+1, N+1, nil)
+	rhs := mat.NewVecDense(N+1, nil)
+	for i := 0; i < N; i++ {
+		a.Set(0, i+1, 1)
+		a.Set(i+1, 0, 1)
+		rhs.SetVec(i+1, y[i])
+		for j := 0; j < N; j++ {
+			a.Set(i+1, j+1, kern.Eval(X[i*n:(i+1)*n], X[j*n:(j+1)*n]))
+		}
+		a.Set(i+1, i+1, a.At(i+1, i+1)+1/gamma)
+	}
+	var sol mat.VecDense
+	if err := sol.SolveVec(a, rhs); err != nil {
+		t.Fatalf("dual system: %v", err)
+	}
+	alpha := make([]float64, N)
+	for i := range alpha {
+		alpha[i] = sol.AtVec(i + 1)
+	}
+	return alpha, sol.AtVec(0)
+}
+
+// With M = N, no forgetting and no eigenvalue cut-off, the Nyström features
+// satisfy ΦΦᵀ = Ω exactly, so the primal ridge with an unregularised bias is the
+// dual LS-SVM (book eq. 3.32) in other coordinates: predictions must agree.
+// Tolerance 1e-8 relative: the primal path goes through Λ^{-1/2}, which
+// amplifies rounding by √cond(Ω); the test asserts cond(Ω) < 1e6 so that the
+// expected error (~1e-16·cond) stays well below it.
+func TestFixedSizeEqualsDualLSSVM(t *testing.T) {
+	for _, tc := range []struct {
+		N, n   int
+		sigma2 float64
+		gamma  float64
+	}{{30, 2, 0.5, 10}, {60, 3, 1, 100}, {100, 4, 2, 1}} {
+		t.Run(fmt.Sprintf("N=%d,n=%d", tc.N, tc.n), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, uint64(tc.N)))
+			X, y := randRegression(rng, tc.N, tc.n, 0.1)
+			cfg := baseConfig(tc.n, tc.N)
+			cfg.Kernel.Sigma2, cfg.Gamma = tc.sigma2, tc.gamma
+			m, err := NewModel(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Fit(X, y, nil); err != nil {
+				t.Fatal(err)
+			}
+			vals := m.eig.Values()
+			if cond := vals[len(vals)-1] / vals[0]; !(cond < 1e6) {
+				t.Fatalf("test setup: cond(Ω) = %g, too large for a 1e-8 comparison", cond)
+			}
+			if m.fm.r != tc.N {
+				t.Fatalf("rank %d, want %d (cut-off 0 keeps all)", m.fm.r, tc.N)
+			}
+			alpha, b := dualLSSVM(t, cfg.Kernel, X, y, tc.n, tc.gamma)
+			Xt, _ := randRegression(rng, 50, tc.n, 0)
+			for i := 0; i < 50; i++ {
+				x := Xt[i*tc.n : (i+1)*tc.n]
+				want := b
+				for j := range alpha {
+					want += alpha[j] * cfg.Kernel.Eval(X[j*tc.n:(j+1)*tc.n], x)
+				}
+				got := m.Predict(x)
+				if math.Abs(got-want) > 1e-8*math.Max(1, math.Abs(want)) {
+					t.Errorf("x%d: primal %.15g, dual %.15g", i, got, want)
+				}
+			}
+			// The dual view of the primal model is the same predictor.
+			da, db := m.Dual()
+			x := Xt[:tc.n]
+			got := db
+			for j, s := range da {
+				got += s * cfg.Kernel.Eval(m.ws.Point(j), x)
+			}
+			if want := m.Predict(x); math.Abs(got-want) > 1e-10*math.Max(1, math.Abs(want)) {
+				t.Errorf("Dual() predicts %g, Predict %g", got, want)
+			}
+		})
+	}
+}
+
+// batchTheta solves θ = (A + D/γ)⁻¹ r from scratch for features ψ_k = [φ(x_k); 1]
+// and weights c_k = v_k λ^{N−k}, the formula the recursion must reproduce.
+func batchTheta(t *testing.T, m *Model, X, y, v []float64, lambda float64) []float64 {
+	t.Helper()
+	n, r := m.n, m.fm.r
+	N := len(y)
+	a := mat.NewSymDense(r+1, nil)
+	rv := mat.NewVecDense(r+1, nil)
+	k := make([]float64, m.m)
+	psi := make([]float64, r+1)
+	for i := 0; i < N; i++ {
+		c := weightAt(v, i) * math.Pow(lambda, float64(N-1-i))
+		m.cfg.Kernel.Column(k, m.ws.Points(), X[i*n:(i+1)*n])
+		m.fm.apply(psi[:r], k)
+		psi[r] = 1
+		a.SymRankOne(a, c, mat.NewVecDense(r+1, psi))
+		rv.AddScaledVec(rv, c*y[i], mat.NewVecDense(r+1, psi))
+	}
+	for i := 0; i < r; i++ {
+		a.SetSym(i, i, a.At(i, i)+1/m.rls.Gamma())
+	}
+	var th mat.VecDense
+	if err := th.SolveVec(a, rv); err != nil {
+		t.Fatalf("batch solve: %v", err)
+	}
+	return th.RawVector().Data
+}
+
+func maxRelDiff(got, want []float64) float64 {
+	var d, s float64
+	for i := range got {
+		d = math.Max(d, math.Abs(got[i]-want[i]))
+		s = math.Max(s, math.Abs(want[i]))
+	}
+	return d / math.Max(s, 1)
+}
+
+// Online with λ = 1 and a frozen working set: fitting on the first N0 samples
+// then learning the rest one by one gives the batch fit on all of them.
+// Tolerance 1e-8: RLS and the batch solve differ only by rounding amplified by
+// cond(A + D/γ) ≲ 1e6 here.
+func TestOnlineFrozenEqualsBatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	X, y := randRegression(rng, 600, 2, 0.1)
+	cfg := baseConfig(2, 20)
+	cfg.Cutoff = 1e-10
+	m, err := NewModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	N0 := 100
+	if err := m.Fit(X[:N0*2], y[:N0], nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := N0; i < 600; i++ {
+		m.Observe(X[i*2 : i*2+2])
+		if m.Learn(y[i], 1) {
+			t.Fatal("a swap happened with SwapInterval 0")
+		}
+	}
+	want := batchTheta(t, m, X, y, nil, 1)
+	if d := maxRelDiff(m.Theta(), want); d > 1e-8 {
+		t.Errorf("online θ differs from batch by %g (relative)", d)
+	}
+}
+
+// After accepted swaps the statistics are re-expressed on the retained window:
+// θ must equal the batch formula on the window's samples in the new features,
+// with weights and forgetting, and the eigendecomposition must match a full one.
+func TestSwapMatchesBatchOnWindow(t *testing.T) {
+	for _, lambda := range []float64{1, 0.99} {
+		t.Run(fmt.Sprintf("lambda=%v", lambda), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(5, 6))
+			// The second half moves to a new input region, so swaps are accepted.
+			X, y := randRegression(rng, 900, 2, 0.05)
+			for i := 450; i < 900; i++ {
+				X[2*i] += 3
+			}
+			v := make([]float64, 900)
+			for i := range v {
+				v[i] = 0.5 + rng.Float64()
+			}
+			cfg := baseConfig(2, 15)
+			cfg.Cutoff, cfg.Forgetting, cfg.Window, cfg.SwapInterval = 1e-10, lambda, 120, 5
+			m, err := NewModel(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Fit(X[:200], y[:100], v[:100]); err != nil {
+				t.Fatal(err)
+			}
+			swaps, last := 0, -1
+			for i := 100; i < 900; i++ {
+				m.Observe(X[i*2 : i*2+2])
+				if m.Learn(y[i], v[i]) {
+					swaps, last = swaps+1, i
+				}
+			}
+			if swaps == 0 {
+				t.Fatal("no swap accepted; the test exercises nothing")
+			}
+			// At the last swap (while learning sample `last`) the statistics were
+			// rebuilt from the W = 120 samples before it; RLS then added the rest.
+			from := max(0, last-cfg.Window)
+			want := batchTheta(t, m, X[2*from:], y[from:], v[from:], lambda)
+			if d := maxRelDiff(m.Theta(), want); d > 1e-7 {
+				t.Errorf("θ after %d swaps (last at %d) differs from the batch formula on the retained samples by %g", swaps, last, d)
+			}
+			if res := m.eig.Residual(); res > 1e-10 {
+				t.Errorf("eigendecomposition residual %g after swaps", res)
+			}
+			if m.lastSwapErr != nil {
+				t.Errorf("swap error: %v", m.lastSwapErr)
+			}
+		})
+	}
+}
+
+func TestEntropySelection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	X := make([]float64, 2000)
+	for i := range X {
+		X[i] = rng.NormFloat64() // clustered at 0: a random subset is too
+	}
+	kern := Kernel{Type: RBF, Sigma2: 1}
+	res := SelectWorkingSet(kern, X, 1, 10, rand.New(rand.NewPCG(1, 2)), SelectOptions{MaxIter: 20000, Patience: 2000})
+	for i := 1; i < len(res.Entropy); i++ {
+		if !(res.Entropy[i] > res.Entropy[i-1]) {
+			t.Fatalf("entropy fell at accepted swap %d: %g → %g", i, res.Entropy[i-1], res.Entropy[i])
+		}
+	}
+	if len(res.Entropy) < 2 {
+		t.Fatal("no swap accepted")
+	}
+	// Recompute the final entropy from scratch.
+	pts := make([]float64, 0, 10)
+	for _, i := range res.Index {
+		pts = append(pts, X[i])
+	}
+	ws := NewWorkingSet(kern, 1, pts, nil)
+	if got, want := res.Entropy[len(res.Entropy)-1], ws.Entropy(); math.Abs(got-want) > 1e-12 {
+		t.Errorf("incremental entropy %g, from scratch %g", got, want)
+	}
+}
+
+func TestForecastLinearAR1Closed(t *testing.T) {
+	// Linear kernel, one y lag: ŷ = a·y + b, so linearisation is exact and the
+	// propagated variance obeys Var_h = v1(x̄_h) + a²·Var_{h−1}.
+	rng := rand.New(rand.NewPCG(11, 12))
+	N := 400
+	ys := make([]float64, N+1)
+	for i := 1; i <= N; i++ {
+		ys[i] = 0.8*ys[i-1] + 0.1 + 0.2*rng.NormFloat64()
+	}
+	X := ys[:N]
+	y := ys[1:]
+	cfg := Config{Embedding: Embedding{YLags: []int{1}}, Kernel: Kernel{Type: Linear}, Size: 5,
+		Gamma: 1e6, Forgetting: 1, Window: 100, Select: SelectOptions{MaxIter: 100, Patience: 50}}
+	m, err := NewModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Fit(X, y, nil); err != nil {
+		t.Fatal(err)
+	}
+	h := NewHistory(cfg.Embedding)
+	h.Push(ys[N], nil)
+	steps := make([]Step, 8)
+	m.Forecast(steps, h, nil)
+	alpha, b := m.Dual()
+	var a float64 // ∂ŷ/∂y = Σ α_i s_i
+	for i, s := range alpha {
+		a += s * m.ws.Point(i)[0]
+	}
+	if math.Abs(a-0.8) > 0.1 {
+		t.Fatalf("fitted AR coefficient %g, far from 0.8", a)
+	}
+	prevMean, prevVar := ys[N], 0.0
+	for i, s := range steps {
+		wantMean := a*prevMean + b
+		if math.Abs(s.Mean-wantMean) > 1e-9 {
+			t.Errorf("h=%d mean %g, want %g", i+1, s.Mean, wantMean)
+		}
+		wantVar := s.OneStepVar + a*a*prevVar
+		if math.Abs(s.Var-wantVar) > 1e-9*wantVar {
+			t.Errorf("h=%d var %g, want %g", i+1, s.Var, wantVar)
+		}
+		prevMean, prevVar = s.Mean, s.Var
+	}
+	if !(steps[7].Var > steps[0].Var) {
+		t.Error("variance did not grow with the horizon")
+	}
+}

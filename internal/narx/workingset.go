@@ -1,0 +1,197 @@
+package narx
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// WorkingSet is the set S = {s_1..s_M} of support vectors of a fixed-size LS-SVM
+// (book §6.2.2) with the row sums of its kernel matrix Ω, so that the quadratic
+// Rényi entropy H = −log(1ᵀΩ1/M²) and the swap test cost O(M) given the
+// candidate's kernel column.
+type WorkingSet struct {
+	kern   Kernel
+	n      int       // regressor dimension
+	points []float64 // M×n row-major
+	rowSum []float64 // rowSum[j] = Σ_i Ω_ij
+	diag   []float64 // Ω_jj
+	total  float64   // 1ᵀΩ1
+}
+
+// NewWorkingSet returns the working set of the given points (M×n row-major,
+// copied) and fills omega (len M·M, row-major, may be nil) with Ω. O(M²·n).
+func NewWorkingSet(kern Kernel, n int, points []float64, omega []float64) *WorkingSet {
+	m := len(points) / n
+	if m*n != len(points) || m == 0 {
+		panic("narx: NewWorkingSet: points is not M×n")
+	}
+	w := &WorkingSet{kern: kern, n: n, points: slices.Clone(points),
+		rowSum: make([]float64, m), diag: make([]float64, m)}
+	col := make([]float64, m)
+	for j := 0; j < m; j++ {
+		kern.Column(col, w.points, w.Point(j))
+		w.diag[j] = col[j]
+		for i, c := range col {
+			w.rowSum[j] += c
+			if omega != nil {
+				omega[i*m+j] = c
+			}
+		}
+	}
+	w.retotal()
+	return w
+}
+
+func (w *WorkingSet) retotal() {
+	w.total = 0
+	for _, s := range w.rowSum {
+		w.total += s
+	}
+}
+
+// Size returns M.
+func (w *WorkingSet) Size() int { return len(w.rowSum) }
+
+// Point returns s_j (a view, len n).
+func (w *WorkingSet) Point(j int) []float64 { return w.points[j*w.n : (j+1)*w.n] }
+
+// Points returns all points, M×n row-major (a view).
+func (w *WorkingSet) Points() []float64 { return w.points }
+
+// Entropy returns the quadratic Rényi entropy −log(1ᵀΩ1/M²) (book eq. 6.8 with
+// the Parzen estimate of ∫p² replaced by its kernel-matrix form).
+func (w *WorkingSet) Entropy() float64 {
+	m := float64(w.Size())
+	return -math.Log(w.total / (m * m))
+}
+
+// SwapGain returns the change of 1ᵀΩ1 if member j is replaced by x, whose kernel
+// column against the current set is kx (len M) and K(x,x) = kxx:
+// 2Σ_{i≠j}(K(s_i,x) − Ω_ij) + (K(x,x) − Ω_jj). The entropy rises iff the gain is
+// negative. O(M).
+func (w *WorkingSet) SwapGain(j int, kx []float64, kxx float64) float64 {
+	var s float64
+	for _, k := range kx {
+		s += k
+	}
+	s -= kx[j]
+	return 2*(s-(w.rowSum[j]-w.diag[j])) + (kxx - w.diag[j])
+}
+
+// Swap replaces member j by x (kernel column kx against the current set, K(x,x)
+// = kxx) and writes the new column j of Ω into newCol (len M). O(M + n).
+func (w *WorkingSet) Swap(j int, x, kx []float64, kxx float64, newCol []float64) {
+	for i := range w.rowSum {
+		if i == j {
+			continue
+		}
+		old := w.kern.Eval(w.Point(i), w.Point(j))
+		w.rowSum[i] += kx[i] - old
+	}
+	var s float64
+	for i, k := range kx {
+		if i != j {
+			s += k
+		}
+	}
+	w.rowSum[j] = s + kxx
+	w.diag[j] = kxx
+	copy(w.Point(j), x)
+	copy(newCol, kx)
+	newCol[j] = kxx
+	w.retotal()
+}
+
+// WorkingSetState is the serialisable content of a WorkingSet.
+type WorkingSetState struct {
+	N      int
+	Points []float64
+}
+
+// State returns a copy of w's content.
+func (w *WorkingSet) State() WorkingSetState {
+	return WorkingSetState{N: w.n, Points: slices.Clone(w.points)}
+}
+
+// SelectOptions tunes SelectWorkingSet.
+type SelectOptions struct {
+	// MaxIter bounds the number of swap trials.
+	MaxIter int
+	// Patience stops the search once this many consecutive trials were rejected.
+	Patience int
+}
+
+// SelectResult reports a working-set selection.
+type SelectResult struct {
+	Index   []int     // rows of X chosen, len M
+	Entropy []float64 // entropy after each accepted swap, starting with the initial set
+	Trials  int
+}
+
+// SelectWorkingSet chooses M of the N rows of X (N×n row-major) by the book's
+// active selection (§6.2.2, Algorithm 6.2): start from M random distinct rows,
+// then repeatedly propose replacing a random member by a random non-member and
+// accept iff the quadratic Rényi entropy rises. Stops after opt.MaxIter trials or
+// opt.Patience consecutive rejections. Deterministic given rng. O(M·n) per trial.
+// If M ≥ N every row is taken.
+func SelectWorkingSet(kern Kernel, X []float64, n, m int, rng *rand.Rand, opt SelectOptions) SelectResult {
+	nrow := len(X) / n
+	if m >= nrow {
+		idx := make([]int, nrow)
+		for i := range idx {
+			idx[i] = i
+		}
+		return SelectResult{Index: idx}
+	}
+	perm := rng.Perm(nrow)
+	idx := slices.Clone(perm[:m])
+	inSet := make([]bool, nrow)
+	pts := make([]float64, 0, m*n)
+	for _, i := range idx {
+		inSet[i] = true
+		pts = append(pts, X[i*n:(i+1)*n]...)
+	}
+	ws := NewWorkingSet(kern, n, pts, nil)
+	res := SelectResult{Entropy: []float64{ws.Entropy()}}
+	kx := make([]float64, m)
+	col := make([]float64, m)
+	rejected := 0
+	for res.Trials < opt.MaxIter && rejected < opt.Patience {
+		res.Trials++
+		j := rng.IntN(m)
+		c := rng.IntN(nrow)
+		if inSet[c] {
+			rejected++
+			continue
+		}
+		x := X[c*n : (c+1)*n]
+		kern.Column(kx, ws.points, x)
+		if ws.SwapGain(j, kx, kern.Eval(x, x)) >= 0 {
+			rejected++
+			continue
+		}
+		rejected = 0
+		ws.Swap(j, x, kx, kern.Eval(x, x), col)
+		inSet[idx[j]] = false
+		inSet[c] = true
+		idx[j] = c
+		res.Entropy = append(res.Entropy, ws.Entropy())
+	}
+	res.Index = idx
+	return res
+}
+
+// Validate checks that a restored working set fits n.
+func (s WorkingSetState) Validate(n int) error {
+	if s.N != n || len(s.Points) == 0 || len(s.Points)%n != 0 {
+		return fmt.Errorf("narx: working set state does not fit dimension %d", n)
+	}
+	for _, v := range s.Points {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("narx: working set state has a non-finite point")
+		}
+	}
+	return nil
+}

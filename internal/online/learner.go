@@ -1,0 +1,394 @@
+// Package online owns the life cycle of one series' forecaster: warm-up,
+// normalisation frozen after warm-up, the batch fit, per-sample online updates
+// and periodic iterated forecasts. The daemon and `streamd backtest` run this
+// very Learner, so what a backtest measures is what the daemon does.
+package online
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/streamd/streamd/internal/narx"
+)
+
+// Config fixes a Learner. Validate reports bad values; zero fields are not
+// defaulted here (defaults live with the configuration loader).
+type Config struct {
+	Model narx.Config
+	// Warmup is the number of samples buffered before the batch fit (≥ 1 more
+	// than the embedding depth).
+	Warmup int
+	// Horizon H of the periodic iterated forecasts; 0 issues none.
+	Horizon int
+	// Every issues a forecast every F learned samples (F ≥ 1).
+	Every int
+	// Level of the central prediction interval, in (0, 1).
+	Level float64
+	// Scale selects the normalisation statistics frozen after warm-up.
+	Scale Scale
+	// AutoSigma2 infers the RBF width σ² at the fit from the warm-up regressors
+	// instead of using Model.Kernel.Sigma2.
+	AutoSigma2 bool
+}
+
+// Scale names a normalisation.
+type Scale int
+
+const (
+	// ScaleRobust standardises by the median and IQR/1.349.
+	ScaleRobust Scale = iota
+	// ScaleStandard standardises by the mean and standard deviation.
+	ScaleStandard
+)
+
+// Validate reports the first problem with c, or nil.
+func (c Config) Validate() error {
+	if err := c.Model.Validate(); err != nil {
+		return err
+	}
+	depth := c.Model.Embedding.Depth()
+	switch {
+	case c.Warmup < depth+1:
+		return fmt.Errorf("warmup must be ≥ %d (largest lag + 1) (got %d)", depth+1, c.Warmup)
+	case c.Horizon < 0:
+		return fmt.Errorf("horizon must be ≥ 0 (got %d)", c.Horizon)
+	case c.Every < 1:
+		return fmt.Errorf("forecast interval must be ≥ 1 (got %d)", c.Every)
+	case !(c.Level > 0 && c.Level < 1):
+		return fmt.Errorf("interval level must be in (0, 1) (got %v)", c.Level)
+	case c.Scale != ScaleRobust && c.Scale != ScaleStandard:
+		return fmt.Errorf("unknown scale %d", int(c.Scale))
+	}
+	return nil
+}
+
+// Observation is one sample of a series: target y at time t and the exogenous
+// inputs u_t (len n_u).
+type Observation struct {
+	T int64
+	Y float64
+	U []float64
+}
+
+// ErrRejected wraps every reason an observation is refused; the Learner is then
+// unchanged.
+var ErrRejected = errors.New("observation rejected")
+
+// ForecastStep is one step of a forecast in the series' units.
+type ForecastStep struct {
+	H          int
+	T          int64
+	Mean, Std  float64
+	Lo, Hi     float64
+	OneStepStd float64 // the level-1 std alone, without fed-back uncertainty
+}
+
+// Result is what one observation produced.
+type Result struct {
+	// Fitted is false during warm-up; the prediction fields are then zero.
+	Fitted bool
+	// Prediction and Std are the one-step prediction of this observation's y and
+	// its standard deviation, made before y was learned.
+	Prediction, Std float64
+	Residual        float64 // y − Prediction
+	Weight          float64 // robust weight given to the sample (1 when not robust)
+	Outlier         bool
+	Swapped         bool // a working-set swap was accepted
+	// Forecast holds the iterated forecast issued after learning this sample, or
+	// nil. It aliases the Learner's buffer: valid until the next call.
+	Forecast []ForecastStep
+}
+
+// Learner is the forecaster of one series.
+//
+// A Learner is owned by exactly one goroutine (the partition goroutine in the
+// daemon); it has no locks, and none of its methods may run concurrently.
+type Learner struct {
+	cfg   Config
+	nu    int
+	model *narx.Model
+	hist  *narx.History
+	z     float64 // the interval's normal quantile
+
+	// Warm-up buffer of raw values, released after the fit.
+	warmY []float64
+	warmU []float64
+	warmT []int64
+
+	// Frozen normalisation: y ← (y − loc)/scale, likewise each input.
+	yLoc, yScale float64
+	uLoc, uScale []float64
+
+	lastT    int64
+	haveT    bool
+	step     int64 // time step between samples, frozen at the fit
+	seen     int64 // observations accepted
+	learned  int64 // samples learned online after the fit
+	sinceFc  int
+	x, uNorm []float64
+	uHold    [][]float64
+	steps    []narx.Step
+	out      []ForecastStep
+}
+
+// NewLearner returns a Learner in warm-up.
+func NewLearner(cfg Config) (*Learner, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := narx.NewModel(cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	e := cfg.Model.Embedding
+	nu := e.Inputs()
+	l := &Learner{cfg: cfg, nu: nu, model: m, hist: narx.NewHistory(e),
+		z:     distuv.UnitNormal.Quantile(0.5 + cfg.Level/2),
+		x:     make([]float64, e.Dim()),
+		uNorm: make([]float64, nu),
+		steps: make([]narx.Step, cfg.Horizon),
+		out:   make([]ForecastStep, cfg.Horizon),
+		uHold: make([][]float64, cfg.Horizon),
+	}
+	for h := range l.uHold {
+		l.uHold[h] = make([]float64, nu)
+	}
+	return l, nil
+}
+
+// Config returns the Learner's configuration.
+func (l *Learner) Config() Config { return l.cfg }
+
+// Fitted reports whether warm-up is over.
+func (l *Learner) Fitted() bool { return l.model.Fitted() }
+
+// Model exposes the underlying model for diagnostics (read-only use).
+func (l *Learner) Model() *narx.Model { return l.model }
+
+// check validates an observation without changing l.
+func (l *Learner) check(o Observation) error {
+	if math.IsNaN(o.Y) || math.IsInf(o.Y, 0) {
+		return fmt.Errorf("%w: y is not finite", ErrRejected)
+	}
+	if len(o.U) != l.nu {
+		return fmt.Errorf("%w: %d inputs, want %d", ErrRejected, len(o.U), l.nu)
+	}
+	for _, u := range o.U {
+		if math.IsNaN(u) || math.IsInf(u, 0) {
+			return fmt.Errorf("%w: an input is not finite", ErrRejected)
+		}
+	}
+	if l.haveT && o.T <= l.lastT {
+		return fmt.Errorf("%w: t %d is not after %d", ErrRejected, o.T, l.lastT)
+	}
+	return nil
+}
+
+// Observe takes the next observation: during warm-up it is buffered (the fit
+// runs when the buffer is full); afterwards it is predicted one step ahead,
+// learned, and every Every samples a forecast of Horizon steps is issued. An
+// error wraps ErrRejected and leaves l unchanged.
+func (l *Learner) Observe(o Observation) (Result, error) {
+	if err := l.check(o); err != nil {
+		return Result{}, err
+	}
+	l.lastT, l.haveT = o.T, true
+	l.seen++
+	if !l.model.Fitted() {
+		l.warmY = append(l.warmY, o.Y)
+		l.warmU = append(l.warmU, o.U...)
+		l.warmT = append(l.warmT, o.T)
+		if len(l.warmY) < l.cfg.Warmup {
+			return Result{}, nil
+		}
+		if err := l.fit(); err != nil {
+			return Result{}, err
+		}
+		return l.maybeForecast(Result{}), nil
+	}
+	y := (o.Y - l.yLoc) / l.yScale
+	for i, u := range o.U {
+		l.uNorm[i] = (u - l.uLoc[i]) / l.uScale[i]
+	}
+	l.hist.Regressor(l.x, l.uNorm)
+	mean, variance := l.model.Observe(l.x)
+	res := Result{Fitted: true, Prediction: l.yLoc + l.yScale*mean,
+		Std: l.yScale * math.Sqrt(variance), Weight: 1}
+	res.Residual = o.Y - res.Prediction
+	res.Swapped = l.model.Learn(y, res.Weight)
+	l.hist.Push(y, l.uNorm)
+	l.learned++
+	return l.maybeForecast(res), nil
+}
+
+func (l *Learner) maybeForecast(res Result) Result {
+	if l.cfg.Horizon == 0 {
+		return res
+	}
+	l.sinceFc++
+	if l.sinceFc < l.cfg.Every && l.learned > 0 {
+		return res
+	}
+	l.sinceFc = 0
+	// Future inputs are unknown to a streaming forecaster: hold the last ones.
+	for h := range l.uHold {
+		copy(l.uHold[h], l.hist.LastInputs())
+	}
+	l.forecastNormalised(l.out, l.uHold)
+	res.Forecast = l.out
+	return res
+}
+
+// forecastNormalised fills dst from the model with normalised inputs.
+func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
+	steps := l.steps[:len(dst)]
+	l.model.Forecast(steps, l.hist, inputs)
+	for h, s := range steps {
+		std := l.yScale * math.Sqrt(s.Var)
+		mean := l.yLoc + l.yScale*s.Mean
+		dst[h] = ForecastStep{H: h + 1, T: l.lastT + int64(h+1)*l.step, Mean: mean, Std: std,
+			Lo: mean - l.z*std, Hi: mean + l.z*std, OneStepStd: l.yScale * math.Sqrt(s.OneStepVar)}
+	}
+}
+
+// Forecast computes a what-if forecast of len(dst) steps from the current state
+// for the planned future inputs (inputs[h] = u at step h+1, in the series'
+// units; ignored when the series has no inputs), without changing the model.
+// It returns an error if the model is not fitted or the inputs do not fit.
+func (l *Learner) Forecast(dst []ForecastStep, inputs [][]float64) error {
+	if !l.model.Fitted() {
+		return narx.ErrNotFitted
+	}
+	if l.nu > 0 && len(inputs) < len(dst) {
+		return fmt.Errorf("%d input rows for %d steps", len(inputs), len(dst))
+	}
+	norm := make([][]float64, len(dst))
+	for h := range norm {
+		norm[h] = make([]float64, l.nu)
+		if l.nu == 0 {
+			continue
+		}
+		if len(inputs[h]) != l.nu {
+			return fmt.Errorf("step %d has %d inputs, want %d", h+1, len(inputs[h]), l.nu)
+		}
+		for i, u := range inputs[h] {
+			if math.IsNaN(u) || math.IsInf(u, 0) {
+				return fmt.Errorf("step %d input %d is not finite", h+1, i)
+			}
+			norm[h][i] = (u - l.uLoc[i]) / l.uScale[i]
+		}
+	}
+	if len(dst) > len(l.steps) {
+		l.steps = make([]narx.Step, len(dst))
+	}
+	l.forecastNormalised(dst, norm)
+	return nil
+}
+
+// fit computes the frozen normalisation from the warm-up buffer, fits the
+// model on it and primes the lag history.
+func (l *Learner) fit() error {
+	N := len(l.warmY)
+	l.yLoc, l.yScale = scaleOf(l.warmY, l.cfg.Scale)
+	l.uLoc, l.uScale = make([]float64, l.nu), make([]float64, l.nu)
+	col := make([]float64, N)
+	for i := 0; i < l.nu; i++ {
+		for k := 0; k < N; k++ {
+			col[k] = l.warmU[k*l.nu+i]
+		}
+		l.uLoc[i], l.uScale[i] = scaleOf(col, l.cfg.Scale)
+	}
+	l.step = timeStep(l.warmT)
+	e := l.cfg.Model.Embedding
+	n, depth := e.Dim(), e.Depth()
+	rows := N - depth
+	X := make([]float64, 0, rows*n)
+	y := make([]float64, 0, rows)
+	u := make([]float64, l.nu)
+	for k := 0; k < N; k++ {
+		for i := range u {
+			u[i] = (l.warmU[k*l.nu+i] - l.uLoc[i]) / l.uScale[i]
+		}
+		yk := (l.warmY[k] - l.yLoc) / l.yScale
+		if l.hist.Ready() {
+			l.hist.Regressor(l.x, u)
+			X = append(X, l.x...)
+			y = append(y, yk)
+		}
+		l.hist.Push(yk, u)
+	}
+	if l.cfg.AutoSigma2 && l.cfg.Model.Kernel.Type == narx.RBF {
+		k := l.cfg.Model.Kernel
+		k.Sigma2 = narx.MedianSqDist(X, n, 2000, l.cfg.Model.Seed)
+		if err := l.model.SetKernel(k); err != nil {
+			return err
+		}
+	}
+	if err := l.model.Fit(X, y, nil); err != nil {
+		return err
+	}
+	l.warmY, l.warmU, l.warmT = nil, nil, nil
+	return nil
+}
+
+// scaleOf returns the location and scale of x: median and IQR/1.349, or mean
+// and standard deviation, falling back to the other and then to 1 when the
+// scale is zero (a constant warm-up must not divide by zero).
+func scaleOf(x []float64, s Scale) (loc, scale float64) {
+	sorted := slices.Clone(x)
+	slices.Sort(sorted)
+	med := quantileSorted(sorted, 0.5)
+	iqr := (quantileSorted(sorted, 0.75) - quantileSorted(sorted, 0.25)) / 1.349
+	var mean float64
+	for _, v := range x {
+		mean += v
+	}
+	mean /= float64(len(x))
+	var ss float64
+	for _, v := range x {
+		ss += (v - mean) * (v - mean)
+	}
+	sd := math.Sqrt(ss / float64(len(x)))
+	loc, scale = med, iqr
+	if s == ScaleStandard {
+		loc, scale = mean, sd
+	}
+	if !(scale > 0) {
+		scale = max(iqr, sd)
+	}
+	if !(scale > 0) {
+		scale = max(math.Abs(loc)*1e-3, 1)
+	}
+	return loc, scale
+}
+
+// quantileSorted is the linear-interpolation quantile (type 7) of sorted data.
+func quantileSorted(s []float64, p float64) float64 {
+	if len(s) == 1 {
+		return s[0]
+	}
+	h := p * float64(len(s)-1)
+	i := int(h)
+	if i >= len(s)-1 {
+		return s[len(s)-1]
+	}
+	return s[i] + (h-float64(i))*(s[i+1]-s[i])
+}
+
+// timeStep returns the median positive difference of consecutive times (1 if
+// none): the spacing assumed for forecast timestamps.
+func timeStep(t []int64) int64 {
+	d := make([]int64, 0, len(t))
+	for i := 1; i < len(t); i++ {
+		d = append(d, t[i]-t[i-1])
+	}
+	if len(d) == 0 {
+		return 1
+	}
+	slices.Sort(d)
+	return max(d[len(d)/2], 1)
+}
