@@ -280,14 +280,27 @@ func (m *Model) Learn(y, v float64) (swapped bool) {
 		return false
 	}
 	m.sinceSwap++
-	if m.cfg.SwapInterval > 0 && m.sinceSwap >= m.cfg.SwapInterval {
-		j := m.rng.IntN(m.m)
-		if m.ws.SwapGain(j, m.k, m.kxx) < 0 {
-			swapped = m.swap(j)
-		}
+	if j, ok := m.swapCandidate(); ok {
+		swapped = m.swap(j)
 	}
+	m.learnPrepared(y, v)
+	return swapped
+}
+
+// swapCandidate runs the O(M) entropy test of the prepared x against a random
+// member, once SwapInterval samples have passed since the last accepted swap.
+func (m *Model) swapCandidate() (j int, accept bool) {
+	if m.cfg.SwapInterval == 0 || m.sinceSwap < m.cfg.SwapInterval {
+		return 0, false
+	}
+	j = m.rng.IntN(m.m)
+	return j, m.ws.SwapGain(j, m.k, m.kxx) < 0
+}
+
+// learnPrepared is the RLS update with the prepared features. O(r²).
+func (m *Model) learnPrepared(y, v float64) {
 	if !m.rls.Update(m.psi[:m.fm.r+1], y, v) {
-		return swapped
+		return
 	}
 	m.win.push(m.x, y, v)
 	m.alphaFresh = false
@@ -295,7 +308,6 @@ func (m *Model) Learn(y, v float64) (swapped bool) {
 	if m.cfg.NoiseEvery > 0 && m.sinceNoise >= m.cfg.NoiseEvery {
 		m.refreshNoise()
 	}
-	return swapped
 }
 
 // swap replaces member j by the prepared x: rank-2 eigen-update of Ω, new

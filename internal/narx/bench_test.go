@@ -1,0 +1,155 @@
+package narx
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/streamd/streamd/internal/synth"
+)
+
+// benchData returns a standardised Mackey–Glass (τ = 17) series embedded with
+// lags 1..n: rows regressors (row-major) and their targets.
+func benchData(rows, n int) (X, y []float64) {
+	s := synth.MackeyGlass(rows+n, 17, 200)
+	for i := range s {
+		s[i] = (s[i] - 0.9) / 0.23
+	}
+	X = make([]float64, 0, rows*n)
+	for k := n; k < rows+n; k++ {
+		for l := 1; l <= n; l++ {
+			X = append(X, s[k-l])
+		}
+		y = append(y, s[k])
+	}
+	return X, y
+}
+
+func benchModel(b *testing.B, M, n, swapInterval int) (*Model, []float64, []float64) {
+	fit := 3 * M
+	X, y := benchData(fit+5000, n)
+	cfg := Config{Embedding: Embedding{YLags: Lags(n)}, Kernel: Kernel{Type: RBF, Sigma2: float64(2 * n)},
+		Size: M, Gamma: 1000, Forgetting: 1, Cutoff: 1e-10, Window: 4 * M, SwapInterval: swapInterval,
+		Select: SelectOptions{MaxIter: 10 * fit, Patience: 2 * M}, Seed: 1}
+	m, err := NewModel(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := m.Fit(X[:fit*n], y[:fit], nil); err != nil {
+		b.Fatal(err)
+	}
+	return m, X[fit*n:], y[fit:]
+}
+
+var sinkF float64
+
+// BenchmarkUpdateNoSwap is one online update with no swap accepted: the
+// one-step prediction and features (kernel column, Nyström map, level-1
+// variance), the O(M) entropy swap test, and the RLS update. The swap test
+// runs on every sample; its verdict is ignored so that no O(M³) swap lands in
+// the timing (BenchmarkSwap prices those).
+func BenchmarkUpdateNoSwap(b *testing.B) {
+	for _, M := range []int{25, 50, 100, 200, 400} {
+		b.Run(fmt.Sprintf("M=%d/n=20", M), func(b *testing.B) {
+			m, X, y := benchModel(b, M, 20, 1)
+			rows := len(y)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				k := i % rows
+				mean, v := m.Observe(X[k*20 : (k+1)*20])
+				m.prepared = false
+				m.sinceSwap = m.cfg.SwapInterval
+				j, ok := m.swapCandidate()
+				m.learnPrepared(y[k], 1)
+				sinkF += mean + v + float64(j)
+				if ok {
+					sinkF++
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSwap is one accepted working-set swap: rank-2 eigen-update of Ω,
+// new feature map, statistics rebuilt from the window of W = 4M samples.
+func BenchmarkSwap(b *testing.B) {
+	for _, M := range []int{25, 50, 100, 200} {
+		b.Run(fmt.Sprintf("M=%d/n=20/W=%d", M, 4*M), func(b *testing.B) {
+			m, X, y := benchModel(b, M, 20, 0)
+			for k := 0; k < 4*M; k++ { // fill the window
+				m.Observe(X[k*20 : (k+1)*20])
+				m.Learn(y[k], 1)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				k := (4*M + i) % len(y)
+				m.Observe(X[k*20 : (k+1)*20])
+				m.swap(i % M)
+				m.prepared = false
+				m.learnPrepared(y[k], 1)
+			}
+		})
+	}
+}
+
+// BenchmarkStream is the realistic per-sample cost with swaps allowed every 10
+// samples; besides the mean it reports the median and 99th percentile of the
+// per-update time, since accepted swaps make the distribution heavy-tailed.
+func BenchmarkStream(b *testing.B) {
+	for _, M := range []int{50, 100} {
+		b.Run(fmt.Sprintf("M=%d/n=20/swap_interval=10", M), func(b *testing.B) {
+			m, X, y := benchModel(b, M, 20, 10)
+			d := make([]time.Duration, 0, b.N)
+			swaps := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				k := i % len(y)
+				t0 := time.Now()
+				mean, _ := m.Observe(X[k*20 : (k+1)*20])
+				if m.Learn(y[k], 1) {
+					swaps++
+				}
+				d = append(d, time.Since(t0))
+				sinkF += mean
+			}
+			b.StopTimer()
+			slices.Sort(d)
+			b.ReportMetric(float64(d[len(d)/2].Nanoseconds()), "p50-ns")
+			b.ReportMetric(float64(d[len(d)*99/100].Nanoseconds()), "p99-ns")
+			b.ReportMetric(float64(swaps)/float64(b.N), "swaps/op")
+		})
+	}
+}
+
+func TestUpdateDoesNotAllocate(t *testing.T) {
+	X, y := benchData(600, 10)
+	cfg := Config{Embedding: Embedding{YLags: Lags(10)}, Kernel: Kernel{Type: RBF, Sigma2: 20}, Size: 40,
+		Gamma: 1000, Forgetting: 0.999, Cutoff: 1e-10, Window: 100, NoiseEvery: 0,
+		Select: SelectOptions{MaxIter: 2000, Patience: 100}, Seed: 1}
+	m, err := NewModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Fit(X[:300*10], y[:300], nil); err != nil {
+		t.Fatal(err)
+	}
+	h := NewHistory(cfg.Embedding)
+	for _, v := range y[:20] {
+		h.Push(v, nil)
+	}
+	steps := make([]Step, 20)
+	k := 300
+	allocs := testing.AllocsPerRun(200, func() {
+		m.Observe(X[k*10 : (k+1)*10])
+		m.Learn(y[k], 1)
+		m.Forecast(steps, h, nil)
+		k++
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per update+forecast, want 0", allocs)
+	}
+}

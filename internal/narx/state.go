@@ -1,0 +1,121 @@
+package narx
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/streamd/streamd/internal/recursive"
+)
+
+// ModelState is everything a Model needs to continue bit-identically: the
+// working set with its incrementally kept row sums (recomputing them would
+// change the rounding, hence later swap decisions), the eigendecomposition, the
+// RLS statistics, the retained window, the RNG state and the counters. The
+// feature map is not stored: it is a deterministic function of the eigenpairs.
+type ModelState struct {
+	Fitted bool
+	Kernel Kernel // may differ from the configured one (inferred width)
+
+	Points, RowSum, Diag []float64
+	Total               float64
+
+	Eigen recursive.SymEigenState
+	RLS   recursive.RLSState
+
+	WinX, WinY, WinV []float64
+	WinHead          int
+	WinCount         int
+
+	RNG []byte
+
+	Swaps, EigRefresh, SinceSwap, SinceNoise int
+	NoiseVar, DEff                           float64
+}
+
+// State returns a deep copy of m's state. O(M² + W·n).
+func (m *Model) State() ModelState {
+	if !m.fitted {
+		return ModelState{Kernel: m.cfg.Kernel}
+	}
+	rng, err := m.pcg.MarshalBinary()
+	if err != nil {
+		panic(err) // PCG's MarshalBinary cannot fail
+	}
+	return ModelState{
+		Fitted: true, Kernel: m.cfg.Kernel,
+		Points: slices.Clone(m.ws.points), RowSum: slices.Clone(m.ws.rowSum), Diag: slices.Clone(m.ws.diag), Total: m.ws.total,
+		Eigen: m.eig.State(), RLS: m.rls.State(),
+		WinX: slices.Clone(m.win.x), WinY: slices.Clone(m.win.y), WinV: slices.Clone(m.win.v),
+		WinHead: m.win.head, WinCount: m.win.count,
+		RNG:   rng,
+		Swaps: m.swaps, EigRefresh: m.eigRefresh, SinceSwap: m.sinceSwap, SinceNoise: m.sinceNoise,
+		NoiseVar: m.noiseVar, DEff: m.dEff,
+	}
+}
+
+// SetState restores a state saved by State from a model with the same
+// configuration (up to the kernel, which the state carries). On error m is
+// unchanged.
+func (m *Model) SetState(s ModelState) error {
+	if err := s.Kernel.Validate(); err != nil {
+		return fmt.Errorf("narx: state: %w", err)
+	}
+	if !s.Fitted {
+		m2 := &Model{cfg: m.cfg, n: m.n, pcg: m.pcg, rng: m.rng}
+		m2.cfg.Kernel = s.Kernel
+		*m = *m2
+		return nil
+	}
+	n := m.n
+	M := len(s.RowSum)
+	if M == 0 || len(s.Points) != M*n || len(s.Diag) != M {
+		return fmt.Errorf("narx: state: working set does not fit dimension %d", n)
+	}
+	W := m.cfg.Window
+	if len(s.WinX) != W*n || len(s.WinY) != W || len(s.WinV) != W || s.WinCount < 0 || s.WinCount > W ||
+		s.WinHead < 0 || s.WinHead >= W {
+		return fmt.Errorf("narx: state: window does not fit W = %d", W)
+	}
+	for _, x := range [][]float64{s.Points, s.RowSum, s.Diag, s.WinX, s.WinY, s.WinV} {
+		if !allFinite(x) {
+			return fmt.Errorf("narx: state: non-finite values")
+		}
+	}
+	eig, err := recursive.SymEigenFromState(s.Eigen)
+	if err != nil {
+		return fmt.Errorf("narx: state: %w", err)
+	}
+	if eig.Dim() != M {
+		return fmt.Errorf("narx: state: eigendecomposition is %d×%d, working set %d", eig.Dim(), eig.Dim(), M)
+	}
+	rls, err := recursive.RLSFromState(s.RLS)
+	if err != nil {
+		return fmt.Errorf("narx: state: %w", err)
+	}
+	fm := newFeatureMap(M)
+	fm.build(eig.Values(), eig.Vectors(), m.cfg.Cutoff)
+	if rls.Dim() != fm.r+1 {
+		return fmt.Errorf("narx: state: statistics have dimension %d, features %d", rls.Dim(), fm.r+1)
+	}
+	pcg := new(rand.PCG)
+	if err := pcg.UnmarshalBinary(s.RNG); err != nil {
+		return fmt.Errorf("narx: state: rng: %w", err)
+	}
+	cfg := m.cfg
+	cfg.Kernel = s.Kernel
+	r := &Model{cfg: cfg, n: n, m: M, pcg: pcg, rng: rand.New(pcg)}
+	r.ws = &WorkingSet{kern: s.Kernel, n: n, points: slices.Clone(s.Points), rowSum: slices.Clone(s.RowSum),
+		diag: slices.Clone(s.Diag), total: s.Total}
+	r.eig, r.rls, r.fm = eig, rls, fm
+	r.win = &window{n: n, cap: W, x: slices.Clone(s.WinX), y: slices.Clone(s.WinY), v: slices.Clone(s.WinV),
+		head: s.WinHead, count: s.WinCount}
+	r.x, r.k, r.col, r.alpha = make([]float64, n), make([]float64, M), make([]float64, M), make([]float64, M)
+	r.psi = make([]float64, M+1)
+	r.forecastWs = newForecastWorkspace(cfg.Embedding, M)
+	r.fitted = true
+	r.swaps, r.eigRefresh, r.sinceSwap, r.sinceNoise = s.Swaps, s.EigRefresh, s.SinceSwap, s.SinceNoise
+	r.noiseVar, r.dEff = s.NoiseVar, s.DEff
+	*m = *r
+	return nil
+}

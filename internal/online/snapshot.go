@@ -1,0 +1,95 @@
+package online
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/streamd/streamd/internal/narx"
+)
+
+// SnapshotVersion is the format version written by MarshalBinary. Decoding
+// rejects every other version with ErrSnapshotVersion.
+const SnapshotVersion = 1
+
+var snapshotMagic = [4]byte{'S', 'D', 'L', 'S'}
+
+// ErrSnapshotVersion is returned (wrapped) for a snapshot of an unknown version.
+var ErrSnapshotVersion = errors.New("online: unknown snapshot version")
+
+// learnerState is the complete state of a Learner, model and RNG included.
+type learnerState struct {
+	Model narx.ModelState
+	Hist  narx.HistoryState
+
+	WarmY []float64
+	WarmU []float64
+	WarmT []int64
+
+	YLoc, YScale float64
+	ULoc, UScale []float64
+
+	LastT               int64
+	HaveT               bool
+	Step, Seen, Learned int64
+	SinceForecast       int
+}
+
+// MarshalBinary encodes the Learner's complete state: magic, version (uint16,
+// big-endian), then the gob encoding of the state. The configuration is not
+// included; restore into a Learner built from the same configuration.
+func (l *Learner) MarshalBinary() ([]byte, error) {
+	st := learnerState{
+		Model: l.model.State(), Hist: l.hist.State(),
+		WarmY: slices.Clone(l.warmY), WarmU: slices.Clone(l.warmU), WarmT: slices.Clone(l.warmT),
+		YLoc: l.yLoc, YScale: l.yScale, ULoc: slices.Clone(l.uLoc), UScale: slices.Clone(l.uScale),
+		LastT: l.lastT, HaveT: l.haveT, Step: l.step, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
+	}
+	var buf bytes.Buffer
+	buf.Write(snapshotMagic[:])
+	_ = binary.Write(&buf, binary.BigEndian, uint16(SnapshotVersion))
+	if err := gob.NewEncoder(&buf).Encode(&st); err != nil {
+		return nil, fmt.Errorf("online: encode snapshot: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// UnmarshalBinary restores a state written by MarshalBinary. On error l is
+// unchanged.
+func (l *Learner) UnmarshalBinary(b []byte) error {
+	if len(b) < 6 || !bytes.Equal(b[:4], snapshotMagic[:]) {
+		return fmt.Errorf("online: not a learner snapshot")
+	}
+	if v := binary.BigEndian.Uint16(b[4:6]); v != SnapshotVersion {
+		return fmt.Errorf("%w: %d (this build reads %d)", ErrSnapshotVersion, v, SnapshotVersion)
+	}
+	var st learnerState
+	if err := gob.NewDecoder(bytes.NewReader(b[6:])).Decode(&st); err != nil {
+		return fmt.Errorf("online: decode snapshot: %w", err)
+	}
+	fresh, err := NewLearner(l.cfg)
+	if err != nil {
+		return err
+	}
+	if err := fresh.model.SetState(st.Model); err != nil {
+		return err
+	}
+	if err := fresh.hist.SetState(st.Hist); err != nil {
+		return err
+	}
+	fitted := st.Model.Fitted
+	if fitted && (len(st.ULoc) != l.nu || len(st.UScale) != l.nu || !(st.YScale > 0)) ||
+		len(st.WarmU) != len(st.WarmY)*l.nu || len(st.WarmT) != len(st.WarmY) ||
+		!fitted && len(st.WarmY) >= l.cfg.Warmup {
+		return fmt.Errorf("online: snapshot does not fit the configuration")
+	}
+	fresh.warmY, fresh.warmU, fresh.warmT = st.WarmY, st.WarmU, st.WarmT
+	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
+	fresh.lastT, fresh.haveT, fresh.step, fresh.seen, fresh.learned, fresh.sinceFc =
+		st.LastT, st.HaveT, st.Step, st.Seen, st.Learned, st.SinceForecast
+	*l = *fresh
+	return nil
+}
