@@ -18,7 +18,7 @@ type ModelState struct {
 	Kernel Kernel // may differ from the configured one (inferred width)
 
 	Points, RowSum, Diag []float64
-	Total               float64
+	Total                float64
 
 	Eigen recursive.SymEigenState
 	RLS   recursive.RLSState
