@@ -34,9 +34,13 @@ type Config struct {
 	SwapInterval int
 	// Select tunes the batch entropy search of Fit.
 	Select SelectOptions
-	// NoiseEvery re-estimates the noise level and d_eff every K learned samples
-	// (O(M³)); 0 means only at the fit and after swaps.
+	// NoiseEvery runs the level-2 inference (noise level, d_eff and, with
+	// AutoGamma, γ) every K learned samples: O(M³), amortised O(M³/K) per
+	// sample; 0 means only at the fit and after swaps.
 	NoiseEvery int
+	// AutoGamma infers γ by level 2 (maximum evidence) instead of using Gamma,
+	// which is then only the value before the first inference.
+	AutoGamma bool
 	// Seed seeds the RNG that draws swap members; its state is part of State.
 	Seed uint64
 }
@@ -107,6 +111,7 @@ type Model struct {
 	dEff        float64
 	alphaFresh  bool
 	forecastWs  *forecastWorkspace
+	level2      Level2
 	lastSwapErr error
 }
 
@@ -331,46 +336,35 @@ func (m *Model) swap(j int) bool {
 	return true
 }
 
-// refreshNoise re-estimates d_eff and the noise variance from the sufficient
-// statistics (DESIGN §3 level 2 at the current γ): with G = A_ww − a aᵀ/n_c the
-// centred feature Gram and λ_i its eigenvalues, d_eff = 1 + Σ γλ_i/(1+γλ_i) and
-// σ² = E_D/(n_c − d_eff), E_D = Σ c_k (y_k − ŷ_k)². With forgetting and weights,
-// n_c = Σ c_k plays the role of N. O(r³).
+// refreshNoise runs level 2 (see evidence.go) on the current sufficient
+// statistics: the noise variance 1/ζ and d_eff at the current γ, or at the
+// evidence-optimal γ with AutoGamma (then applied to the RLS exactly). O(r³).
 func (m *Model) refreshNoise() {
 	m.sinceNoise = 0
-	a, _, _, nc := m.rls.Stats()
-	r := m.fm.r
-	gamma := m.rls.Gamma()
-	m.dEff = 1
-	if r > 0 && nc > 0 {
-		g := mat.NewSymDense(r, nil)
-		for i := 0; i < r; i++ {
-			ai := a.At(i, r)
-			for j := i; j < r; j++ {
-				g.SetSym(i, j, a.At(i, j)-ai*a.At(j, r)/nc)
-			}
+	a, rv, s, nc := m.rls.Stats()
+	ev, ok := newEvidence(a, rv, s, nc)
+	if !ok {
+		// Too little data for level 2: keep the previous estimate, or a unit
+		// noise variance (the data are standardised) before the first.
+		if m.noiseVar == 0 {
+			m.noiseVar, m.dEff = 1, 1
 		}
-		var es mat.EigenSym
-		if es.Factorize(g, false) {
-			for _, l := range es.Values(nil) {
-				l = max(l, 0)
-				m.dEff += gamma * l / (1 + gamma*l)
-			}
+		return
+	}
+	var l2 Level2
+	if m.cfg.AutoGamma {
+		l2 = ev.minimise()
+		if l2.Gamma != m.rls.Gamma() && !m.rls.SetGamma(l2.Gamma) {
+			l2 = ev.at(m.rls.Gamma())
 		}
+	} else {
+		l2 = ev.at(m.rls.Gamma())
 	}
-	e := m.rls.ResidualEnergy()
-	dof := nc - m.dEff
-	switch {
-	case dof >= 1:
-		m.noiseVar = e / dof
-	case nc > 0:
-		m.noiseVar = e / nc
-	default:
-		m.noiseVar = 1
-	}
+	m.level2 = l2
+	m.dEff = l2.DEff
 	// A noiseless fit would give zero-width bars and an infinite log density;
 	// the floor is far below any real noise in standardised units.
-	m.noiseVar = max(m.noiseVar, minNoiseVar)
+	m.noiseVar = max(1/l2.Zeta, minNoiseVar)
 }
 
 const minNoiseVar = 1e-12

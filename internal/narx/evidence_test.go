@@ -1,0 +1,138 @@
+package narx
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// bruteCost evaluates the level-2 cost J(γ) from scratch: θ by a direct solve of
+// (A + D/γ)θ = r, E_W and E_D from the explicit samples, the eigenvalues of the
+// centred Gram from the explicit centred feature matrix.
+func bruteCost(t *testing.T, m *Model, X, y, c []float64, gamma float64) (cost, ew, ed float64) {
+	t.Helper()
+	n, r, N := m.n, m.fm.r, len(y)
+	phi := mat.NewDense(N, r, nil)
+	k := make([]float64, m.m)
+	for i := 0; i < N; i++ {
+		m.cfg.Kernel.Column(k, m.ws.Points(), X[i*n:(i+1)*n])
+		m.fm.apply(phi.RawRowView(i), k)
+	}
+	a := mat.NewSymDense(r+1, nil)
+	rv := mat.NewVecDense(r+1, nil)
+	psi := make([]float64, r+1)
+	var nc, ybar float64
+	mean := make([]float64, r)
+	for i := 0; i < N; i++ {
+		copy(psi, phi.RawRowView(i))
+		psi[r] = 1
+		a.SymRankOne(a, c[i], mat.NewVecDense(r+1, psi))
+		rv.AddScaledVec(rv, c[i]*y[i], mat.NewVecDense(r+1, psi))
+		nc += c[i]
+		ybar += c[i] * y[i]
+		for j := 0; j < r; j++ {
+			mean[j] += c[i] * phi.At(i, j)
+		}
+	}
+	ybar /= nc
+	for i := 0; i < r; i++ {
+		a.SetSym(i, i, a.At(i, i)+1/gamma)
+	}
+	var th mat.VecDense
+	if err := th.SolveVec(a, rv); err != nil {
+		t.Fatal(err)
+	}
+	for j := 0; j < r; j++ {
+		ew += 0.5 * th.AtVec(j) * th.AtVec(j)
+		mean[j] /= nc
+	}
+	for i := 0; i < N; i++ {
+		e := y[i] - th.AtVec(r)
+		for j := 0; j < r; j++ {
+			e -= th.AtVec(j) * phi.At(i, j)
+		}
+		ed += 0.5 * c[i] * e * e
+	}
+	// Centred, weighted feature matrix: rows √c_k (φ_k − φ̄).
+	cen := mat.NewDense(N, r, nil)
+	for i := 0; i < N; i++ {
+		for j := 0; j < r; j++ {
+			cen.Set(i, j, math.Sqrt(c[i])*(phi.At(i, j)-mean[j]))
+		}
+	}
+	var g mat.SymDense
+	g.SymOuterK(1, cen.T())
+	var es mat.EigenSym
+	if !es.Factorize(&g, false) {
+		t.Fatal("eigen")
+	}
+	for _, l := range es.Values(nil) {
+		cost += math.Log1p(gamma * math.Max(l, 0))
+	}
+	cost += (nc - 1) * math.Log(ew/gamma+ed)
+	return cost, ew, ed
+}
+
+// Level 2 against brute force: the γ it returns minimises the cost evaluated
+// from scratch on a fine grid (spacing 0.02 in ln γ over 1e-3..1e7), and its
+// energies agree with the directly computed ones. Weighted and forgotten
+// samples, so n_c ≠ N is exercised.
+func TestLevel2AgainstBruteForce(t *testing.T) {
+	for _, tc := range []struct {
+		noise, lambda float64
+	}{{0.05, 1}, {0.3, 0.995}, {1, 1}} {
+		t.Run(fmt.Sprintf("noise=%v,lambda=%v", tc.noise, tc.lambda), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(21, uint64(100*tc.noise)))
+			X, y := randRegression(rng, 300, 2, tc.noise)
+			v := make([]float64, len(y))
+			for i := range v {
+				v[i] = 0.5 + rng.Float64()
+			}
+			cfg := baseConfig(2, 25)
+			cfg.Cutoff, cfg.Forgetting, cfg.AutoGamma = 1e-10, tc.lambda, true
+			m, err := NewModel(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Fit(X, y, v); err != nil {
+				t.Fatal(err)
+			}
+			got := m.level2
+			c := make([]float64, len(y))
+			for i := range c {
+				c[i] = v[i] * math.Pow(tc.lambda, float64(len(y)-1-i))
+			}
+			bestCost, bestG := math.Inf(1), 0.0
+			for lg := math.Log(1e-3); lg <= math.Log(1e7); lg += 0.02 {
+				if cost, _, _ := bruteCost(t, m, X, y, c, math.Exp(lg)); cost < bestCost {
+					bestCost, bestG = cost, math.Exp(lg)
+				}
+			}
+			// The optimum's cost can undercut the grid's best by at most the
+			// curvature over half a grid step; it must never exceed it beyond rounding.
+			if got.Cost > bestCost+1e-9*math.Abs(bestCost) {
+				t.Errorf("level-2 cost %g at γ=%g worse than the grid's %g at γ=%g", got.Cost, got.Gamma, bestCost, bestG)
+			}
+			if d := math.Abs(math.Log(got.Gamma / bestG)); d > 0.02 {
+				t.Errorf("γ = %g, grid minimum at %g (|Δ ln γ| = %g > one grid step)", got.Gamma, bestG, d)
+			}
+			cost, ew, ed := bruteCost(t, m, X, y, c, got.Gamma)
+			if rel := math.Abs(cost-got.Cost) / math.Abs(cost); rel > 1e-8 {
+				t.Errorf("cost from statistics %g, from scratch %g", got.Cost, cost)
+			}
+			if math.Abs(ew-got.EW) > 1e-8*ew || math.Abs(ed-got.ED) > 1e-8*ed {
+				t.Errorf("E_W %g/%g, E_D %g/%g (statistics/scratch)", got.EW, ew, got.ED, ed)
+			}
+			if m.rls.Gamma() != got.Gamma {
+				t.Errorf("inferred γ %g not applied (RLS has %g)", got.Gamma, m.rls.Gamma())
+			}
+			// The noise std estimate should be near the truth for a clean fit.
+			if s := math.Sqrt(1 / got.Zeta); math.Abs(s-tc.noise) > 0.25*tc.noise {
+				t.Errorf("noise std %g, true %g", s, tc.noise)
+			}
+		})
+	}
+}
