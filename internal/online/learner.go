@@ -30,9 +30,14 @@ type Config struct {
 	Level float64
 	// Scale selects the normalisation statistics frozen after warm-up.
 	Scale Scale
-	// AutoSigma2 infers the RBF width σ² at the fit from the warm-up regressors
-	// instead of using Model.Kernel.Sigma2.
+	// AutoSigma2 infers the RBF width σ² at the fit by the level-3 evidence on
+	// the warm-up window (narx.SearchSigma2 around the median squared pairwise
+	// distance) instead of using Model.Kernel.Sigma2.
 	AutoSigma2 bool
+	// LagCandidates, when not empty, replaces Model.Embedding.YLags by lags
+	// 1..p for the p among the candidates with the highest level-3 evidence on
+	// the warm-up window (all candidates scored on the same targets).
+	LagCandidates []int
 }
 
 // Scale names a normalisation.
@@ -62,6 +67,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("interval level must be in (0, 1) (got %v)", c.Level)
 	case c.Scale != ScaleRobust && c.Scale != ScaleStandard:
 		return fmt.Errorf("unknown scale %d", int(c.Scale))
+	}
+	for _, p := range c.LagCandidates {
+		if p < 1 || p+1 > c.Warmup/2 {
+			return fmt.Errorf("lag candidate %d must be in [1, warmup/2 − 1] = [1, %d]", p, c.Warmup/2-1)
+		}
+		d := c.Model.Embedding
+		d.YLags = narx.Lags(p)
+		if c.Warmup < d.Depth()+1 {
+			return fmt.Errorf("warmup must exceed lag candidate %d", p)
+		}
 	}
 	return nil
 }
@@ -289,8 +304,9 @@ func (l *Learner) Forecast(dst []ForecastStep, inputs [][]float64) error {
 	return nil
 }
 
-// fit computes the frozen normalisation from the warm-up buffer, fits the
-// model on it and primes the lag history.
+// fit computes the frozen normalisation from the warm-up buffer, chooses the
+// lags and the kernel width by evidence when asked (level 3), fits the model
+// on the warm-up window and primes the lag history.
 func (l *Learner) fit() error {
 	N := len(l.warmY)
 	l.yLoc, l.yScale = scaleOf(l.warmY, l.cfg.Scale)
@@ -303,36 +319,111 @@ func (l *Learner) fit() error {
 		l.uLoc[i], l.uScale[i] = scaleOf(col, l.cfg.Scale)
 	}
 	l.step = timeStep(l.warmT)
-	e := l.cfg.Model.Embedding
-	n, depth := e.Dim(), e.Depth()
-	rows := N - depth
-	X := make([]float64, 0, rows*n)
-	y := make([]float64, 0, rows)
-	u := make([]float64, l.nu)
+	ys := make([]float64, N)
+	us := make([]float64, N*l.nu)
 	for k := 0; k < N; k++ {
-		for i := range u {
-			u[i] = (l.warmU[k*l.nu+i] - l.uLoc[i]) / l.uScale[i]
-		}
-		yk := (l.warmY[k] - l.yLoc) / l.yScale
-		if l.hist.Ready() {
-			l.hist.Regressor(l.x, u)
-			X = append(X, l.x...)
-			y = append(y, yk)
-		}
-		l.hist.Push(yk, u)
-	}
-	if l.cfg.AutoSigma2 && l.cfg.Model.Kernel.Type == narx.RBF {
-		k := l.cfg.Model.Kernel
-		k.Sigma2 = narx.MedianSqDist(X, n, 2000, l.cfg.Model.Seed)
-		if err := l.model.SetKernel(k); err != nil {
-			return err
+		ys[k] = (l.warmY[k] - l.yLoc) / l.yScale
+		for i := 0; i < l.nu; i++ {
+			us[k*l.nu+i] = (l.warmU[k*l.nu+i] - l.uLoc[i]) / l.uScale[i]
 		}
 	}
-	if err := l.model.Fit(X, y, nil); err != nil {
+	cfg := l.cfg.Model
+	if err := l.chooseStructure(&cfg, ys, us); err != nil {
 		return err
+	}
+	m, err := narx.NewModel(cfg)
+	if err != nil {
+		return err
+	}
+	X, y := embed(cfg.Embedding, ys, us, l.nu, cfg.Embedding.Depth())
+	if err := m.Fit(X, y, nil); err != nil {
+		return err
+	}
+	l.setStructure(m)
+	for k := 0; k < N; k++ {
+		l.hist.Push(ys[k], us[k*l.nu:(k+1)*l.nu])
 	}
 	l.warmY, l.warmU, l.warmT = nil, nil, nil
 	return nil
+}
+
+// setStructure installs a model whose embedding may differ from the
+// configured one, resizing what depends on the regressor dimension.
+func (l *Learner) setStructure(m *narx.Model) {
+	e := m.Config().Embedding
+	l.model = m
+	l.hist = narx.NewHistory(e)
+	l.x = make([]float64, e.Dim())
+}
+
+// chooseStructure applies level 3 to cfg: the lag order among the candidates
+// and the RBF width, each by the log evidence of a full fit. Candidates are
+// compared on the same targets (those after the largest candidate lag): the
+// evidence of different data sets is not comparable.
+func (l *Learner) chooseStructure(cfg *narx.Config, ys, us []float64) error {
+	cands := [][]int{cfg.Embedding.YLags}
+	if len(l.cfg.LagCandidates) > 0 {
+		cands = cands[:0]
+		for _, p := range l.cfg.LagCandidates {
+			cands = append(cands, narx.Lags(p))
+		}
+	}
+	if len(cands) == 1 && !l.cfg.AutoSigma2 {
+		cfg.Embedding.YLags = cands[0]
+		return nil
+	}
+	from := 0
+	for _, c := range cands {
+		e := cfg.Embedding
+		e.YLags = c
+		from = max(from, e.Depth())
+	}
+	bestEv := math.Inf(-1)
+	var best narx.Config
+	for _, c := range cands {
+		trial := *cfg
+		trial.Embedding.YLags = c
+		X, y := embed(trial.Embedding, ys, us, l.nu, from)
+		var ev float64
+		if l.cfg.AutoSigma2 && trial.Kernel.Type == narx.RBF {
+			res, err := narx.SearchSigma2(trial, X, y, narx.MedianSqDist(X, trial.Embedding.Dim(), 2000, trial.Seed))
+			if err != nil {
+				return err
+			}
+			trial.Kernel.Sigma2, ev = res.Best.Sigma2, res.Best.LogEvidence
+		} else {
+			m, err := narx.NewModel(trial)
+			if err != nil {
+				return err
+			}
+			if err := m.Fit(X, y, nil); err != nil {
+				return err
+			}
+			ev = m.LogEvidence()
+		}
+		if ev > bestEv || best.Size == 0 {
+			bestEv, best = ev, trial
+		}
+	}
+	*cfg = best
+	return nil
+}
+
+// embed returns the regressors (row-major) and targets for targets k ≥ from
+// of the normalised series ys with inputs us (N×n_u).
+func embed(e narx.Embedding, ys, us []float64, nu, from int) (X, y []float64) {
+	h := narx.NewHistory(e)
+	x := make([]float64, e.Dim())
+	for k := range ys {
+		u := us[k*nu : (k+1)*nu]
+		if k >= from && h.Ready() {
+			h.Regressor(x, u)
+			X = append(X, x...)
+			y = append(y, ys[k])
+		}
+		h.Push(ys[k], u)
+	}
+	return X, y
 }
 
 // scaleOf returns the location and scale of x: median and IQR/1.349, or mean

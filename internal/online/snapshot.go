@@ -22,6 +22,7 @@ var ErrSnapshotVersion = errors.New("online: unknown snapshot version")
 
 // learnerState is the complete state of a Learner, model and RNG included.
 type learnerState struct {
+	YLags []int // the lag order chosen at the fit
 	Model narx.ModelState
 	Hist  narx.HistoryState
 
@@ -43,6 +44,7 @@ type learnerState struct {
 // included; restore into a Learner built from the same configuration.
 func (l *Learner) MarshalBinary() ([]byte, error) {
 	st := learnerState{
+		YLags: l.model.Config().Embedding.YLags,
 		Model: l.model.State(), Hist: l.hist.State(),
 		WarmY: slices.Clone(l.warmY), WarmU: slices.Clone(l.warmU), WarmT: slices.Clone(l.warmT),
 		YLoc: l.yLoc, YScale: l.yScale, ULoc: slices.Clone(l.uLoc), UScale: slices.Clone(l.uScale),
@@ -73,6 +75,15 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	fresh, err := NewLearner(l.cfg)
 	if err != nil {
 		return err
+	}
+	if st.Model.Fitted {
+		mc := l.cfg.Model
+		mc.Embedding.YLags = st.YLags
+		m, err := narx.NewModel(mc)
+		if err != nil {
+			return fmt.Errorf("online: snapshot lags: %w", err)
+		}
+		fresh.setStructure(m)
 	}
 	if err := fresh.model.SetState(st.Model); err != nil {
 		return err

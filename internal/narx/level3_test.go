@@ -1,0 +1,57 @@
+package narx
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// Data from a function made of RBF bumps exp(−‖x−c‖²/σ²₀) at uniformly random
+// centres with N(0,1) amplitudes, plus Gaussian noise of a known std. Such a
+// function is (approximately) a Gaussian-process draw whose covariance is the
+// bump convolved with itself: a Gaussian of width 2σ²₀ (variances add under
+// convolution). So the evidence must rank σ² ≈ 2σ²₀ first, and the inferred
+// noise std must land near the truth. Tolerances: a factor 1.5 on σ² (30 bumps
+// are a coarse approximation of the process, and the evidence is flat near its
+// optimum) and 10 % on the noise std (its sampling std at N = 600 is ~3 %).
+func TestLevel3RecoversWidthAndNoise(t *testing.T) {
+	for _, tc := range []struct{ sigma2, noise float64 }{{0.5, 0.1}, {2, 0.05}, {4, 0.2}} {
+		rng := rand.New(rand.NewPCG(31, uint64(10*tc.sigma2)))
+		const N, n, bumps = 600, 2, 30
+		centres := make([]float64, bumps*n)
+		amp := make([]float64, bumps)
+		for i := range centres {
+			centres[i] = 6*rng.Float64() - 3
+		}
+		for i := range amp {
+			amp[i] = rng.NormFloat64()
+		}
+		truth := Kernel{Type: RBF, Sigma2: tc.sigma2}
+		X := make([]float64, N*n)
+		y := make([]float64, N)
+		for i := 0; i < N; i++ {
+			x := X[i*n : (i+1)*n]
+			for j := range x {
+				x[j] = 6*rng.Float64() - 3
+			}
+			for b := 0; b < bumps; b++ {
+				y[i] += amp[b] * truth.Eval(x, centres[b*n:(b+1)*n])
+			}
+			y[i] += tc.noise * rng.NormFloat64()
+		}
+		cfg := baseConfig(n, 150)
+		cfg.Cutoff, cfg.AutoGamma = 1e-10, true
+		res, err := SearchSigma2(cfg, X, y, MedianSqDist(X, n, 2000, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("σ²₀ = %g, noise %g: inferred σ² = %.3g, γ = %.3g, noise std %.4f (%d fits)",
+			tc.sigma2, tc.noise, res.Best.Sigma2, res.Best.Gamma, res.Best.NoiseStd, len(res.Trials))
+		if r := res.Best.Sigma2 / (2 * tc.sigma2); r < 1/1.5 || r > 1.5 {
+			t.Errorf("σ²₀ = %g: inferred σ² = %g, want ≈ 2σ²₀ = %g", tc.sigma2, res.Best.Sigma2, 2*tc.sigma2)
+		}
+		if math.Abs(res.Best.NoiseStd-tc.noise) > 0.1*tc.noise {
+			t.Errorf("noise std %g, true %g", res.Best.NoiseStd, tc.noise)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package online
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// nonlinearAR2 is y_k = 0.8·y_{k−1}·e^{−y_{k−1}²/4} − 0.6·y_{k−2} + 0.2·sin(y_{k−2}) + noise: its true
+// lag order is 2.
+func nonlinearAR2(n int, seed uint64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	y := make([]float64, n+2)
+	for k := 2; k < len(y); k++ {
+		y[k] = 1.6*y[k-1]*math.Exp(-y[k-1]*y[k-1]/4) - 0.6*y[k-2] + 0.2*math.Sin(y[k-2]) + 0.3*rng.NormFloat64()
+	}
+	return y[2:]
+}
+
+// Level 3 on a process of known lag order 2: among candidates 1, 2 and 6 the
+// evidence must choose 2 (lag 1 misses information; lag 6 adds four irrelevant
+// dimensions that make the RBF model rougher at the same data size).
+func TestLagOrderByEvidence(t *testing.T) {
+	cfg := testConfig()
+	cfg.Warmup, cfg.AutoSigma2, cfg.LagCandidates = 400, true, []int{1, 2, 6}
+	cfg.Model.Size, cfg.Model.AutoGamma = 60, true
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range nonlinearAR2(450, 1) {
+		if _, err := l.Observe(Observation{T: int64(i), Y: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := l.Model().Config().Embedding.YLags
+	if len(got) != 2 {
+		t.Errorf("chose lags %v, want 1..2", got)
+	}
+	// A snapshot taken after the choice restores the chosen structure.
+	snap, err := l.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := NewLearner(cfg)
+	if err := r.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range nonlinearAR2(600, 1)[450:] {
+		o := Observation{T: int64(450 + i), Y: v}
+		a, _ := l.Observe(o)
+		b, _ := r.Observe(o)
+		if a.Prediction != b.Prediction || a.Std != b.Std {
+			t.Fatalf("restored learner differs at %d", i)
+		}
+	}
+}
