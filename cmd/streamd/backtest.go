@@ -1,0 +1,706 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+	"gonum.org/v1/gonum/stat/distuv"
+	"gonum.org/v1/plot/plotter"
+
+	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/sink"
+)
+
+// backtestCommand runs a file through the Learner the daemon uses and scores
+// its forecasts.
+type backtestCommand struct {
+	data, config, protocol      string
+	column, inputs, timeColumn  string
+	train, horizon, evalFrom    int
+	forecasts, reportPath, plot string
+}
+
+const backtestUsage = `Usage: streamd backtest --data FILE [flags]
+
+Runs the values of FILE, in order, through the same Learner the daemon runs and
+scores its forecasts.
+
+Protocols:
+  prequential  every value is first predicted, then learned. Each one-step
+               prediction (h = 1) and each step h of every issued forecast is
+               scored against the true value when the file has it; targets
+               from --eval-from on count.
+  iterated     learn the first --train values, then forecast the next
+               --horizon values from there without seeing them (true future
+               inputs are supplied when the model has inputs); score that one
+               forecast.
+
+FILE holds one value per line, or is a CSV file with a header line, from
+which --column picks y, --inputs the exogenous inputs and --time the time
+(columns by name or 0-based index). '-' reads standard input.
+
+Flags:
+`
+
+func (c *backtestCommand) flags(stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("backtest", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.data, "data", "", "the series `FILE` (required)")
+	fs.StringVar(&c.config, "config", "", "YAML configuration `FILE` (model and forecast sections; default: built-in defaults)")
+	fs.StringVar(&c.protocol, "protocol", "prequential", "`NAME` of the protocol: prequential or iterated")
+	fs.StringVar(&c.column, "column", "", "CSV column of y: `NAME|INDEX` (default: the only column not used otherwise)")
+	fs.StringVar(&c.inputs, "inputs", "", "CSV columns of the exogenous inputs, comma-separated `COLS`")
+	fs.StringVar(&c.timeColumn, "time", "", "CSV column of the time `COL` (integer, RFC 3339 or date; default: the sample number)")
+	fs.IntVar(&c.train, "train", 0, "iterated: learn the first `N` values (default: all but the last --horizon)")
+	fs.IntVar(&c.horizon, "horizon", 0, "forecast horizon `H` (default: forecast.horizon of the configuration)")
+	fs.IntVar(&c.evalFrom, "eval-from", 0, "prequential: 1-based index `K` of the first scored target (default: the first after warm-up)")
+	fs.StringVar(&c.forecasts, "forecasts", "", "write the forecast messages to `OUT.jsonl`, one per line")
+	fs.StringVar(&c.reportPath, "report", "", "write the JSON report to `OUT.json` ('-': standard output, instead of the summary)")
+	fs.StringVar(&c.plot, "plot", "", "draw actual vs forecast with its band to `OUT.svg|OUT.png|OUT.pdf`")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, backtestUsage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func (c *backtestCommand) Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := c.flags(stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := c.checkFlags(set); err != nil {
+		return err
+	}
+	cfg := DefaultConfig()
+	if c.config != "" {
+		var err error
+		if cfg, err = LoadConfig(c.config); err != nil {
+			return err
+		}
+	}
+	if set["horizon"] {
+		cfg.Forecast.Horizon = c.horizon
+	}
+	s, err := c.readData(stdin)
+	if err != nil {
+		return err
+	}
+	bt, err := c.plan(cfg, s, set, stderr)
+	if err != nil {
+		return err
+	}
+	defer bt.prog.done()
+	if c.forecasts != "" {
+		if bt.out, err = sink.CreateJSONL(c.forecasts); err != nil {
+			return err
+		}
+		defer bt.out.Close()
+	}
+	var rep *report
+	if c.protocol == "iterated" {
+		rep, err = bt.iterated(ctx)
+	} else {
+		rep, err = bt.prequential(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	rep.Data = c.data
+	if bt.out != nil {
+		if err := bt.out.Close(); err != nil {
+			return fmt.Errorf("--forecasts %s: %w", c.forecasts, err)
+		}
+	}
+	if c.plot != "" {
+		title := fmt.Sprintf("%s — %s", filepath.Base(c.data), c.protocol)
+		if err := plotForecast(c.plot, title, bt.actual, bt.band, bt.cfg.Level); err != nil {
+			return fmt.Errorf("--plot %s: %w", c.plot, err)
+		}
+	}
+	return c.writeReport(rep, stdout)
+}
+
+// checkFlags reports a usage error in the flags that were set.
+func (c *backtestCommand) checkFlags(set map[string]bool) error {
+	switch {
+	case c.data == "":
+		return usageErrorf("backtest: --data is required")
+	case c.protocol != "prequential" && c.protocol != "iterated":
+		return usageErrorf("backtest: --protocol must be prequential or iterated (got %q)", c.protocol)
+	case set["train"] && c.protocol != "iterated":
+		return usageErrorf("backtest: --train applies to --protocol iterated")
+	case set["eval-from"] && c.protocol != "prequential":
+		return usageErrorf("backtest: --eval-from applies to --protocol prequential")
+	case set["train"] && c.train < 1:
+		return usageErrorf("backtest: --train must be ≥ 1 (got %d)", c.train)
+	case set["horizon"] && c.horizon < 0:
+		return usageErrorf("backtest: --horizon must be ≥ 0 (got %d)", c.horizon)
+	case set["eval-from"] && c.evalFrom < 1:
+		return usageErrorf("backtest: --eval-from must be ≥ 1 (got %d)", c.evalFrom)
+	case c.plot != "":
+		return checkPlotPath(c.plot)
+	}
+	return nil
+}
+
+// plan checks that the protocol can run on s with cfg and returns the run.
+func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stderr io.Writer) (*backtest, error) {
+	if s.nu != cfg.Model.Inputs {
+		return nil, usageErrorf("backtest: the model has %d exogenous inputs (model.inputs) but --inputs names %d columns", cfg.Model.Inputs, s.nu)
+	}
+	bt := &backtest{
+		cfg:    cfg.Model.Learner(cfg.Forecast),
+		scale:  cfg.Model.Scale,
+		s:      s,
+		series: seriesName(c.data),
+		prog:   newProgress(stderr, s.len()),
+	}
+	warmup, H, n := bt.cfg.Warmup, bt.cfg.Horizon, s.len()
+	if c.protocol == "prequential" {
+		bt.evalFrom = warmup + 1
+		switch {
+		case n <= warmup:
+			return nil, fmt.Errorf("backtest: %s has %d values: the model is fitted after model.warmup = %d, so none would be predicted",
+				c.data, n, warmup)
+		case set["eval-from"] && c.evalFrom <= warmup:
+			return nil, usageErrorf("backtest: --eval-from %d is inside the warm-up: the model is fitted on the first %d values (model.warmup), so the first target it predicts is %d",
+				c.evalFrom, warmup, warmup+1)
+		case set["eval-from"]:
+			bt.evalFrom = c.evalFrom
+		}
+		return bt, nil
+	}
+	bt.train = n - H
+	if set["train"] {
+		bt.train = c.train
+	}
+	need := cfg.Model.depth() + cfg.Model.WorkingSet
+	switch {
+	case H < 1:
+		return nil, usageErrorf("backtest: the iterated protocol needs a horizon ≥ 1: give --horizon")
+	case bt.train > n:
+		return nil, usageErrorf("backtest: --train %d exceeds the %d values of %s", bt.train, n, c.data)
+	case bt.train < need:
+		return nil, usageErrorf("backtest: --train %d is too short to fit the model: it needs largest lag + working_set = %d values",
+			bt.train, need)
+	case s.nu > 0 && bt.train+H > n:
+		return nil, usageErrorf("backtest: the model has inputs, so the %d forecast steps need their inputs in the file: --train + --horizon must be ≤ %d (got %d)",
+			H, n, bt.train+H)
+	}
+	if bt.train < warmup {
+		// Fit on whatever the training part has (the protocol allows any
+		// warm-up fit on the data seen so far).
+		fmt.Fprintf(stderr, "backtest: --train %d is shorter than model.warmup = %d: the model is fitted on the %d training values\n",
+			bt.train, warmup, bt.train)
+		bt.cfg.Warmup = bt.train
+	}
+	return bt, nil
+}
+
+func (c *backtestCommand) readData(stdin io.Reader) (*series, error) {
+	cols := columns{y: c.column, time: c.timeColumn}
+	if c.inputs != "" {
+		for _, col := range strings.Split(c.inputs, ",") {
+			cols.inputs = append(cols.inputs, strings.TrimSpace(col))
+		}
+	}
+	r := stdin
+	if c.data != "-" {
+		f, err := os.Open(c.data)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	s, err := readSeries(r, cols)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.data, err)
+	}
+	return s, nil
+}
+
+func (c *backtestCommand) writeReport(rep *report, stdout io.Writer) error {
+	if c.reportPath != "-" {
+		if err := rep.summary(stdout); err != nil {
+			return err
+		}
+	}
+	if c.reportPath == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if c.reportPath == "-" {
+		_, err = stdout.Write(b)
+		return err
+	}
+	return os.WriteFile(c.reportPath, b, 0o644)
+}
+
+// seriesName is the series id in forecast messages: the data file's base name
+// without its extension.
+func seriesName(data string) string {
+	if data == "-" {
+		return "stdin"
+	}
+	b := filepath.Base(data)
+	return strings.TrimSuffix(b, filepath.Ext(b))
+}
+
+// backtest is one run of a Learner over a series.
+type backtest struct {
+	cfg    online.Config
+	scale  string
+	s      *series
+	series string
+	// evalFrom (prequential) is the 1-based index of the first scored
+	// target; train (iterated) the number of values learned.
+	evalFrom, train int
+	l               *online.Learner
+	out             *sink.JSONL
+	msg             sink.Message
+	prog            *progress
+
+	// Scores by horizon (index h−1) and pooled over all (h, target) pairs.
+	byH    []score
+	pooled score
+	// Timing: the duration of each Observe after the fit, and of the fit.
+	updates []int64
+	fitTime time.Duration
+	// What --plot draws.
+	actual plotter.XYs
+	band   []bandPoint
+}
+
+// observe feeds sample k to the Learner, timing the call.
+func (b *backtest) observe(k int) (online.Result, error) {
+	var u []float64
+	if b.s.nu > 0 {
+		u = b.s.inputs(k)
+	}
+	wasFitted := b.l.Fitted()
+	start := time.Now()
+	res, err := b.l.Observe(online.Observation{T: b.s.t[k], Y: b.s.y[k], U: u})
+	d := time.Since(start)
+	if err != nil {
+		return res, fmt.Errorf("line %d: %w", b.s.line[k], err)
+	}
+	switch {
+	case wasFitted:
+		b.updates = append(b.updates, int64(d))
+	case b.l.Fitted():
+		b.fitTime = d
+	}
+	b.prog.update(k + 1)
+	return res, nil
+}
+
+// prequential predicts, then learns, every value in order. A target k
+// (0-based; 1-based index k+1 ≥ evalFrom) is scored at h = 1 by the one-step
+// prediction the Learner made for it before learning it, and at h ≥ 2 by step
+// h of the forecast issued after learning sample k−h. Step 1 of an issued
+// forecast is the next sample's one-step prediction itself (same state, same
+// regressor), so it is not scored twice.
+func (b *backtest) prequential(ctx context.Context) (*report, error) {
+	var err error
+	if b.l, err = online.NewLearner(b.cfg); err != nil {
+		return nil, err
+	}
+	n := b.s.len()
+	b.byH = make([]score, max(b.cfg.Horizon, 1))
+	z := distuv.UnitNormal.Quantile(0.5 + b.cfg.Level/2)
+	from := b.evalFrom - 1 // 0-based index of the first scored target
+	for k := range n {
+		if k%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		res, err := b.observe(k)
+		if err != nil {
+			return nil, err
+		}
+		if res.Fitted && k >= from {
+			b.add(1, b.s.y[k], res.Prediction, res.Std)
+			tk := float64(b.s.t[k])
+			b.actual = append(b.actual, plotter.XY{X: tk, Y: b.s.y[k]})
+			b.band = append(b.band, bandPoint{t: tk, mean: res.Prediction,
+				lo: res.Prediction - z*res.Std, hi: res.Prediction + z*res.Std})
+		}
+		for _, st := range res.Forecast {
+			if j := k + st.H; st.H >= 2 && j < n && j >= from {
+				b.add(st.H, b.s.y[j], st.Mean, st.Std)
+			}
+		}
+		if err := b.write(k, res); err != nil {
+			return nil, err
+		}
+	}
+	b.prog.done()
+	rep := b.report("prequential", n)
+	rep.EvalFrom = b.evalFrom
+	rep.NEval = max(n-from, 0)
+	return rep, nil
+}
+
+// iterated learns the first train values, then scores one forecast of H steps
+// against the values that follow (those the file has).
+func (b *backtest) iterated(ctx context.Context) (*report, error) {
+	train := b.train
+	// Periodic forecasts during training are not scored: switch them off so
+	// they do not cost time.
+	H := b.cfg.Horizon
+	lc := b.cfg
+	lc.Horizon = 0
+	var err error
+	if b.l, err = online.NewLearner(lc); err != nil {
+		return nil, err
+	}
+	for k := range train {
+		if k%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if _, err := b.observe(k); err != nil {
+			return nil, err
+		}
+	}
+	b.prog.done()
+	var inputs [][]float64
+	if b.s.nu > 0 {
+		inputs = make([][]float64, H)
+		for h := range inputs {
+			inputs[h] = b.s.inputs(train + h)
+		}
+	}
+	steps := make([]online.ForecastStep, H)
+	if err := b.l.Forecast(steps, inputs); err != nil {
+		return nil, err
+	}
+	b.byH = make([]score, H)
+	nEval := 0
+	for _, st := range steps {
+		j := train + st.H - 1
+		if j >= b.s.len() {
+			break
+		}
+		b.add(st.H, b.s.y[j], st.Mean, st.Std)
+		nEval++
+	}
+	for j := max(0, train-2*H); j < min(b.s.len(), train+H); j++ {
+		b.actual = append(b.actual, plotter.XY{X: float64(b.s.t[j]), Y: b.s.y[j]})
+	}
+	for _, st := range steps {
+		b.band = append(b.band, bandPoint{t: float64(st.T), mean: st.Mean, lo: st.Lo, hi: st.Hi})
+	}
+	if b.out != nil {
+		b.msg.Series, b.msg.T, b.msg.Observed = b.series, b.s.t[train-1], nil
+		b.msg.SetSteps(steps)
+		b.msg.IssuedAt = time.Now().UTC()
+		b.msg.Model = modelInfo(b.l)
+		if err := b.out.Write(&b.msg); err != nil {
+			return nil, err
+		}
+	}
+	rep := b.report("iterated", train)
+	rep.NEval = nEval
+	rep.Config.Horizon = H
+	rep.Cumulative = cumulative(steps, b.s.y[train:min(b.s.len(), train+H)])
+	return rep, nil
+}
+
+func (b *backtest) add(h int, y, mean, std float64) {
+	b.byH[h-1].add(y, mean, std)
+	b.pooled.add(y, mean, std)
+}
+
+// write emits the message of observation k when there is something to say.
+func (b *backtest) write(k int, res online.Result) error {
+	if b.out == nil || (!res.Fitted && res.Forecast == nil) {
+		return nil
+	}
+	b.msg.SetResult(b.series, b.s.t[k], b.s.y[k], res)
+	b.msg.IssuedAt = time.Now().UTC()
+	b.msg.Model = modelInfo(b.l)
+	return b.out.Write(&b.msg)
+}
+
+// modelInfo summarises l's model for forecast messages, in the model's
+// standardised units.
+func modelInfo(l *online.Learner) sink.ModelInfo {
+	m := l.Model()
+	info := m.Info()
+	cfg := m.Config()
+	return sink.ModelInfo{
+		M:        info.M,
+		Lags:     cfg.Embedding.YLags,
+		Sigma2:   cfg.Kernel.Sigma2,
+		Gamma:    info.Gamma,
+		NoiseStd: math.Sqrt(info.NoiseVar),
+		DEff:     info.DEff,
+		Swaps:    info.Swaps,
+	}
+}
+
+// cumulative scores the first k steps of an iterated forecast for a few k
+// (10, 20, 50, 100, …, and all steps): the Santa Fe protocol quotes the NMSE
+// of the first 20 steps beside that of all 100.
+func cumulative(steps []online.ForecastStep, truth []float64) []cumulativeMetrics {
+	var out []cumulativeMetrics
+	var s score
+	n := min(len(steps), len(truth))
+	for i := range n {
+		s.add(truth[i], steps[i].Mean, steps[i].Std)
+		k := i + 1
+		if k == n || (k >= 10 && slices.Contains([]int{10, 20, 50}, k)) || (k >= 100 && k%100 == 0) {
+			out = append(out, cumulativeMetrics{Steps: k, metrics: s.metrics()})
+		}
+	}
+	return out
+}
+
+// report is the machine-readable result of a backtest.
+type report struct {
+	Protocol string          `json:"protocol"`
+	Data     string          `json:"data"`
+	Config   effectiveConfig `json:"config"`
+	// NTrain is the number of values learned before the first scored target
+	// (iterated: --train; prequential: all values, each learned after its
+	// prediction).
+	NTrain int `json:"n_train"`
+	// NEval is the number of target values in the evaluated range; metrics.n
+	// counts the scored (h, target) pairs.
+	NEval    int `json:"n_eval"`
+	EvalFrom int `json:"eval_from,omitempty"`
+	Metrics  struct {
+		metrics
+		ByHorizon []horizonMetrics `json:"by_horizon"`
+	} `json:"metrics"`
+	// Cumulative (iterated only): metrics over the first k steps.
+	Cumulative []cumulativeMetrics `json:"cumulative,omitempty"`
+	Timing     timing              `json:"timing"`
+	Model      modelReport         `json:"model"`
+}
+
+type horizonMetrics struct {
+	H int `json:"h"`
+	metrics
+}
+
+type cumulativeMetrics struct {
+	Steps int `json:"steps"`
+	metrics
+}
+
+// timing is wall-clock time of the Learner's calls: update_* of each Observe
+// after the fit (predict, learn, and the periodic forecast when one is
+// issued), samples_per_s = learned samples / their total Observe time.
+type timing struct {
+	Updates     int       `json:"updates"`
+	UpdateNsP50 int64     `json:"update_ns_p50"`
+	UpdateNsP99 int64     `json:"update_ns_p99"`
+	SamplesPerS jsonFloat `json:"samples_per_s"`
+	FitMs       float64   `json:"fit_ms"`
+}
+
+// effectiveConfig is the configuration the Learner ran with: the lags and
+// σ² it chose at the fit when they were auto, and the γ it started from (the
+// model section of the report has the current γ).
+type effectiveConfig struct {
+	Lags           []int   `json:"lags"`
+	LagCandidates  []int   `json:"lag_candidates,omitempty"`
+	Inputs         int     `json:"inputs"`
+	InputLags      []int   `json:"input_lags"`
+	WorkingSet     int     `json:"working_set"`
+	Kernel         string  `json:"kernel"`
+	Sigma2         float64 `json:"sigma2"`
+	Sigma2Auto     bool    `json:"sigma2_auto"`
+	Degree         int     `json:"degree,omitempty"`
+	Offset         float64 `json:"offset,omitempty"`
+	Gamma          float64 `json:"gamma"`
+	GammaAuto      bool    `json:"gamma_auto"`
+	Forgetting     float64 `json:"forgetting"`
+	Warmup         int     `json:"warmup"`
+	Cutoff         float64 `json:"cutoff"`
+	Window         int     `json:"window"`
+	SwapInterval   int     `json:"swap_interval"`
+	NoiseEvery     int     `json:"noise_every"`
+	Seed           uint64  `json:"seed"`
+	Scale          string  `json:"scale"`
+	SelectIter     int     `json:"select_iter"`
+	SelectPatience int     `json:"select_patience"`
+	Horizon        int     `json:"horizon"`
+	Every          int     `json:"every"`
+	Level          float64 `json:"level"`
+}
+
+// modelReport is the model's state at the end of the run.
+type modelReport struct {
+	M             int     `json:"m"`
+	Rank          int     `json:"rank"`
+	Sigma2        float64 `json:"sigma2"`
+	Gamma         float64 `json:"gamma"`
+	NoiseStd      float64 `json:"noise_std"`
+	DEff          float64 `json:"d_eff"`
+	Swaps         int     `json:"swaps"`
+	EigenRefresh  int     `json:"eigen_refresh"`
+	SamplesWeight float64 `json:"samples_weight"`
+	Entropy       float64 `json:"entropy"`
+}
+
+func (b *backtest) report(protocol string, nTrain int) *report {
+	c := b.cfg
+	k := c.Model.Kernel
+	rep := &report{Protocol: protocol, NTrain: nTrain}
+	lags := c.Model.Embedding.YLags
+	if b.l.Fitted() {
+		mc := b.l.Model().Config()
+		lags, k.Sigma2 = mc.Embedding.YLags, mc.Kernel.Sigma2
+	}
+	rep.Config = effectiveConfig{
+		Lags: lags, LagCandidates: c.LagCandidates, Inputs: c.Model.Embedding.Inputs(),
+		WorkingSet: c.Model.Size, Kernel: k.Type.String(), Sigma2: k.Sigma2, Sigma2Auto: c.AutoSigma2,
+		Gamma: c.Model.Gamma, GammaAuto: c.Model.AutoGamma, Forgetting: c.Model.Forgetting, Warmup: c.Warmup, Cutoff: c.Model.Cutoff,
+		Window: c.Model.Window, SwapInterval: c.Model.SwapInterval, NoiseEvery: c.Model.NoiseEvery,
+		Seed: c.Model.Seed, Scale: b.scale, SelectIter: c.Model.Select.MaxIter,
+		SelectPatience: c.Model.Select.Patience, Horizon: c.Horizon, Every: c.Every, Level: c.Level,
+	}
+	rep.Config.InputLags = []int{}
+	if rep.Config.Inputs > 0 {
+		rep.Config.InputLags = c.Model.Embedding.InputLags[0]
+	}
+	if k.Type.String() == "poly" {
+		rep.Config.Degree, rep.Config.Offset = k.Degree, k.Offset
+	}
+	rep.Metrics.metrics = b.pooled.metrics()
+	for h := range b.byH {
+		rep.Metrics.ByHorizon = append(rep.Metrics.ByHorizon, horizonMetrics{H: h + 1, metrics: b.byH[h].metrics()})
+	}
+	sorted := slices.Clone(b.updates)
+	slices.Sort(sorted)
+	var total int64
+	for _, d := range sorted {
+		total += d
+	}
+	rep.Timing = timing{Updates: len(sorted), UpdateNsP50: percentile(sorted, 0.5), UpdateNsP99: percentile(sorted, 0.99),
+		SamplesPerS: jsonFloat(math.NaN()), FitMs: float64(b.fitTime) / 1e6}
+	if total > 0 {
+		rep.Timing.SamplesPerS = jsonFloat(float64(len(sorted)) / (float64(total) / 1e9))
+	}
+	if b.l.Fitted() {
+		m := b.l.Model()
+		info := m.Info()
+		rep.Model = modelReport{M: info.M, Rank: info.Rank, Sigma2: m.Config().Kernel.Sigma2, Gamma: info.Gamma,
+			NoiseStd: modelInfo(b.l).NoiseStd, DEff: info.DEff, Swaps: info.Swaps, EigenRefresh: info.EigenRefresh,
+			SamplesWeight: info.SamplesWeight, Entropy: info.Entropy}
+	}
+	return rep
+}
+
+// summary writes a short human-readable account of rep.
+func (r *report) summary(w io.Writer) error {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "backtest %s (%s): ", r.Data, r.Protocol)
+	if r.Protocol == "iterated" {
+		fmt.Fprintf(&sb, "learned %d values, forecast %d steps, %d scored\n", r.NTrain, r.Config.Horizon, r.NEval)
+	} else {
+		fmt.Fprintf(&sb, "%d values, targets %d.. scored (%d), horizons 1..%d\n", r.NTrain, r.EvalFrom, r.NEval, len(r.Metrics.ByHorizon))
+	}
+	fmt.Fprintf(&sb, "  model: M = %d (rank %d), lags %s, σ² = %.4g, γ = %.4g, noise std %.4g (standardised), d_eff %.1f, %d swaps\n",
+		r.Model.M, r.Model.Rank, lagString(r.Config.Lags), r.Model.Sigma2, r.Model.Gamma, r.Model.NoiseStd, r.Model.DEff, r.Model.Swaps)
+	fmt.Fprintf(&sb, "  %-12s %6s %10s %10s %10s %10s %10s\n", "", "n", "NMSE", "RMSE", "MAE", "cover95", "NLPD")
+	row := func(name string, m metrics) {
+		fmt.Fprintf(&sb, "  %-12s %6d %10s %10s %10s %10s %10s\n", name, m.N, fmtMetric(m.NMSE), fmtMetric(m.RMSE),
+			fmtMetric(m.MAE), fmtMetric(m.Coverage95), fmtMetric(m.NLPD))
+	}
+	row("all", r.Metrics.metrics)
+	if r.Protocol == "iterated" {
+		for _, c := range r.Cumulative {
+			row(fmt.Sprintf("steps 1..%d", c.Steps), c.metrics)
+		}
+	} else {
+		for _, h := range r.Metrics.ByHorizon {
+			if h.H == 1 || h.H == len(r.Metrics.ByHorizon) || slices.Contains([]int{2, 5, 10, 20, 50, 100}, h.H) {
+				row(fmt.Sprintf("h = %d", h.H), h.metrics)
+			}
+		}
+	}
+	t := r.Timing
+	if t.Updates == 0 {
+		fmt.Fprintf(&sb, "  timing: fit %.1f ms; no updates after the fit\n", t.FitMs)
+	} else {
+		fmt.Fprintf(&sb, "  timing: fit %.1f ms; %d updates, p50 %.1f µs, p99 %.1f µs, %s samples/s\n",
+			t.FitMs, t.Updates, float64(t.UpdateNsP50)/1e3, float64(t.UpdateNsP99)/1e3, fmtMetric(t.SamplesPerS))
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+func fmtMetric(f jsonFloat) string {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+// lagString abbreviates 1..p lag lists.
+func lagString(l []int) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	if len(l) > 2 && l[0] == 1 && l[len(l)-1] == len(l) {
+		return fmt.Sprintf("1..%d", len(l))
+	}
+	return fmt.Sprint(l)
+}
+
+// progress draws a progress bar on a terminal, for runs that take longer
+// than half a second; it draws nothing when stderr is not a terminal.
+type progress struct {
+	w            io.Writer
+	total        int
+	start, drawn time.Time
+	on, shown    bool
+}
+
+func newProgress(stderr io.Writer, total int) *progress {
+	f, ok := stderr.(*os.File)
+	return &progress{w: stderr, total: total, start: time.Now(), on: ok && term.IsTerminal(int(f.Fd()))}
+}
+
+func (p *progress) update(done int) {
+	if !p.on || done%64 != 0 {
+		return
+	}
+	now := time.Now()
+	if now.Sub(p.start) < 500*time.Millisecond || now.Sub(p.drawn) < 100*time.Millisecond {
+		return
+	}
+	p.drawn, p.shown = now, true
+	const width = 40
+	frac := float64(done) / float64(max(p.total, 1))
+	bar := strings.Repeat("█", int(frac*width)) + strings.Repeat("░", width-int(frac*width))
+	fmt.Fprintf(p.w, "\r%s %3.0f%% %d/%d", bar, 100*frac, done, p.total)
+}
+
+func (p *progress) done() {
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.shown = false
+	}
+}

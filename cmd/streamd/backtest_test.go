@@ -1,0 +1,389 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/streamd/streamd/internal/sink"
+)
+
+// sineFile writes n values of sin(2πk/period) + noise·N(0,1), one per line.
+func sineFile(t *testing.T, n int, period, noise float64) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(1, 2))
+	var b strings.Builder
+	for k := range n {
+		fmt.Fprintf(&b, "%.10g\n", math.Sin(2*math.Pi*float64(k)/period)+noise*rng.NormFloat64())
+	}
+	return writeFile(t, "sine.dat", b.String())
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// sineConfig: lags 1..4 of a sine (an exact AR(2) process, so a kernel model
+// on four lags has little to learn), a small working set and warm-up to keep
+// the test fast.
+const sineConfig = `
+model:
+  lags: 4
+  working_set: 30
+  warmup: 200
+  kernel: {type: rbf, sigma2: 8}
+  gamma: 1000
+  swap_interval: 10
+forecast: {horizon: 10, every: 1, level: 0.95}
+`
+
+// backtestRun runs `streamd backtest args...` and returns stdout, stderr and
+// the exit code main would return.
+func backtestRun(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), append([]string{"backtest"}, args...), strings.NewReader(""), &out, &errb)
+	code = exitCode(err, &errb)
+	return out.String(), errb.String(), code
+}
+
+// reportJSON mirrors the report's JSON with plain types, so that the test
+// checks the wire names rather than the Go structs.
+type reportJSON struct {
+	Protocol string         `json:"protocol"`
+	Data     string         `json:"data"`
+	Config   map[string]any `json:"config"`
+	NTrain   int            `json:"n_train"`
+	NEval    int            `json:"n_eval"`
+	Metrics  struct {
+		NMSE, RMSE, MAE, Coverage95, NLPD *float64
+		ByHorizon                         []struct {
+			H, N                              int
+			NMSE, RMSE, MAE, Coverage95, NLPD *float64
+		} `json:"by_horizon"`
+	} `json:"metrics"`
+	Timing struct {
+		UpdateNsP50 int64    `json:"update_ns_p50"`
+		UpdateNsP99 int64    `json:"update_ns_p99"`
+		SamplesPerS *float64 `json:"samples_per_s"`
+		FitMs       float64  `json:"fit_ms"`
+	} `json:"timing"`
+	Model map[string]any `json:"model"`
+}
+
+func readReport(t *testing.T, b []byte) reportJSON {
+	t.Helper()
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, b)
+	}
+	for _, k := range []string{"protocol", "data", "config", "n_train", "n_eval", "metrics", "timing", "model"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("report lacks %q", k)
+		}
+	}
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(raw["metrics"], &m)
+	for _, k := range []string{"nmse", "rmse", "mae", "coverage95", "nlpd", "by_horizon"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("report.metrics lacks %q", k)
+		}
+	}
+	var r reportJSON
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func val(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+func TestBacktestPrequential(t *testing.T) {
+	const n, warmup, H = 600, 200, 10
+	data := sineFile(t, n, 20, 0.01)
+	cfg := writeFile(t, "sine.yaml", sineConfig)
+	dir := t.TempDir()
+	reportPath, fcPath, plotPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "f.jsonl"), filepath.Join(dir, "p.svg")
+	stdout, stderr, code := backtestRun(t, "--data", data, "--config", cfg,
+		"--report", reportPath, "--forecasts", fcPath, "--plot", plotPath)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "prequential") || !strings.Contains(stdout, "NMSE") {
+		t.Errorf("summary:\n%s", stdout)
+	}
+	b, err := os.ReadFile(reportPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := readReport(t, b)
+	if r.Protocol != "prequential" || r.NTrain != n || r.NEval != n-warmup {
+		t.Errorf("protocol %q, n_train %d, n_eval %d", r.Protocol, r.NTrain, r.NEval)
+	}
+	if got := r.Config["working_set"]; got != 30.0 {
+		t.Errorf("config.working_set = %v", got)
+	}
+	if len(r.Metrics.ByHorizon) != H {
+		t.Fatalf("%d horizons, want %d", len(r.Metrics.ByHorizon), H)
+	}
+	for i, h := range r.Metrics.ByHorizon {
+		// Step h of a forecast issued at k scores target k+h: the first h−1
+		// targets after warm-up have no forecast of that step.
+		want := n - warmup - max(h.H-1, 0)
+		if h.H != i+1 || h.N != want {
+			t.Errorf("by_horizon[%d]: h %d n %d, want h %d n %d", i, h.H, h.N, i+1, want)
+		}
+		if nmse := val(h.NMSE); !(nmse < 0.1) {
+			t.Errorf("h = %d: NMSE %v on a clean sine", h.H, nmse)
+		}
+		if c := val(h.Coverage95); !(c >= 0 && c <= 1) {
+			t.Errorf("h = %d: coverage %v", h.H, c)
+		}
+	}
+	if nmse := val(r.Metrics.ByHorizon[0].NMSE); !(nmse < 0.05) {
+		t.Errorf("one-step NMSE %v on a clean sine", nmse)
+	}
+	if nmse := val(r.Metrics.NMSE); !(nmse < 0.1) {
+		t.Errorf("pooled NMSE %v", nmse)
+	}
+	tm := r.Timing
+	if !(tm.UpdateNsP50 > 0 && tm.UpdateNsP99 >= tm.UpdateNsP50 && val(tm.SamplesPerS) > 0 && tm.FitMs > 0) {
+		t.Errorf("timing %+v", tm)
+	}
+	if r.Model["m"] != 30.0 {
+		t.Errorf("model %v", r.Model)
+	}
+
+	// One message at the fit (a forecast, no verdict), then one per sample.
+	msgs := readMessages(t, fcPath)
+	if len(msgs) != n-warmup+1 {
+		t.Fatalf("%d messages, want %d", len(msgs), n-warmup+1)
+	}
+	if msgs[0].Observed != nil || msgs[0].T != warmup {
+		t.Errorf("first message %+v", msgs[0])
+	}
+	for i, m := range msgs {
+		if len(m.Steps) != H || m.Series != "sine" || m.Model.M != 30 {
+			t.Fatalf("message %d: %d steps, series %q, m %d", i, len(m.Steps), m.Series, m.Model.M)
+		}
+		if i > 0 && (m.Observed == nil || m.T != int64(warmup+i)) {
+			t.Fatalf("message %d: t %d, observed %v", i, m.T, m.Observed)
+		}
+		if s := m.Steps[H-1]; s.H != H || s.T != m.T+H || !(s.Lo <= s.Mean && s.Mean <= s.Hi) {
+			t.Fatalf("message %d: last step %+v", i, s)
+		}
+	}
+	checkPlot(t, plotPath)
+}
+
+func TestBacktestEvalFrom(t *testing.T) {
+	data := sineFile(t, 400, 20, 0.01)
+	cfg := writeFile(t, "sine.yaml", sineConfig)
+	stdout, stderr, code := backtestRun(t, "--data", data, "--config", cfg, "--eval-from", "301", "--horizon", "3", "--report", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r := readReport(t, []byte(stdout)) // --report - writes only the JSON
+	if r.NEval != 100 || r.Metrics.ByHorizon[0].N != 100 || r.Metrics.ByHorizon[2].N != 100 {
+		t.Errorf("n_eval %d, by_horizon %+v", r.NEval, r.Metrics.ByHorizon)
+	}
+}
+
+func TestBacktestIterated(t *testing.T) {
+	const n, train, H = 600, 500, 50
+	data := sineFile(t, n, 20, 0.01)
+	cfg := writeFile(t, "sine.yaml", sineConfig)
+	dir := t.TempDir()
+	fcPath, plotPath := filepath.Join(dir, "f.jsonl"), filepath.Join(dir, "p.png")
+	stdout, stderr, code := backtestRun(t, "--data", data, "--config", cfg, "--protocol", "iterated",
+		"--train", fmt.Sprint(train), "--horizon", fmt.Sprint(H), "--report", "-", "--forecasts", fcPath, "--plot", plotPath)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r := readReport(t, []byte(stdout))
+	if r.Protocol != "iterated" || r.NTrain != train || r.NEval != H || len(r.Metrics.ByHorizon) != H {
+		t.Errorf("protocol %q, n_train %d, n_eval %d, %d horizons", r.Protocol, r.NTrain, r.NEval, len(r.Metrics.ByHorizon))
+	}
+	if nmse := val(r.Metrics.NMSE); !(nmse < 0.1) {
+		t.Errorf("%d-step iterated NMSE %v on a clean sine", H, nmse)
+	}
+	if r.Timing.UpdateNsP50 <= 0 {
+		t.Errorf("timing %+v", r.Timing)
+	}
+	msgs := readMessages(t, fcPath)
+	if len(msgs) != 1 || len(msgs[0].Steps) != H || msgs[0].T != train || msgs[0].Observed != nil {
+		t.Fatalf("messages %+v", msgs)
+	}
+	if s := msgs[0].Steps; s[0].T != train+1 || s[H-1].T != train+H {
+		t.Errorf("step times %d..%d", s[0].T, s[H-1].T)
+	}
+	checkPlot(t, plotPath)
+}
+
+// TestBacktestIteratedUsesFutureInputs: a static regression y = sinc(x) on
+// the current input only. Its forecast is only good if the true future inputs
+// of the file are used (holding the last input would give NMSE ≈ 1 or worse).
+func TestBacktestIteratedUsesFutureInputs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var b strings.Builder
+	b.WriteString("time,x,y\n")
+	for k := range 400 {
+		x := -10 + 20*rng.Float64()
+		fmt.Fprintf(&b, "%d,%.10g,%.10g\n", 1000+5*k, x, sinc(x)+0.01*rng.NormFloat64())
+	}
+	data := writeFile(t, "sinc.csv", b.String())
+	cfg := writeFile(t, "sinc.yaml", `
+model: {lags: 0, inputs: 1, input_lags: [0], working_set: 20, warmup: 300, kernel: {sigma2: 1}, gamma: 1000}
+`)
+	stdout, stderr, code := backtestRun(t, "--data", data, "--config", cfg, "--column", "y", "--inputs", "1",
+		"--time", "time", "--protocol", "iterated", "--train", "350", "--horizon", "50", "--report", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r := readReport(t, []byte(stdout))
+	if nmse := val(r.Metrics.NMSE); !(nmse < 0.1) {
+		t.Errorf("static sinc NMSE %v with the true future inputs", nmse)
+	}
+	if r.Config["inputs"] != 1.0 {
+		t.Errorf("config %v", r.Config)
+	}
+}
+
+func sinc(x float64) float64 {
+	if x == 0 {
+		return 1
+	}
+	return math.Sin(x) / x
+}
+
+func TestBacktestUsageErrors(t *testing.T) {
+	data := sineFile(t, 300, 20, 0.01)
+	cfg := writeFile(t, "sine.yaml", sineConfig)
+	bad := writeFile(t, "bad.yaml", "model: {working_set: 1}\n")
+	csvData := writeFile(t, "two.csv", "a,b\n1,2\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no data", nil, 2, "--data"},
+		{"unknown flag", []string{"--dat", data}, 2, "dat"},
+		{"stray argument", []string{"--data", data, "extra"}, 2, "extra"},
+		{"bad protocol", []string{"--data", data, "--protocol", "batch"}, 2, "batch"},
+		{"train with prequential", []string{"--data", data, "--train", "100"}, 2, "--train"},
+		{"eval-from with iterated", []string{"--data", data, "--protocol", "iterated", "--eval-from", "5"}, 2, "--eval-from"},
+		{"eval-from in warm-up", []string{"--data", data, "--config", cfg, "--eval-from", "100"}, 2, "warm-up"},
+		{"plot type", []string{"--data", data, "--plot", "out.gif"}, 2, ".svg"},
+		{"train beyond the data", []string{"--data", data, "--config", cfg, "--protocol", "iterated", "--train", "301"}, 2, "exceeds"},
+		{"train too short to fit", []string{"--data", data, "--config", cfg, "--protocol", "iterated", "--train", "20"}, 2, "too short"},
+		{"inputs without a model input", []string{"--data", csvData, "--column", "a", "--inputs", "b"}, 2, "model.inputs"},
+		{"ambiguous column", []string{"--data", csvData}, 2, "--column"},
+		{"no such column", []string{"--data", csvData, "--column", "c"}, 2, "no such column"},
+		{"missing file", []string{"--data", filepath.Join(t.TempDir(), "none.dat")}, 1, "none.dat"},
+		{"invalid config", []string{"--data", data, "--config", bad}, 1, "model.working_set: must be ≥ 2 (got 1)"},
+		{"too little data", []string{"--data", data}, 1, "model.warmup = 500"},
+		{"help", []string{"-h"}, 0, "-protocol"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := backtestRun(t, tc.args...)
+			if code != tc.code || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d (want %d), stderr %q does not contain %q; stdout %q", code, tc.code, stderr, tc.want, stdout)
+			}
+		})
+	}
+}
+
+func readMessages(t *testing.T, path string) []sink.Message {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var msgs []sink.Message
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m sink.Message
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("line %d: %v", len(msgs)+1, err)
+		}
+		msgs = append(msgs, m)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return msgs
+}
+
+func checkPlot(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch filepath.Ext(path) {
+	case ".svg":
+		if !bytes.HasPrefix(b, []byte("<?xml")) && !bytes.HasPrefix(b, []byte("<svg")) {
+			t.Errorf("%s does not start like SVG: %q", path, b[:min(len(b), 20)])
+		}
+	case ".png":
+		if !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+			t.Errorf("%s lacks the PNG magic", path)
+		}
+	}
+	if len(b) < 1000 {
+		t.Errorf("%s has only %d bytes", path, len(b))
+	}
+}
+
+// TestBacktestStdin reads the series from standard input (--data -).
+func TestBacktestStdin(t *testing.T) {
+	b, err := os.ReadFile(sineFile(t, 300, 20, 0.01))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeFile(t, "sine.yaml", sineConfig)
+	var out, errb bytes.Buffer
+	err = run(context.Background(), []string{"backtest", "--data", "-", "--config", cfg, "--report", "-"},
+		bytes.NewReader(b), &out, &errb)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	if r := readReport(t, out.Bytes()); r.NEval != 100 || r.Data != "-" {
+		t.Errorf("n_eval %d, data %q", r.NEval, r.Data)
+	}
+}
+
+// TestBacktestCancel: an interrupted run stops with the context's error.
+func TestBacktestCancel(t *testing.T) {
+	data := sineFile(t, 300, 20, 0.01)
+	cfg := writeFile(t, "sine.yaml", sineConfig)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	err := run(ctx, []string{"backtest", "--data", data, "--config", cfg}, nil, &out, &errb)
+	if !errors.Is(err, context.Canceled) || exitCode(err, &errb) != 1 {
+		t.Errorf("got %v", err)
+	}
+}

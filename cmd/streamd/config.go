@@ -1,0 +1,770 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"path"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/streamd/streamd/internal/narx"
+	"github.com/streamd/streamd/internal/online"
+)
+
+// Config is the YAML configuration of streamd (DESIGN §4). The model and
+// forecast sections are shared by `run` and `backtest`; the others configure
+// the daemon. Every key is optional: DefaultConfig holds the value of each one
+// that is left out, and config/default.yaml documents them all.
+type Config struct {
+	Kafka    KafkaConfig    `yaml:"kafka"`
+	HTTP     HTTPConfig     `yaml:"http"`
+	Model    ModelConfig    `yaml:"model"`
+	Robust   RobustConfig   `yaml:"robust"`
+	Forecast ForecastConfig `yaml:"forecast"`
+	// Series overrides model keys for the series whose id matches a glob.
+	Series []SeriesConfig `yaml:"series"`
+}
+
+// KafkaConfig says where records come from and where results go.
+type KafkaConfig struct {
+	Brokers         []string `yaml:"brokers"`
+	Group           string   `yaml:"group"`
+	InputTopics     []string `yaml:"input_topics"`
+	ForecastTopic   string   `yaml:"forecast_topic"`
+	StateTopic      string   `yaml:"state_topic"`
+	DeadLetterTopic string   `yaml:"dead_letter_topic"`
+	// MaxRecordBytes rejects larger input records (to the dead-letter topic).
+	MaxRecordBytes int `yaml:"max_record_bytes"`
+	// Fields names the keys of an input value.
+	Fields FieldsConfig `yaml:"fields"`
+}
+
+// FieldsConfig names the JSON keys of an input value
+// {"series": "s1", "t": 1037, "y": 86.0, "u": [0.3]}.
+type FieldsConfig struct {
+	Series string `yaml:"series"`
+	T      string `yaml:"t"`
+	Y      string `yaml:"y"`
+	U      string `yaml:"u"`
+}
+
+// HTTPConfig is the metrics and health endpoint.
+type HTTPConfig struct {
+	Listen string `yaml:"listen"`
+}
+
+// ModelConfig is the model section: the NARX embedding, the kernel, the
+// fixed-size LS-SVM and the Learner's warm-up and normalisation.
+type ModelConfig struct {
+	// Lags of y: auto, a count p (lags 1..p; 0 = none) or a list.
+	Lags Lags `yaml:"lags"`
+	// InputLags applies to each exogenous input: a count q (lags 1..q) or a
+	// list in which 0 (the current input) is allowed.
+	InputLags Lags `yaml:"input_lags"`
+	// Inputs is the number n_u of exogenous inputs.
+	Inputs     int           `yaml:"inputs"`
+	WorkingSet int           `yaml:"working_set"`
+	Kernel     KernelConfig  `yaml:"kernel"`
+	Gamma      Auto[float64] `yaml:"gamma"`
+	Forgetting float64       `yaml:"forgetting"`
+	Warmup     int           `yaml:"warmup"`
+	Cutoff     float64       `yaml:"cutoff"`
+	Window     Auto[int]     `yaml:"window"`
+	// SwapInterval is the minimum number of samples between working-set swap
+	// tests; 0 freezes the working set after the fit.
+	SwapInterval int       `yaml:"swap_interval"`
+	NoiseEvery   int       `yaml:"noise_every"`
+	Seed         uint64    `yaml:"seed"`
+	Scale        string    `yaml:"scale"`
+	SelectIter   Auto[int] `yaml:"select_iter"`
+	// SelectPatience stops the batch entropy search after this many
+	// consecutive rejected swaps.
+	SelectPatience Auto[int] `yaml:"select_patience"`
+}
+
+// KernelConfig is model.kernel.
+type KernelConfig struct {
+	Type   string        `yaml:"type"`
+	Sigma2 Auto[float64] `yaml:"sigma2"`
+	Degree int           `yaml:"degree"`
+	Offset float64       `yaml:"offset"`
+}
+
+// RobustConfig is the robust reweighting of DESIGN §3.
+type RobustConfig struct {
+	Enabled bool    `yaml:"enabled"`
+	Weight  string  `yaml:"weight"`
+	C1      float64 `yaml:"c1"`
+	C2      float64 `yaml:"c2"`
+	// Window is the number of recent residuals of the robust scale estimate.
+	Window int `yaml:"window"`
+	// Clean feeds an outlier's one-step prediction, not the outlier, into the
+	// lag buffer.
+	Clean bool `yaml:"clean"`
+}
+
+// ForecastConfig is the forecast section.
+type ForecastConfig struct {
+	Horizon int     `yaml:"horizon"`
+	Every   int     `yaml:"every"`
+	Level   float64 `yaml:"level"`
+}
+
+// SeriesConfig overrides model keys for the series whose id matches Match
+// (path.Match syntax). Model holds only the keys it sets; they apply on top
+// of the top-level model section.
+type SeriesConfig struct {
+	Match string    `yaml:"match"`
+	Model yaml.Node `yaml:"model"`
+}
+
+// autoLagOrders are the lag orders p (lags 1..p) among which `lags: auto`
+// chooses by level-3 evidence on the warm-up window.
+var autoLagOrders = []int{1, 2, 3, 4, 6, 8, 10, 12, 16, 20, 25, 30}
+
+// Model defaults that are not a plain value of a key.
+const (
+	// DefaultAutoGamma is the γ a model starts from with `gamma: auto`,
+	// until the first level-2 inference (at the fit) replaces it.
+	DefaultAutoGamma = 100.0
+	// maxLags bounds a lag count or a lag, to refuse typos that would allocate
+	// gigabytes.
+	maxLags = 10000
+)
+
+// DefaultConfig returns the configuration used for every key a file leaves
+// out. It is the only place defaults are written down (config/default.yaml
+// restates them and a test keeps the two equal).
+func DefaultConfig() Config {
+	return Config{
+		Kafka: KafkaConfig{
+			Brokers:         []string{"127.0.0.1:9092"},
+			Group:           "streamd",
+			InputTopics:     []string{"series"},
+			ForecastTopic:   "forecasts",
+			StateTopic:      "streamd-state",
+			DeadLetterTopic: "series-dlq",
+			MaxRecordBytes:  1 << 20,
+			Fields:          FieldsConfig{Series: "series", T: "t", Y: "y", U: "u"},
+		},
+		HTTP: HTTPConfig{Listen: "127.0.0.1:9464"},
+		Model: ModelConfig{
+			Lags:           Lags{Auto: true},
+			InputLags:      Lags{},
+			Inputs:         0,
+			WorkingSet:     100,
+			Kernel:         KernelConfig{Type: "rbf", Sigma2: Auto[float64]{Auto: true}, Degree: 2, Offset: 1},
+			Gamma:          Auto[float64]{Auto: true},
+			Forgetting:     1,
+			Warmup:         500,
+			Cutoff:         1e-10,
+			Window:         Auto[int]{Auto: true},
+			SwapInterval:   10,
+			NoiseEvery:     100,
+			Seed:           1,
+			Scale:          "robust",
+			SelectIter:     Auto[int]{Auto: true},
+			SelectPatience: Auto[int]{Auto: true},
+		},
+		Robust:   RobustConfig{Enabled: true, Weight: "hampel", C1: 2.5, C2: 3, Window: 200, Clean: true},
+		Forecast: ForecastConfig{Horizon: 20, Every: 1, Level: 0.95},
+	}
+}
+
+// LoadConfig reads the YAML file at path over DefaultConfig and validates it.
+func LoadConfig(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, err
+	}
+	c, err := ParseConfig(b)
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// ParseConfig decodes YAML over DefaultConfig, strictly (an unknown key, or
+// a fraction for an integer, is an error naming its line), and validates the
+// result. Empty input gives DefaultConfig.
+func ParseConfig(b []byte) (Config, error) {
+	c := DefaultConfig()
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	var root, extra yaml.Node
+	switch err := dec.Decode(&root); {
+	case errors.Is(err, io.EOF):
+		return c, c.Validate()
+	case err != nil:
+		return Config{}, err
+	}
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		return Config{}, fmt.Errorf("line %d: a second YAML document; the configuration is one document", extra.Line)
+	case !errors.Is(err, io.EOF):
+		return Config{}, err
+	}
+	if err := checkNode(&root, reflect.TypeFor[Config](), ""); err != nil {
+		return Config{}, err
+	}
+	strict := yaml.NewDecoder(bytes.NewReader(b))
+	strict.KnownFields(true)
+	if err := strict.Decode(&c); err != nil {
+		return Config{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// FieldError is a bad configuration value: Path is the YAML path
+// (model.kernel.sigma2, series[1].match).
+type FieldError struct {
+	Path    string
+	Problem string // "must be ≥ 2 (got 1)"
+}
+
+func (e *FieldError) Error() string { return e.Path + ": " + e.Problem }
+
+// problems collects FieldErrors.
+type problems []error
+
+func (p *problems) add(path, format string, args ...any) {
+	*p = append(*p, &FieldError{Path: path, Problem: fmt.Sprintf(format, args...)})
+}
+
+// Validate reports every bad value, each a *FieldError naming its YAML path
+// and the value, joined; nil if there is none.
+func (c *Config) Validate() error {
+	var p problems
+	c.Kafka.validate(&p)
+	if _, _, err := net.SplitHostPort(c.HTTP.Listen); err != nil {
+		p.add("http.listen", "must be host:port (got %q)", c.HTTP.Listen)
+	}
+	c.Robust.validate(&p)
+	c.Forecast.validate(&p)
+	before := len(p)
+	c.Model.validate(&p, "model")
+	if len(p) > before {
+		// Overrides apply on top of the model section: check them once it is
+		// valid, or its problems would be reported again under every entry.
+		return errors.Join(p...)
+	}
+	for i, s := range c.Series {
+		at := fmt.Sprintf("series[%d]", i)
+		if s.Match == "" {
+			p.add(at+".match", "must be a glob such as \"laser-*\" (got \"\")")
+		} else if _, err := path.Match(s.Match, ""); err != nil {
+			p.add(at+".match", "is not a valid glob (got %q)", s.Match)
+		}
+		m, err := c.seriesModel(i)
+		if err != nil {
+			p = append(p, err)
+			continue
+		}
+		m.validate(&p, at+".model")
+	}
+	return errors.Join(p...)
+}
+
+// seriesModel returns the model section with series entry i's overrides
+// applied.
+func (c *Config) seriesModel(i int) (ModelConfig, error) {
+	m := c.Model.clone()
+	node := &c.Series[i].Model
+	if node.Kind == 0 {
+		return m, nil
+	}
+	if err := node.Decode(&m); err != nil {
+		return ModelConfig{}, fmt.Errorf("series[%d].model: %w", i, err)
+	}
+	return m, nil
+}
+
+func (m ModelConfig) clone() ModelConfig {
+	m.Lags.List = slices.Clone(m.Lags.List)
+	m.InputLags.List = slices.Clone(m.InputLags.List)
+	return m
+}
+
+func (k *KafkaConfig) validate(p *problems) {
+	if len(k.Brokers) == 0 {
+		p.add("kafka.brokers", "must list at least one host:port (got [])")
+	}
+	for i, b := range k.Brokers {
+		if _, _, err := net.SplitHostPort(b); err != nil {
+			p.add(fmt.Sprintf("kafka.brokers[%d]", i), "must be host:port (got %q)", b)
+		}
+	}
+	if k.Group == "" {
+		p.add("kafka.group", "must not be empty")
+	}
+	if len(k.InputTopics) == 0 {
+		p.add("kafka.input_topics", "must list at least one topic (got [])")
+	}
+	for i, t := range k.InputTopics {
+		if t == "" {
+			p.add(fmt.Sprintf("kafka.input_topics[%d]", i), "must not be empty")
+		}
+	}
+	for _, f := range []struct{ path, v string }{
+		{"kafka.forecast_topic", k.ForecastTopic}, {"kafka.state_topic", k.StateTopic},
+		{"kafka.dead_letter_topic", k.DeadLetterTopic}, {"kafka.fields.series", k.Fields.Series},
+		{"kafka.fields.t", k.Fields.T}, {"kafka.fields.y", k.Fields.Y}, {"kafka.fields.u", k.Fields.U},
+	} {
+		if f.v == "" {
+			p.add(f.path, "must not be empty")
+		}
+	}
+	if slices.Contains(k.InputTopics, k.StateTopic) || slices.Contains(k.InputTopics, k.ForecastTopic) {
+		p.add("kafka.input_topics", "must not include the forecast or state topic (got %q)", k.InputTopics)
+	}
+	if k.MaxRecordBytes < 1 {
+		p.add("kafka.max_record_bytes", "must be ≥ 1 (got %d)", k.MaxRecordBytes)
+	}
+}
+
+// robustWeights are the weight functions of DESIGN §3 (book §5).
+var robustWeights = []string{"hampel", "huber", "logistic", "myriad"}
+
+func (r *RobustConfig) validate(p *problems) {
+	if !slices.Contains(robustWeights, r.Weight) {
+		p.add("robust.weight", "must be one of %s (got %q)", strings.Join(robustWeights, ", "), r.Weight)
+	}
+	if !(r.C1 > 0) || math.IsInf(r.C1, 0) {
+		p.add("robust.c1", "must be finite and > 0 (got %v)", r.C1)
+	}
+	if !(r.C2 > r.C1) || math.IsInf(r.C2, 0) {
+		p.add("robust.c2", "must be finite and > robust.c1 = %v (got %v)", r.C1, r.C2)
+	}
+	if r.Window < 10 {
+		p.add("robust.window", "must be ≥ 10 (got %d)", r.Window)
+	}
+}
+
+func (f *ForecastConfig) validate(p *problems) {
+	if f.Horizon < 0 || f.Horizon > maxLags {
+		p.add("forecast.horizon", "must be in [0, %d] (got %d)", maxLags, f.Horizon)
+	}
+	if f.Every < 1 {
+		p.add("forecast.every", "must be ≥ 1 (got %d)", f.Every)
+	}
+	if !(f.Level > 0 && f.Level < 1) {
+		p.add("forecast.level", "must be in (0, 1) (got %v)", f.Level)
+	}
+}
+
+func (m *ModelConfig) validate(p *problems, at string) {
+	depthOK := true
+	if m.Lags.Count < 0 || m.Lags.Count > maxLags {
+		p.add(at+".lags", "must be auto, a count in [0, %d] or a list (got %d)", maxLags, m.Lags.Count)
+		depthOK = false
+	} else if err := checkLagList(m.Lags.List, 1); err != "" {
+		p.add(at+".lags", "%s (got %v)", err, m.Lags.List)
+		depthOK = false
+	}
+	if m.InputLags.Auto {
+		p.add(at+".input_lags", "must be a count or a list (got auto)")
+		depthOK = false
+	} else if m.InputLags.Count < 0 || m.InputLags.Count > maxLags {
+		p.add(at+".input_lags", "must be a count in [0, %d] or a list (got %d)", maxLags, m.InputLags.Count)
+		depthOK = false
+	} else if err := checkLagList(m.InputLags.List, 0); err != "" {
+		p.add(at+".input_lags", "%s (got %v)", err, m.InputLags.List)
+		depthOK = false
+	}
+	if m.Inputs < 0 || m.Inputs > maxLags {
+		p.add(at+".inputs", "must be in [0, %d] (got %d)", maxLags, m.Inputs)
+		depthOK = false
+	}
+	if depthOK && m.Lags.Auto && len(m.lagCandidates()) == 0 {
+		p.add(at+".lags", "auto needs a warm-up long enough to compare lag orders: model.warmup ≥ max(working_set + 1, 4) (got auto with warmup %d, working_set %d)",
+			m.Warmup, m.WorkingSet)
+		depthOK = false
+	}
+	if depthOK {
+		ylags, ulags := m.yLags(), m.InputLags.resolve()
+		switch {
+		case m.Inputs > 0 && len(ulags) == 0:
+			p.add(at+".input_lags", "must name at least one lag when %s.inputs is %d (got %s)", at, m.Inputs, m.InputLags)
+		case m.Inputs == 0 && len(ulags) > 0:
+			p.add(at+".input_lags", "is set but %s.inputs is 0 (got %s)", at, m.InputLags)
+		case len(ylags) == 0 && len(ulags) == 0:
+			p.add(at+".lags", "no regressors: give lags, or inputs with input_lags (got %s)", m.Lags)
+		}
+	}
+	if m.WorkingSet < 2 {
+		p.add(at+".working_set", "must be ≥ 2 (got %d)", m.WorkingSet)
+	}
+	switch m.Kernel.Type {
+	case "rbf":
+		if !m.Kernel.Sigma2.Auto && (!(m.Kernel.Sigma2.Value > 0) || math.IsInf(m.Kernel.Sigma2.Value, 0)) {
+			p.add(at+".kernel.sigma2", "must be auto or finite and > 0 (got %v)", m.Kernel.Sigma2.Value)
+		}
+	case "linear":
+	case "poly":
+		if m.Kernel.Degree < 1 {
+			p.add(at+".kernel.degree", "must be ≥ 1 (got %d)", m.Kernel.Degree)
+		}
+		if !(m.Kernel.Offset >= 0) || math.IsInf(m.Kernel.Offset, 0) {
+			p.add(at+".kernel.offset", "must be finite and ≥ 0 (got %v)", m.Kernel.Offset)
+		}
+	default:
+		p.add(at+".kernel.type", "must be rbf, linear or poly (got %q)", m.Kernel.Type)
+	}
+	if !m.Gamma.Auto && (!(m.Gamma.Value > 0) || math.IsInf(m.Gamma.Value, 0)) {
+		p.add(at+".gamma", "must be auto or finite and > 0 (got %v)", m.Gamma.Value)
+	}
+	if !(m.Forgetting > 0 && m.Forgetting <= 1) {
+		p.add(at+".forgetting", "must be in (0, 1] (got %v)", m.Forgetting)
+	}
+	if depthOK && m.WorkingSet >= 2 {
+		// The working set is chosen among the warm-up regressors, of which
+		// there are warmup − largest lag.
+		if need := m.depth() + m.WorkingSet; m.Warmup < need {
+			p.add(at+".warmup", "must be ≥ largest lag + working_set = %d (got %d)", need, m.Warmup)
+		}
+	}
+	if !(m.Cutoff >= 0 && m.Cutoff < 1) {
+		p.add(at+".cutoff", "must be in [0, 1) (got %v)", m.Cutoff)
+	}
+	if !m.Window.Auto && m.Window.Value < 1 {
+		p.add(at+".window", "must be auto or ≥ 1 (got %d)", m.Window.Value)
+	}
+	if m.SwapInterval < 0 {
+		p.add(at+".swap_interval", "must be ≥ 0 (got %d)", m.SwapInterval)
+	}
+	if m.NoiseEvery < 0 {
+		p.add(at+".noise_every", "must be ≥ 0 (got %d)", m.NoiseEvery)
+	}
+	if m.Scale != "robust" && m.Scale != "standard" {
+		p.add(at+".scale", "must be robust or standard (got %q)", m.Scale)
+	}
+	if !m.SelectIter.Auto && m.SelectIter.Value < 0 {
+		p.add(at+".select_iter", "must be auto or ≥ 0 (got %d)", m.SelectIter.Value)
+	}
+	if !m.SelectPatience.Auto && m.SelectPatience.Value < 0 {
+		p.add(at+".select_patience", "must be auto or ≥ 0 (got %d)", m.SelectPatience.Value)
+	}
+}
+
+// checkLagList returns what is wrong with an explicit lag list, or "".
+func checkLagList(lags []int, lowest int) string {
+	for i, l := range lags {
+		switch {
+		case l < lowest || l > maxLags:
+			return fmt.Sprintf("lags must be in [%d, %d]", lowest, maxLags)
+		case i > 0 && l <= lags[i-1]:
+			return "lags must be strictly increasing"
+		}
+	}
+	return ""
+}
+
+// lagCandidates returns the orders of autoLagOrders that the warm-up can
+// compare: p < warmup/2 (online's bound) and p + working_set ≤ warmup (each
+// candidate's embedding leaves at least M regressors).
+func (m *ModelConfig) lagCandidates() []int {
+	var c []int
+	for _, p := range autoLagOrders {
+		if p+1 <= m.Warmup/2 && p+m.WorkingSet <= m.Warmup {
+			c = append(c, p)
+		}
+	}
+	return c
+}
+
+// yLags returns the lags of y of a valid model section; for auto, those of
+// the largest candidate order, which bounds the embedding depth.
+func (m *ModelConfig) yLags() []int {
+	if m.Lags.Auto {
+		c := m.lagCandidates()
+		if len(c) == 0 {
+			return nil
+		}
+		return narx.Lags(c[len(c)-1])
+	}
+	return m.Lags.resolve()
+}
+
+// depth is the largest lag of a valid model section.
+func (m *ModelConfig) depth() int {
+	d := 0
+	if l := m.yLags(); len(l) > 0 {
+		d = l[len(l)-1]
+	}
+	if m.Inputs > 0 {
+		if l := m.InputLags.resolve(); len(l) > 0 {
+			d = max(d, l[len(l)-1])
+		}
+	}
+	return d
+}
+
+// Learner maps a validated model section and the forecast section onto the
+// tag-free online.Config, resolving every auto:
+//
+//   - lags: auto → online.Config.LagCandidates: the Learner chooses lags
+//     1..p at the fit, p among autoLagOrders, by the level-3 evidence on the
+//     warm-up window (lagCandidates says which orders the warm-up can hold);
+//   - kernel.sigma2: auto → online.Config.AutoSigma2: the Learner sets σ²
+//     at the fit from the warm-up regressors. Kernel.Sigma2 is then 2n (n the
+//     regressor dimension: the mean squared distance of two independent
+//     standardised regressors), a valid value until the fit replaces it;
+//   - gamma: auto → narx.Config.AutoGamma: γ by level-2 inference (maximum
+//     evidence) at the fit and every noise_every samples, starting from
+//     DefaultAutoGamma;
+//   - window: auto → W = max(4·M, 200), and with forgetting λ < 1 at least
+//     ⌈5/(1−λ)⌉ (capped at 10⁴), so that the samples a swap drops from the
+//     statistics weigh less than λ^W ≈ e⁻⁵ of the newest;
+//   - select_iter: auto → 20·warmup trials of the batch entropy search (each
+//     O(M·n): at M = 400, n = 20 about 0.2 s for warmup = 1000);
+//   - select_patience: auto → max(4·M, 100) consecutive rejections, by which
+//     time a random member–candidate pair rarely raises the entropy.
+func (m *ModelConfig) Learner(f ForecastConfig) online.Config {
+	ylags := m.yLags()
+	var lagCandidates []int
+	if m.Lags.Auto {
+		lagCandidates = m.lagCandidates()
+	}
+	var ulags [][]int
+	for range m.Inputs {
+		ulags = append(ulags, m.InputLags.resolve())
+	}
+	emb := narx.Embedding{YLags: ylags, InputLags: ulags}
+	kern := narx.Kernel{Sigma2: m.Kernel.Sigma2.Value, Degree: m.Kernel.Degree, Offset: m.Kernel.Offset}
+	switch m.Kernel.Type {
+	case "linear":
+		kern.Type = narx.Linear
+	case "poly":
+		kern.Type = narx.Polynomial
+	default:
+		kern.Type = narx.RBF
+	}
+	autoSigma2 := kern.Type == narx.RBF && m.Kernel.Sigma2.Auto
+	if autoSigma2 {
+		kern.Sigma2 = 2 * float64(emb.Dim())
+	}
+	gamma := m.Gamma.Value
+	if m.Gamma.Auto {
+		gamma = DefaultAutoGamma
+	}
+	window := m.Window.Value
+	if m.Window.Auto {
+		window = max(4*m.WorkingSet, 200)
+		if m.Forgetting < 1 {
+			window = max(window, int(min(math.Ceil(5/(1-m.Forgetting)), 1e4)))
+		}
+	}
+	sel := narx.SelectOptions{MaxIter: m.SelectIter.Value, Patience: m.SelectPatience.Value}
+	if m.SelectIter.Auto {
+		sel.MaxIter = 20 * m.Warmup
+	}
+	if m.SelectPatience.Auto {
+		sel.Patience = max(4*m.WorkingSet, 100)
+	}
+	scale := online.ScaleRobust
+	if m.Scale == "standard" {
+		scale = online.ScaleStandard
+	}
+	return online.Config{
+		Model: narx.Config{
+			Embedding:    emb,
+			Kernel:       kern,
+			Size:         m.WorkingSet,
+			Gamma:        gamma,
+			Forgetting:   m.Forgetting,
+			Cutoff:       m.Cutoff,
+			Window:       window,
+			SwapInterval: m.SwapInterval,
+			Select:       sel,
+			NoiseEvery:   m.NoiseEvery,
+			AutoGamma:    m.Gamma.Auto,
+			Seed:         m.Seed,
+		},
+		Warmup:        m.Warmup,
+		Horizon:       f.Horizon,
+		Every:         f.Every,
+		Level:         f.Level,
+		Scale:         scale,
+		AutoSigma2:    autoSigma2,
+		LagCandidates: lagCandidates,
+	}
+}
+
+// Lags is a lag specification: auto, a count c (lags 1..c), or an explicit
+// list (List != nil; `[]` is an empty list).
+type Lags struct {
+	Auto  bool
+	Count int
+	List  []int
+}
+
+// resolve returns the lags of a valid count or list (not auto).
+func (l Lags) resolve() []int {
+	if l.List != nil {
+		return slices.Clone(l.List)
+	}
+	return narx.Lags(l.Count)
+}
+
+func (l Lags) String() string {
+	switch {
+	case l.Auto:
+		return "auto"
+	case l.List != nil:
+		return fmt.Sprint(l.List)
+	}
+	return strconv.Itoa(l.Count)
+}
+
+// UnmarshalYAML accepts auto, an integer, or a sequence of integers.
+func (l *Lags) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Tag == "!!str" && n.Value == "auto" {
+			*l = Lags{Auto: true}
+			return nil
+		}
+		var c int
+		if n.Tag != "!!int" || n.Decode(&c) != nil {
+			return typeError(n, "want auto, a lag count or a list of lags")
+		}
+		*l = Lags{Count: c}
+		return nil
+	case yaml.SequenceNode:
+		list := make([]int, 0, len(n.Content))
+		for _, e := range n.Content {
+			var c int
+			if e.Kind != yaml.ScalarNode || e.Tag != "!!int" || e.Decode(&c) != nil {
+				return typeError(e, "want an integer lag")
+			}
+			list = append(list, c)
+		}
+		*l = Lags{List: list}
+		return nil
+	}
+	return typeError(n, "want auto, a lag count or a list of lags")
+}
+
+// Auto is a value that may be given as `auto`.
+type Auto[T int | float64] struct {
+	Auto  bool
+	Value T
+}
+
+// UnmarshalYAML accepts auto or a number.
+func (a *Auto[T]) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && n.Value == "auto" {
+		*a = Auto[T]{Auto: true}
+		return nil
+	}
+	var v T
+	fraction := reflect.TypeFor[T]().Kind() == reflect.Int && n.Tag == "!!float"
+	if n.Kind != yaml.ScalarNode || fraction || n.Decode(&v) != nil {
+		if reflect.TypeFor[T]().Kind() == reflect.Int {
+			return typeError(n, "want auto or an integer")
+		}
+		return typeError(n, "want auto or a number")
+	}
+	*a = Auto[T]{Value: v}
+	return nil
+}
+
+func (a Auto[T]) String() string {
+	if a.Auto {
+		return "auto"
+	}
+	return fmt.Sprint(a.Value)
+}
+
+// typeError is a decoding error in yaml's own form, so that it is reported
+// with the decoder's other errors and carries the line.
+func typeError(n *yaml.Node, want string) error {
+	v := n.Value
+	if n.Kind != yaml.ScalarNode {
+		v = map[yaml.Kind]string{yaml.SequenceNode: "a list", yaml.MappingNode: "a mapping"}[n.Kind]
+	}
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %s (got %s)", n.Line, want, v)}}
+}
+
+// checkNode checks what yaml's strict decoding lets through, with the YAML
+// path in the message: every mapping key must name a field of t (by yaml
+// tag), also below the yaml.Node of a series override, which holds a
+// ModelConfig; and an integer field must not be given a fraction (yaml would
+// truncate 2.5 to 2). Types that decode themselves check themselves.
+func checkNode(n *yaml.Node, t reflect.Type, at string) error {
+	for n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind == yaml.DocumentNode {
+		if len(n.Content) == 0 {
+			return nil
+		}
+		return checkNode(n.Content[0], t, at)
+	}
+	if n.Kind == 0 || n.Tag == "!!null" || reflect.PointerTo(t).Implements(reflect.TypeFor[yaml.Unmarshaler]()) {
+		return nil
+	}
+	if t == reflect.TypeFor[yaml.Node]() {
+		t = reflect.TypeFor[ModelConfig]()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return nil // the decoder reports the type error
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			if key == "<<" { // a merge key: its keys are checked where they are defined
+				continue
+			}
+			path := key
+			if at != "" {
+				path = at + "." + key
+			}
+			f, ok := fieldByTag(t, key)
+			if !ok {
+				return fmt.Errorf("line %d: %s: unknown key %s", n.Content[i].Line, path, key)
+			}
+			if err := checkNode(n.Content[i+1], f.Type, path); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return nil
+		}
+		for i, e := range n.Content {
+			if err := checkNode(e, t.Elem(), fmt.Sprintf("%s[%d]", at, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Int, reflect.Int64, reflect.Uint64:
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!float" {
+			if v, err := strconv.ParseFloat(n.Value, 64); err != nil || v != math.Trunc(v) {
+				return fmt.Errorf("line %d: %s: want an integer (got %s)", n.Line, at, n.Value)
+			}
+		}
+	}
+	return nil
+}
+
+func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name == key {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}

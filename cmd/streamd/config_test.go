@@ -1,0 +1,279 @@
+package main
+
+import (
+	"errors"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/streamd/streamd/internal/narx"
+	"github.com/streamd/streamd/internal/online"
+)
+
+func TestEmptyConfigIsDefault(t *testing.T) {
+	for _, in := range []string{"", "\n", "# nothing\n", "---\n", "{}\n", "model: {}\n"} {
+		c, err := ParseConfig([]byte(in))
+		if err != nil {
+			t.Errorf("%q: %v", in, err)
+			continue
+		}
+		if !reflect.DeepEqual(c, DefaultConfig()) {
+			t.Errorf("%q: got %+v, want DefaultConfig", in, c)
+		}
+	}
+	def := DefaultConfig()
+	if err := def.Validate(); err != nil {
+		t.Errorf("DefaultConfig is invalid: %v", err)
+	}
+}
+
+// TestDefaultYAMLIsDefault keeps the documented config/default.yaml equal to
+// DefaultConfig, so the documentation cannot drift from the code.
+func TestDefaultYAMLIsDefault(t *testing.T) {
+	c, err := LoadConfig(filepath.Join("..", "..", "config", "default.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c, DefaultConfig()) {
+		t.Errorf("config/default.yaml differs from DefaultConfig:\n got %+v\nwant %+v", c, DefaultConfig())
+	}
+}
+
+// TestConfigFilesLoad loads every config/*.yaml (new files are covered
+// automatically) and maps its model onto a valid online.Config.
+func TestConfigFilesLoad(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "config", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 3 {
+		t.Fatalf("found %d config files, want at least default, santafe, sinc", len(files))
+	}
+	for _, f := range files {
+		c, err := LoadConfig(f)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		oc := c.Model.Learner(c.Forecast)
+		if err := oc.Validate(); err != nil {
+			t.Errorf("%s: online config: %v", f, err)
+		}
+		for i := range c.Series {
+			m, err := c.seriesModel(i)
+			if err != nil {
+				t.Errorf("%s: %v", f, err)
+				continue
+			}
+			if err := m.Learner(c.Forecast).Validate(); err != nil {
+				t.Errorf("%s: series[%d] online config: %v", f, i, err)
+			}
+		}
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string // substrings of the error
+	}{
+		{"unknown top-level key", "modle:\n  lags: 3\n", []string{"line 1", "modle"}},
+		{"unknown model key", "model:\n  lags: 3\n  workingset: 5\n", []string{"line 3", "workingset"}},
+		{"unknown kernel key", "model:\n  kernel:\n    sigma: 3\n", []string{"line 3", "sigma"}},
+		{"unknown key in a series override", "series:\n  - match: a*\n    model:\n      lag: 3\n",
+			[]string{"line 4", "series[0].model.lag"}},
+		{"unknown nested key in a series override", "series:\n  - match: a*\n    model:\n      kernel: {sigm2: 3}\n",
+			[]string{"line 4", "series[0].model.kernel.sigm2"}},
+		{"wrong type", "model:\n  working_set: many\n", []string{"line 2", "many"}},
+		{"lags not a number", "model:\n  lags: often\n", []string{"line 2", "lag", "often"}},
+		{"lag list with a string", "model:\n  lags: [1, two]\n", []string{"line 2", "two"}},
+		{"gamma not a number", "model:\n  gamma: big\n", []string{"line 2", "auto", "big"}},
+		{"two documents", "model: {}\n---\nmodel: {}\n", []string{"line 2", "second"}},
+		{"working set too small", "model: {working_set: 1}\n", []string{"model.working_set: must be ≥ 2 (got 1)"}},
+		{"negative lag count", "model: {lags: -3}\n", []string{"model.lags", "-3"}},
+		{"lag zero", "model: {lags: [0, 1]}\n", []string{"model.lags", "[0 1]"}},
+		{"unsorted lags", "model: {lags: [3, 1]}\n", []string{"model.lags", "increasing", "[3 1]"}},
+		{"no regressors", "model: {lags: 0}\n", []string{"model.lags", "no regressors"}},
+		{"inputs without input lags", "model: {inputs: 1}\n", []string{"model.input_lags", "inputs is 1"}},
+		{"input lags without inputs", "model: {input_lags: 2}\n", []string{"model.input_lags", "inputs is 0"}},
+		{"input lags auto", "model: {inputs: 1, input_lags: auto}\n", []string{"model.input_lags", "auto"}},
+		{"negative input lag", "model: {inputs: 1, input_lags: [-1, 0]}\n", []string{"model.input_lags", "[-1 0]"}},
+		{"sigma2 zero", "model: {kernel: {sigma2: 0}}\n", []string{"model.kernel.sigma2", "got 0"}},
+		{"sigma2 nan", "model: {kernel: {sigma2: .nan}}\n", []string{"model.kernel.sigma2", "NaN"}},
+		{"kernel type", "model: {kernel: {type: gauss}}\n", []string{"model.kernel.type", `"gauss"`}},
+		{"poly degree", "model: {kernel: {type: poly, degree: 0}}\n", []string{"model.kernel.degree", "got 0"}},
+		{"gamma negative", "model: {gamma: -1}\n", []string{"model.gamma", "got -1"}},
+		{"forgetting", "model: {forgetting: 1.5}\n", []string{"model.forgetting", "got 1.5"}},
+		{"warm-up shorter than the working set", "model: {lags: 20, working_set: 400, warmup: 300}\n",
+			[]string{"model.warmup", "420", "got 300"}},
+		{"cutoff", "model: {cutoff: 1}\n", []string{"model.cutoff", "got 1"}},
+		{"window", "model: {window: 0}\n", []string{"model.window", "got 0"}},
+		{"window not an integer", "model: {window: 2.5}\n", []string{"line 1", "integer", "2.5"}},
+		{"fraction for an integer", "model:\n  working_set: 2.5\n", []string{"line 2", "model.working_set", "integer", "2.5"}},
+		{"fraction in an override", "series:\n  - match: a\n    model: {warmup: 1.5}\n",
+			[]string{"line 3", "series[0].model.warmup", "integer", "1.5"}},
+		{"syntax error", "model:\n\tlags: 3\n", []string{"line 2"}},
+		{"swap interval", "model: {swap_interval: -1}\n", []string{"model.swap_interval", "got -1"}},
+		{"scale", "model: {scale: minmax}\n", []string{"model.scale", `"minmax"`}},
+		{"select iter", "model: {select_iter: -5}\n", []string{"model.select_iter", "got -5"}},
+		{"horizon", "forecast: {horizon: -1}\n", []string{"forecast.horizon", "got -1"}},
+		{"every", "forecast: {every: 0}\n", []string{"forecast.every", "got 0"}},
+		{"level", "forecast: {level: 95}\n", []string{"forecast.level", "got 95"}},
+		{"robust weight", "robust: {weight: tukey}\n", []string{"robust.weight", `"tukey"`}},
+		{"robust c2", "robust: {c1: 3, c2: 2}\n", []string{"robust.c2", "got 2"}},
+		{"broker", "kafka: {brokers: [localhost]}\n", []string{"kafka.brokers[0]", `"localhost"`}},
+		{"no brokers", "kafka: {brokers: []}\n", []string{"kafka.brokers"}},
+		{"state topic consumed", "kafka: {input_topics: [streamd-state]}\n", []string{"kafka.input_topics"}},
+		{"listen", "http: {listen: 9464}\n", []string{"http.listen", `"9464"`}},
+		{"empty glob", "series: [{model: {lags: 3}}]\n", []string{"series[0].match"}},
+		{"bad glob", "series: [{match: \"[a\"}]\n", []string{"series[0].match", `"[a"`}},
+		{"bad override value", "series: [{match: a*}, {match: b*, model: {working_set: 0}}]\n",
+			[]string{"series[1].model.working_set: must be ≥ 2 (got 0)"}},
+		{"bad override type", "series:\n  - match: a*\n    model: {working_set: lots}\n",
+			[]string{"series[0].model", "line 3", "lots"}},
+		{"several problems are all reported", "model: {working_set: 1, forgetting: 0}\nforecast: {every: 0}\n",
+			[]string{"model.working_set", "model.forgetting", "forecast.every"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(tc.yaml))
+			if err == nil {
+				t.Fatalf("no error for %q", tc.yaml)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestValidateFieldError: validation problems have identity, so callers can
+// tell a bad value from an unreadable file.
+func TestValidateFieldError(t *testing.T) {
+	_, err := ParseConfig([]byte("model: {working_set: 1}\n"))
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Path != "model.working_set" {
+		t.Fatalf("got %v, want a *FieldError for model.working_set", err)
+	}
+}
+
+func TestLagForms(t *testing.T) {
+	for _, tc := range []struct {
+		yaml       string
+		ylags      []int
+		inputLags  [][]int
+		autoSigma2 bool
+	}{
+		{"model: {lags: auto}", narx.Lags(30), nil, true}, // the largest candidate bounds the depth
+		{"model: {lags: 3}", []int{1, 2, 3}, nil, true},
+		{"model: {lags: [1, 2, 6, 12], warmup: 200}", []int{1, 2, 6, 12}, nil, true},
+		{"model: {lags: 2, inputs: 2, input_lags: 2}", []int{1, 2}, [][]int{{1, 2}, {1, 2}}, true},
+		{"model: {lags: 0, inputs: 1, input_lags: [0]}", []int{}, [][]int{{0}}, true},
+		{"model: {lags: [], inputs: 1, input_lags: [0, 3], kernel: {sigma2: 3}}", []int{}, [][]int{{0, 3}}, false},
+	} {
+		c, err := ParseConfig([]byte(tc.yaml))
+		if err != nil {
+			t.Errorf("%s: %v", tc.yaml, err)
+			continue
+		}
+		oc := c.Model.Learner(c.Forecast)
+		e := oc.Model.Embedding
+		if !slices.Equal(e.YLags, tc.ylags) || !reflect.DeepEqual(e.InputLags, tc.inputLags) {
+			t.Errorf("%s: embedding %v %v, want %v %v", tc.yaml, e.YLags, e.InputLags, tc.ylags, tc.inputLags)
+		}
+		if oc.AutoSigma2 != tc.autoSigma2 {
+			t.Errorf("%s: AutoSigma2 = %v", tc.yaml, oc.AutoSigma2)
+		}
+		if err := oc.Validate(); err != nil {
+			t.Errorf("%s: online config: %v", tc.yaml, err)
+		}
+	}
+}
+
+// TestLearnerMapping checks every key's way onto online.Config, autos included.
+func TestLearnerMapping(t *testing.T) {
+	c, err := ParseConfig([]byte(`
+model:
+  lags: 4
+  working_set: 50
+  kernel: {type: poly, degree: 3, offset: 0.5}
+  gamma: 7
+  forgetting: 0.99
+  warmup: 300
+  cutoff: 1e-8
+  swap_interval: 0
+  noise_every: 5
+  seed: 42
+  scale: standard
+  select_iter: 11
+  select_patience: 12
+forecast: {horizon: 5, every: 2, level: 0.9}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Model.Learner(c.Forecast)
+	want := online.Config{
+		Model: narx.Config{
+			Embedding:  narx.Embedding{YLags: []int{1, 2, 3, 4}},
+			Kernel:     narx.Kernel{Type: narx.Polynomial, Degree: 3, Offset: 0.5},
+			Size:       50,
+			Gamma:      7,
+			Forgetting: 0.99,
+			Cutoff:     1e-8,
+			// window: auto with λ = 0.99: max(4·50, 200, 5/(1−0.99)) = 500
+			Window:     500,
+			NoiseEvery: 5,
+			Seed:       42,
+			Select:     narx.SelectOptions{MaxIter: 11, Patience: 12},
+		},
+		Warmup: 300, Horizon: 5, Every: 2, Level: 0.9, Scale: online.ScaleStandard,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("mapping\n got %+v\nwant %+v", got, want)
+	}
+
+	def := DefaultConfig()
+	d := def.Model.Learner(def.Forecast)
+	if d.Model.Gamma != DefaultAutoGamma || !d.Model.AutoGamma || !d.AutoSigma2 || d.Model.Kernel.Sigma2 != 2*30 ||
+		!slices.Equal(d.LagCandidates, autoLagOrders) ||
+		d.Model.Window != 400 || d.Model.Select.MaxIter != 20*500 || d.Model.Select.Patience != 400 {
+		t.Errorf("defaults resolve to %+v", d)
+	}
+	if err := d.Validate(); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+}
+
+// TestAutoLagCandidates: lags: auto offers the orders the warm-up can hold.
+func TestAutoLagCandidates(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want []int
+	}{
+		{"model: {lags: auto, working_set: 100, warmup: 500}", autoLagOrders},
+		{"model: {lags: auto, working_set: 10, warmup: 20}", []int{1, 2, 3, 4, 6, 8}}, // p < warmup/2
+		{"model: {lags: auto, working_set: 100, warmup: 104}", []int{1, 2, 3, 4}},     // p + M ≤ warmup
+		{"model: {lags: auto, working_set: 2, warmup: 4}", []int{1}},                  // the least that works
+	} {
+		c, err := ParseConfig([]byte(tc.yaml))
+		if err != nil {
+			t.Errorf("%s: %v", tc.yaml, err)
+			continue
+		}
+		oc := c.Model.Learner(c.Forecast)
+		if !slices.Equal(oc.LagCandidates, tc.want) {
+			t.Errorf("%s: candidates %v, want %v", tc.yaml, oc.LagCandidates, tc.want)
+		}
+		if err := oc.Validate(); err != nil {
+			t.Errorf("%s: online config: %v", tc.yaml, err)
+		}
+	}
+	if _, err := ParseConfig([]byte("model: {lags: auto, working_set: 2, warmup: 3}")); err == nil ||
+		!strings.Contains(err.Error(), "model.lags: auto needs") {
+		t.Errorf("too short a warm-up for auto: %v", err)
+	}
+}

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// series is a time series read from a file: target y, optional exogenous
+// inputs u (row-major, nu per sample) and times t.
+type series struct {
+	t    []int64
+	y    []float64
+	nu   int
+	u    []float64
+	line []int // source line of each sample, for messages
+}
+
+func (s *series) len() int { return len(s.y) }
+
+// inputs returns u_k (a view).
+func (s *series) inputs(k int) []float64 { return s.u[k*s.nu : (k+1)*s.nu] }
+
+// columns says which CSV columns to read; all empty for a plain file.
+type columns struct {
+	y      string   // name or 0-based index; "" = the only column not otherwise used
+	inputs []string // names or 0-based indices
+	time   string   // name or 0-based index; "" = t is the 1-based sample number
+}
+
+func (c columns) any() bool { return c.y != "" || len(c.inputs) > 0 || c.time != "" }
+
+// errData marks a problem with the content of a data file.
+var errData = errors.New("bad data")
+
+func dataErrorf(line int, format string, args ...any) error {
+	return fmt.Errorf("%w: line %d: %s", errData, line, fmt.Sprintf(format, args...))
+}
+
+// readSeries reads either one value per line (blank lines and lines starting
+// with # are skipped) or, when the first such line is not a number, a CSV file
+// whose first line is a header. Without a time column, t is the 1-based sample
+// number, so that sample k of the file is t = k. In a CSV file, trailing rows
+// with an empty y cell end the series (short columns of a table); any other
+// empty or non-finite value is an error.
+func readSeries(r io.Reader, cols columns) (*series, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	first, ok := firstDataLine(string(b))
+	if !ok {
+		return nil, fmt.Errorf("%w: no data", errData)
+	}
+	if _, perr := strconv.ParseFloat(first, 64); perr == nil {
+		if cols.any() {
+			return nil, fmt.Errorf("%w: --column, --inputs and --time need a CSV file with a header line (the first line is the number %s)",
+				errData, first)
+		}
+		return readPlain(bytes.NewReader(b))
+	}
+	return readCSV(bytes.NewReader(b), cols)
+}
+
+// firstDataLine returns the first line that is not blank or a comment, trimmed.
+func firstDataLine(text string) (string, bool) {
+	for line := range strings.Lines(text) {
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+func readPlain(r io.Reader) (*series, error) {
+	s := &series{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		t := strings.TrimSpace(sc.Text())
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		v, err := parseFinite(t)
+		if err != nil {
+			return nil, dataErrorf(n, "%v", err)
+		}
+		s.y = append(s.y, v)
+		s.t = append(s.t, int64(len(s.y)))
+		s.line = append(s.line, n)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func readCSV(r io.Reader, cols columns) (*series, error) {
+	cr := csv.NewReader(r)
+	cr.Comment = '#'
+	cr.TrimLeadingSpace = true
+	header, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading the CSV header: %v", errData, err)
+	}
+	for i := range header {
+		header[i] = strings.TrimSpace(header[i])
+	}
+	used := map[int]bool{}
+	tcol := -1
+	if cols.time != "" {
+		if tcol, err = columnIndex(header, cols.time, "--time"); err != nil {
+			return nil, err
+		}
+		used[tcol] = true
+	}
+	ucols := make([]int, len(cols.inputs))
+	for i, c := range cols.inputs {
+		if ucols[i], err = columnIndex(header, c, "--inputs"); err != nil {
+			return nil, err
+		}
+		used[ucols[i]] = true
+	}
+	var ycol int
+	if cols.y != "" {
+		if ycol, err = columnIndex(header, cols.y, "--column"); err != nil {
+			return nil, err
+		}
+	} else {
+		var free []int
+		for i := range header {
+			if !used[i] {
+				free = append(free, i)
+			}
+		}
+		if len(free) != 1 {
+			return nil, &usageError{msg: fmt.Sprintf("the data has columns %s: choose y with --column", strings.Join(header, ", "))}
+		}
+		ycol = free[0]
+	}
+	if used[ycol] {
+		return nil, &usageError{msg: fmt.Sprintf("column %q is both y and a time or input column", header[ycol])}
+	}
+	s := &series{nu: len(ucols)}
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", errData, err)
+		}
+		yv := math.NaN() // an empty y: the end of the series if only empties follow
+		if cell := strings.TrimSpace(rec[ycol]); cell != "" {
+			if yv, err = parseFinite(cell); err != nil {
+				return nil, dataErrorf(line, "column %s: %v", header[ycol], err)
+			}
+		}
+		for _, c := range ucols {
+			v, err := parseFinite(strings.TrimSpace(rec[c]))
+			if err != nil {
+				return nil, dataErrorf(line, "column %s: %v", header[c], err)
+			}
+			s.u = append(s.u, v)
+		}
+		t := int64(len(s.y) + 1)
+		if tcol >= 0 {
+			if t, err = parseTime(strings.TrimSpace(rec[tcol])); err != nil {
+				return nil, dataErrorf(line, "column %s: %v", header[tcol], err)
+			}
+		}
+		s.y = append(s.y, yv)
+		s.t = append(s.t, t)
+		s.line = append(s.line, line)
+	}
+	end := len(s.y)
+	for end > 0 && math.IsNaN(s.y[end-1]) {
+		end--
+	}
+	if k := slices.IndexFunc(s.y[:end], math.IsNaN); k >= 0 {
+		return nil, dataErrorf(s.line[k], "column %s is empty", header[ycol])
+	}
+	s.y, s.t, s.line, s.u = s.y[:end], s.t[:end], s.line[:end], s.u[:end*s.nu]
+	return s, nil
+}
+
+// columnIndex resolves a column given by header name or 0-based index.
+func columnIndex(header []string, col, flagName string) (int, error) {
+	if i := slices.Index(header, col); i >= 0 {
+		return i, nil
+	}
+	if i, err := strconv.Atoi(col); err == nil && i >= 0 && i < len(header) {
+		return i, nil
+	}
+	return 0, &usageError{msg: fmt.Sprintf("%s %s: no such column (the data has %s; indices count from 0)",
+		flagName, col, strings.Join(header, ", "))}
+}
+
+func parseFinite(s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number", s)
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is not finite", s)
+	}
+	return v, nil
+}
+
+// parseTime reads an integer (a sequence number or epoch milliseconds), an
+// RFC 3339 timestamp or a date (YYYY-MM-DD, UTC); timestamps become epoch
+// milliseconds.
+func parseTime(s string) (int64, error) {
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return v, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", time.DateOnly} {
+		if ts, err := time.Parse(layout, s); err == nil {
+			return ts.UnixMilli(), nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not an integer, RFC 3339 time or date", s)
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+)
+
+// z95 is the standard normal quantile of 0.975: coverage95 always scores the
+// central 95 % band mean ± z95·std, whatever forecast.level is.
+const z95 = 1.959963984540054
+
+// score accumulates the errors of predictions (mean, std) of targets y.
+// The zero value is empty and ready.
+type score struct {
+	n          int
+	yMean, yM2 float64 // Welford running mean and Σ(y − ȳ)² of the targets
+	sse, sae   float64 // Σ(y − μ)², Σ|y − μ|
+	covered    int     // targets with |y − μ| ≤ z95·σ
+	nlpd       float64 // Σ ½log(2πσ²) + (y − μ)²/(2σ²)
+}
+
+// add scores the Gaussian prediction N(mean, std²) of y. A zero std gives an
+// infinite log density term when y ≠ mean.
+func (s *score) add(y, mean, std float64) {
+	s.n++
+	d := y - s.yMean
+	s.yMean += d / float64(s.n)
+	s.yM2 += d * (y - s.yMean)
+	e := y - mean
+	s.sse += e * e
+	s.sae += math.Abs(e)
+	if math.Abs(e) <= z95*std {
+		s.covered++
+	}
+	v := std * std
+	s.nlpd += 0.5*math.Log(2*math.Pi*v) + e*e/(2*v)
+}
+
+// metrics are the summary statistics of a score. NaN (no targets; or, for
+// NMSE, targets of zero variance) encodes as JSON null.
+type metrics struct {
+	N          int       `json:"n"`
+	NMSE       jsonFloat `json:"nmse"`
+	RMSE       jsonFloat `json:"rmse"`
+	MAE        jsonFloat `json:"mae"`
+	Coverage95 jsonFloat `json:"coverage95"`
+	NLPD       jsonFloat `json:"nlpd"`
+}
+
+// metrics returns, over the n scored targets:
+//
+//	NMSE = Σ(y−μ)² / (n·var(y)), var with ddof 0 over the same targets
+//	RMSE = √(Σ(y−μ)²/n),  MAE = Σ|y−μ|/n
+//	coverage95 = #{|y−μ| ≤ 1.959964·σ}/n
+//	NLPD = Σ(½log(2πσ²) + (y−μ)²/(2σ²))/n
+func (s *score) metrics() metrics {
+	if s.n == 0 {
+		nan := jsonFloat(math.NaN())
+		return metrics{NMSE: nan, RMSE: nan, MAE: nan, Coverage95: nan, NLPD: nan}
+	}
+	n := float64(s.n)
+	nmse := math.NaN()
+	if s.yM2 > 0 {
+		nmse = s.sse / s.yM2 // Σ(y−μ)²/(n·var) with n·var = Σ(y−ȳ)²
+	}
+	return metrics{
+		N:          s.n,
+		NMSE:       jsonFloat(nmse),
+		RMSE:       jsonFloat(math.Sqrt(s.sse / n)),
+		MAE:        jsonFloat(s.sae / n),
+		Coverage95: jsonFloat(float64(s.covered) / n),
+		NLPD:       jsonFloat(s.nlpd / n),
+	}
+}
+
+// jsonFloat is a float64 that encodes NaN and ±Inf, which JSON lacks, as null.
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+}
+
+func (f *jsonFloat) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = jsonFloat(math.NaN())
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*f = jsonFloat(v)
+	return nil
+}
+
+// percentile returns the p-quantile (0 ≤ p ≤ 1) of sorted by the nearest-rank
+// method: the smallest value with at least a fraction p of the data at or
+// below it. 0 for no data.
+func percentile(sorted []int64, p float64) int64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}

@@ -1,0 +1,888 @@
+package recursive
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Tolerances.
+//
+// rlsThetaTol: RLS stops its solves at a backward error of rlsTol = 1e-14
+// (relative to ‖r‖ + tr(B)‖θ‖), so its forward error is at most about
+// cond(B)·1e-14; the reference (gonum Cholesky from scratch) is backward
+// stable with forward error about m·ε·cond(B). Observed worst cases over
+// the random tests are ‖Δθ‖/‖θ‖ ≈ 2e-14·cond₁ (TestRLSMatchesBatch logs
+// it). We allow 1e-12·cond₁ (cond₁ = gonum's 1-norm condition estimate,
+// within a factor m of the 2-norm one): a 50× margin, yet a recursion that
+// loses the ridge (textbook P ← P/λ, or solving with the decayed B̃ instead
+// of B) misses it by 10⁵× or more (see TestRLSRidgeDoesNotFade).
+func rlsThetaTol(cond float64) float64 { return 1e-12 * cond }
+
+// rlsStatTol: A, r, s and n_c are sums of the same terms in the same order in
+// RLS and in rlsBatch; they can differ only through the association of
+// v·ψ_i·ψ_j (or a fused multiply-add), at most 2ε per term, which by
+// Cauchy–Schwarz sums to about 2ε·√(A_ii·A_jj) (≈ 4e-16). 1e-12 leaves room
+// for platform differences while catching any wrong term (a missing λ or v
+// is an O(1) error).
+const rlsStatTol = 1e-12
+
+// rlsBatch accumulates the statistics independently, from the definition,
+// in plain loops over a full m×m matrix, and solves from scratch.
+type rlsBatch struct {
+	m     int
+	lam   float64
+	a     []float64 // full m×m, row-major
+	r     []float64
+	s, nc float64
+}
+
+func newRLSBatch(m int, lam float64) *rlsBatch {
+	return &rlsBatch{m: m, lam: lam, a: make([]float64, m*m), r: make([]float64, m)}
+}
+
+func (b *rlsBatch) add(psi []float64, y, v float64) {
+	m := b.m
+	for i := 0; i < m; i++ {
+		for j := 0; j < m; j++ {
+			b.a[i*m+j] = b.lam*b.a[i*m+j] + (v*psi[i])*psi[j]
+		}
+		b.r[i] = b.lam*b.r[i] + (v*y)*psi[i]
+	}
+	b.s = b.lam*b.s + (v*y)*y
+	b.nc = b.lam*b.nc + v
+}
+
+// bmat returns B = A + D/γ (the leading n×n block).
+func (b *rlsBatch) bmat(gamma float64, n int) *mat.SymDense {
+	B := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			B.SetSym(i, j, b.a[i*b.m+j])
+		}
+		if i < b.m-1 {
+			B.SetSym(i, i, B.At(i, i)+1/gamma)
+		}
+	}
+	return B
+}
+
+// solve returns θ = (A + D/γ)⁻¹ r and the 1-norm condition estimate of the
+// system solved. If A_mm = 0 (bias unidentified) it returns the documented
+// limit: the reduced (m−1)-system for the weights and θ_m = 0.
+func (b *rlsBatch) solve(t *testing.T, gamma float64) (theta []float64, cond float64) {
+	t.Helper()
+	m := b.m
+	n := m
+	if b.a[m*m-1] == 0 {
+		n = m - 1
+	}
+	theta = make([]float64, m)
+	if n == 0 {
+		return theta, 1
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(b.bmat(gamma, n)) {
+		t.Fatalf("reference Cholesky failed")
+	}
+	var x mat.VecDense
+	if err := ch.SolveVecTo(&x, mat.NewVecDense(n, append([]float64(nil), b.r[:n]...))); err != nil {
+		t.Fatalf("reference solve: %v", err)
+	}
+	for i := 0; i < n; i++ {
+		theta[i] = x.AtVec(i)
+	}
+	return theta, ch.Cond()
+}
+
+// rlsGen draws regressors with geometrically decaying feature scales (like
+// Nyström features), bias coordinate 1, a linear target with noise, and
+// weights v uniform in [0, 2] with 10% exact zeros.
+type rlsGen struct {
+	rng   *rand.Rand
+	m     int
+	scale []float64
+	w     []float64
+}
+
+func newRLSGen(seed uint64, m int) *rlsGen {
+	g := &rlsGen{rng: rand.New(rand.NewPCG(seed, uint64(m))), m: m, scale: make([]float64, m), w: make([]float64, m)}
+	for i := range g.scale {
+		g.scale[i] = math.Exp(-3 * float64(i) / float64(m))
+		g.w[i] = g.rng.NormFloat64()
+	}
+	return g
+}
+
+func (g *rlsGen) next(psi []float64) (y, v float64) {
+	m := g.m
+	y = 0.5 + 0.1*g.rng.NormFloat64()
+	for i := 0; i < m-1; i++ {
+		psi[i] = g.scale[i] * g.rng.NormFloat64()
+		y += g.w[i] * psi[i]
+	}
+	psi[m-1] = 1
+	v = 2 * g.rng.Float64()
+	if g.rng.IntN(10) == 0 {
+		v = 0
+	}
+	return y, v
+}
+
+func rlsRelErr(got, want []float64) float64 {
+	var d, n float64
+	for i := range want {
+		d += (got[i] - want[i]) * (got[i] - want[i])
+		n += want[i] * want[i]
+	}
+	if n == 0 {
+		return math.Sqrt(d)
+	}
+	return math.Sqrt(d / n)
+}
+
+// rlsCheckTheta compares θ with the batch solution and returns the
+// relative error divided by cond₁.
+func rlsCheckTheta(t *testing.T, label string, r *RLS, b *rlsBatch) float64 {
+	t.Helper()
+	want, cond := b.solve(t, r.Gamma())
+	e := rlsRelErr(r.Theta(), want)
+	if !(e <= rlsThetaTol(cond)) {
+		t.Fatalf("%s: θ relative error %.3g > %.3g (cond %.3g)\n got %v\nwant %v", label, e, rlsThetaTol(cond), cond, r.Theta(), want)
+	}
+	return e / cond
+}
+
+// rlsCheckStats compares A, r, s, n_c with the independent accumulation.
+func rlsCheckStats(t *testing.T, label string, r *RLS, b *rlsBatch) {
+	t.Helper()
+	a, rv, s, nc := r.Stats()
+	m := b.m
+	if a.SymmetricDim() != m || len(rv) != m {
+		t.Fatalf("%s: Stats dimensions %d, %d, want %d", label, a.SymmetricDim(), len(rv), m)
+	}
+	for i := 0; i < m; i++ {
+		for j := 0; j < m; j++ {
+			sc := math.Sqrt(b.a[i*m+i] * b.a[j*m+j])
+			if d := math.Abs(a.At(i, j) - b.a[i*m+j]); !(d <= rlsStatTol*sc) {
+				t.Fatalf("%s: A[%d,%d] = %v, want %v", label, i, j, a.At(i, j), b.a[i*m+j])
+			}
+		}
+		sc := math.Sqrt(b.a[i*m+i] * b.s)
+		if d := math.Abs(rv[i] - b.r[i]); !(d <= rlsStatTol*sc) {
+			t.Fatalf("%s: r[%d] = %v, want %v", label, i, rv[i], b.r[i])
+		}
+	}
+	if d := math.Abs(s - b.s); !(d <= rlsStatTol*b.s) {
+		t.Fatalf("%s: s = %v, want %v", label, s, b.s)
+	}
+	if d := math.Abs(nc - b.nc); !(d <= rlsStatTol*b.nc) {
+		t.Fatalf("%s: n_c = %v, want %v", label, nc, b.nc)
+	}
+}
+
+// TestRLSMatchesBatch runs 10⁵ random updates per configuration and compares
+// θ with the batch ridge solution (A + D/γ)⁻¹r, and the statistics with an
+// independent accumulation: after every update for m = 5, every 1000th (and
+// the last) for m = 50.
+func TestRLSMatchesBatch(t *testing.T) {
+	const n = 100_000
+	for _, tc := range []struct {
+		m     int
+		lam   float64
+		gamma float64
+		every int
+	}{
+		{5, 1, 10, 1},
+		{5, 0.999, 10, 1},
+		{5, 0.99, 10, 1},
+		{50, 1, 100, 1000},
+		{50, 0.999, 100, 1000},
+		{50, 0.99, 100, 1000},
+	} {
+		t.Run(fmt.Sprintf("m=%d/lambda=%v", tc.m, tc.lam), func(t *testing.T) {
+			r := NewRLS(tc.m, tc.gamma, tc.lam)
+			b := newRLSBatch(tc.m, tc.lam)
+			g := newRLSGen(1, tc.m)
+			psi := make([]float64, tc.m)
+			worst := 0.0
+			for k := 1; k <= n; k++ {
+				y, v := g.next(psi)
+				if !r.Update(psi, y, v) {
+					t.Fatalf("update %d rejected", k)
+				}
+				b.add(psi, y, v)
+				if k%tc.every == 0 || k == n {
+					label := fmt.Sprintf("update %d", k)
+					worst = max(worst, rlsCheckTheta(t, label, r, b))
+					rlsCheckStats(t, label, r, b)
+				}
+			}
+			if r.unconverged != 0 {
+				t.Errorf("%d solves did not converge", r.unconverged)
+			}
+			t.Logf("worst ‖Δθ‖/‖θ‖/cond₁ = %.2g; PCG iterations/update %.2f, refreshes %d", worst, float64(r.iters)/n, r.refreshes)
+		})
+	}
+}
+
+// rlsTextbook is textbook exponentially weighted RLS (Haykin, Adaptive
+// Filter Theory, §10.3 / §10.4): P ← (P − kψᵀP)/λ with P₀ the inverse
+// ridge. Its effective ridge decays as λ^N — the bug DESIGN.md §3 warns
+// about. The test uses it only to show that the batch comparison catches
+// that bug.
+type rlsTextbook struct {
+	m     int
+	lam   float64
+	p     []float64 // m×m
+	theta []float64
+}
+
+func newRLSTextbook(m int, gamma, lam float64) *rlsTextbook {
+	tb := &rlsTextbook{m: m, lam: lam, p: make([]float64, m*m), theta: make([]float64, m)}
+	for i := 0; i < m-1; i++ {
+		tb.p[i*m+i] = gamma
+	}
+	tb.p[m*m-1] = 1e12 // the bias: (almost) no prior
+	return tb
+}
+
+func (tb *rlsTextbook) update(psi []float64, y, v float64) {
+	m := tb.m
+	g := make([]float64, m)
+	for i := 0; i < m; i++ {
+		for j := 0; j < m; j++ {
+			g[i] += tb.p[i*m+j] * psi[j]
+		}
+	}
+	den := tb.lam
+	e := y
+	for i := 0; i < m; i++ {
+		den += v * psi[i] * g[i]
+		e -= psi[i] * tb.theta[i]
+	}
+	for i := 0; i < m; i++ {
+		tb.theta[i] += v * g[i] * e / den
+		for j := 0; j < m; j++ {
+			tb.p[i*m+j] = (tb.p[i*m+j] - v*g[i]*g[j]/den) / tb.lam
+		}
+	}
+}
+
+// TestRLSRidgeDoesNotFade: with λ = 0.99, after 10⁴ updates θ must still be
+// the solution with the full ridge 1/γ. The ridge is made to matter
+// (γ = 1, features down to scale e⁻³): textbook RLS (P ← P/λ), whose ridge
+// has decayed to λ^10⁴ ≈ 2e-44 of its value, is checked to fail the same
+// comparison by a wide margin, so the test can fail.
+func TestRLSRidgeDoesNotFade(t *testing.T) {
+	const (
+		m     = 10
+		lam   = 0.99
+		gamma = 1
+		n     = 10_000
+	)
+	r := NewRLS(m, gamma, lam)
+	b := newRLSBatch(m, lam)
+	tb := newRLSTextbook(m, gamma, lam)
+	g := newRLSGen(2, m)
+	psi := make([]float64, m)
+	for k := 0; k < n; k++ {
+		y, v := g.next(psi)
+		if !r.Update(psi, y, v) {
+			t.Fatalf("update %d rejected", k)
+		}
+		b.add(psi, y, v)
+		tb.update(psi, y, v)
+	}
+	want, cond := b.solve(t, gamma)
+	tol := rlsThetaTol(cond)
+	if e := rlsRelErr(r.Theta(), want); !(e <= tol) {
+		t.Errorf("RLS: θ relative error %.3g > %.3g", e, tol)
+	}
+	if e := rlsRelErr(tb.theta, want); !(e > 1e3*tol) {
+		t.Errorf("textbook RLS: θ relative error %.3g, expected ≫ %.3g: the test does not detect a fading ridge", e, tol)
+	} else {
+		t.Logf("textbook RLS (fading ridge) misses by %.3g; tolerance %.3g", e, tol)
+	}
+}
+
+// TestRLSSetGamma changes γ mid-stream and compares with the batch solution
+// for the new γ, right after the change and after further updates.
+func TestRLSSetGamma(t *testing.T) {
+	for _, tc := range []struct {
+		m             int
+		lam           float64
+		gamma, gamma2 float64
+	}{
+		{6, 1, 10, 0.1},
+		{6, 0.99, 0.1, 1000},
+		{30, 0.999, 100, 1},
+		{30, 0.99, 1, 1e4},
+	} {
+		t.Run(fmt.Sprintf("m=%d/lambda=%v/gamma=%v→%v", tc.m, tc.lam, tc.gamma, tc.gamma2), func(t *testing.T) {
+			r := NewRLS(tc.m, tc.gamma, tc.lam)
+			b := newRLSBatch(tc.m, tc.lam)
+			g := newRLSGen(3, tc.m)
+			psi := make([]float64, tc.m)
+			feed := func(n int) {
+				for range n {
+					y, v := g.next(psi)
+					r.Update(psi, y, v)
+					b.add(psi, y, v)
+				}
+			}
+			feed(537)
+			if !r.SetGamma(tc.gamma2) {
+				t.Fatal("SetGamma rejected")
+			}
+			if r.Gamma() != tc.gamma2 {
+				t.Fatalf("Gamma() = %v, want %v", r.Gamma(), tc.gamma2)
+			}
+			rlsCheckTheta(t, "after SetGamma", r, b)
+			feed(1000)
+			rlsCheckTheta(t, "1000 updates after SetGamma", r, b)
+
+			before := r.State()
+			for _, bad := range []float64{0, -1, math.NaN(), math.Inf(1)} {
+				if r.SetGamma(bad) {
+					t.Errorf("SetGamma(%v) accepted", bad)
+				}
+			}
+			if after := r.State(); !reflect.DeepEqual(before, after) {
+				t.Error("rejected SetGamma changed the state")
+			}
+		})
+	}
+}
+
+// TestRLSQuadForm compares ψᵀ(A + D/γ)⁻¹ψ with a solve from scratch, at
+// states with μ = λʲ < 1 (λ = 0.99) and μ = 1.
+func TestRLSQuadForm(t *testing.T) {
+	for _, tc := range []struct {
+		m   int
+		lam float64
+	}{{4, 1}, {4, 0.99}, {40, 1}, {40, 0.999}, {40, 0.99}} {
+		t.Run(fmt.Sprintf("m=%d/lambda=%v", tc.m, tc.lam), func(t *testing.T) {
+			const gamma = 10
+			r := NewRLS(tc.m, gamma, tc.lam)
+			b := newRLSBatch(tc.m, tc.lam)
+			g := newRLSGen(4, tc.m)
+			psi := make([]float64, tc.m)
+			x := make([]float64, tc.m)
+			for k := 1; k <= 700; k++ {
+				y, v := g.next(psi)
+				r.Update(psi, y, v)
+				b.add(psi, y, v)
+				if k%70 != 0 {
+					continue
+				}
+				g.next(x)
+				x[tc.m-1] = float64(k%3) - 1 // bias coordinate −1, 0 or 1
+				got := r.QuadForm(x)
+				var ch mat.Cholesky
+				if !ch.Factorize(b.bmat(gamma, tc.m)) {
+					t.Fatal("reference Cholesky failed")
+				}
+				var z mat.VecDense
+				if err := ch.SolveVecTo(&z, mat.NewVecDense(tc.m, append([]float64(nil), x...))); err != nil {
+					t.Fatal(err)
+				}
+				want := mat.Dot(&z, mat.NewVecDense(tc.m, x))
+				// The quadratic form's relative error is bounded by that
+				// of the solve (it is even second order for the CG value).
+				if e := math.Abs(got-want) / want; !(e <= rlsThetaTol(ch.Cond())) {
+					t.Fatalf("update %d (μ = %.3g): QuadForm = %.17g, want %.17g (rel. error %.3g)", k, r.mu, got, want, e)
+				}
+			}
+		})
+	}
+}
+
+// TestRLSLoad loads statistics (also with a change of dimension, below and
+// beyond the buffer capacity), compares θ with the batch solve, continues
+// updating, and checks that invalid statistics are rejected with the
+// receiver unchanged.
+func TestRLSLoad(t *testing.T) {
+	const gamma, lam = 5.0, 0.995
+	r := NewRLS(8, gamma, lam)
+	g0 := newRLSGen(5, 8)
+	psi0 := make([]float64, 8)
+	for range 100 {
+		y, v := g0.next(psi0)
+		r.Update(psi0, y, v)
+	}
+
+	for _, m := range []int{8, 3, 8, 12, 1} { // same, shrink, grow within capacity, grow beyond, bias only
+		t.Run(fmt.Sprintf("m=%d", m), func(t *testing.T) {
+			b := newRLSBatch(m, lam)
+			g := newRLSGen(6, m)
+			psi := make([]float64, m)
+			for range 300 {
+				y, v := g.next(psi)
+				b.add(psi, y, v)
+			}
+			a := mat.NewSymDense(m, nil)
+			for i := 0; i < m; i++ {
+				for j := i; j < m; j++ {
+					a.SetSym(i, j, b.a[i*m+j])
+				}
+			}
+			if !r.Load(a, b.r, b.s, b.nc) {
+				t.Fatal("Load rejected")
+			}
+			if r.Dim() != m || len(r.Theta()) != m {
+				t.Fatalf("Dim() = %d, len(Theta()) = %d, want %d", r.Dim(), len(r.Theta()), m)
+			}
+			rlsCheckStats(t, "after Load", r, b)
+			rlsCheckTheta(t, "after Load", r, b)
+			for k := 0; k < 500; k++ {
+				y, v := g.next(psi)
+				r.Update(psi, y, v)
+				b.add(psi, y, v)
+			}
+			rlsCheckStats(t, "500 updates after Load", r, b)
+			rlsCheckTheta(t, "500 updates after Load", r, b)
+
+			// Loading the receiver's own Stats view is a refresh.
+			sa, sr, ss, snc := r.Stats()
+			if !r.Load(sa, sr, ss, snc) {
+				t.Fatal("Load(Stats()) rejected")
+			}
+			rlsCheckTheta(t, "after Load(Stats())", r, b)
+		})
+	}
+
+	// Invalid statistics: rejected, receiver unchanged.
+	m := r.Dim()
+	mk := func(mod func(a *mat.SymDense, rv []float64) (s, nc float64)) (*mat.SymDense, []float64, float64, float64) {
+		a := mat.NewSymDense(3, nil)
+		for i := 0; i < 3; i++ {
+			a.SetSym(i, i, 2)
+		}
+		a.SetSym(0, 1, 0.5)
+		rv := []float64{1, 2, 3}
+		s, nc := mod(a, rv)
+		return a, rv, s, nc
+	}
+	for _, tc := range []struct {
+		name string
+		mod  func(a *mat.SymDense, rv []float64) (s, nc float64)
+	}{
+		{"NaN in A", func(a *mat.SymDense, rv []float64) (float64, float64) { a.SetSym(0, 2, math.NaN()); return 1, 1 }},
+		{"Inf in r", func(a *mat.SymDense, rv []float64) (float64, float64) { rv[1] = math.Inf(-1); return 1, 1 }},
+		{"NaN s", func(a *mat.SymDense, rv []float64) (float64, float64) { return math.NaN(), 1 }},
+		{"negative s", func(a *mat.SymDense, rv []float64) (float64, float64) { return -1, 1 }},
+		{"negative n_c", func(a *mat.SymDense, rv []float64) (float64, float64) { return 1, -1 }},
+		{"negative bias diagonal", func(a *mat.SymDense, rv []float64) (float64, float64) { a.SetSym(2, 2, -1); return 1, 1 }},
+		{"indefinite", func(a *mat.SymDense, rv []float64) (float64, float64) { a.SetSym(0, 2, 10); return 1, 1 }},
+		{"zero bias diagonal, nonzero row", func(a *mat.SymDense, rv []float64) (float64, float64) {
+			a.SetSym(2, 2, 0)
+			a.SetSym(1, 2, 0.1)
+			return 1, 1
+		}},
+		{"zero bias diagonal, nonzero r_m", func(a *mat.SymDense, rv []float64) (float64, float64) { a.SetSym(2, 2, 0); return 1, 1 }},
+	} {
+		a, rv, s, nc := mk(tc.mod)
+		before := r.State()
+		if r.Load(a, rv, s, nc) {
+			t.Errorf("%s: Load accepted", tc.name)
+			continue
+		}
+		if after := r.State(); !reflect.DeepEqual(before, after) || r.Dim() != m {
+			t.Errorf("%s: rejected Load changed the state", tc.name)
+		}
+	}
+
+	// A zero bias row with r_m = 0 is the unidentified-bias state: accepted.
+	a, rv, s, nc := mk(func(a *mat.SymDense, rv []float64) (float64, float64) {
+		a.SetSym(2, 2, 0)
+		rv[2] = 0
+		return 1, 1
+	})
+	if !r.Load(a, rv, s, nc) {
+		t.Fatal("Load with unidentified bias rejected")
+	}
+	if th := r.Theta(); th[2] != 0 {
+		t.Errorf("unidentified bias: θ_m = %v, want 0", th[2])
+	}
+}
+
+// TestRLSResetAndSingularStart checks Reset, and the documented behaviour
+// while the bias is unidentified (A_mm = 0): θ_m = 0, the weights solve the
+// reduced system, QuadForm is +Inf for ψ_m ≠ 0; the first sample with v > 0
+// and ψ_m ≠ 0 switches to the exact full solution.
+func TestRLSResetAndSingularStart(t *testing.T) {
+	const m, gamma, lam = 6, 3.0, 0.98
+	fresh := NewRLS(m, gamma, lam)
+	used := NewRLS(m, gamma, lam)
+	g := newRLSGen(7, m)
+	psi := make([]float64, m)
+	for range 200 {
+		y, v := g.next(psi)
+		used.Update(psi, y, v)
+	}
+	used.Reset()
+	a, rv, s, nc := used.Stats()
+	if s != 0 || nc != 0 || !mat.Equal(a, mat.NewSymDense(m, nil)) || !reflect.DeepEqual(rv, make([]float64, m)) {
+		t.Fatal("Reset: statistics not zero")
+	}
+	if !reflect.DeepEqual(used.Theta(), make([]float64, m)) {
+		t.Fatal("Reset: θ not zero")
+	}
+
+	b := newRLSBatch(m, lam)
+	check := func(label string) {
+		t.Helper()
+		rlsCheckTheta(t, label, fresh, b)
+		if !reflect.DeepEqual(fresh.Theta(), used.Theta()) {
+			t.Fatalf("%s: reset receiver differs from a fresh one:\n%v\n%v", label, used.Theta(), fresh.Theta())
+		}
+	}
+	feed := func(y, v float64) {
+		fresh.Update(psi, y, v)
+		used.Update(psi, y, v)
+		b.add(psi, y, v)
+	}
+
+	// Zero weights: only decay, nothing to learn.
+	for range 5 {
+		y, _ := g.next(psi)
+		feed(y, 0)
+	}
+	check("v = 0 only")
+	if e := fresh.ResidualEnergy(); e != 0 {
+		t.Errorf("ResidualEnergy with no data = %v", e)
+	}
+	// Samples with a zero bias coordinate: bias stays unidentified.
+	for range 20 {
+		y, v := g.next(psi)
+		psi[m-1] = 0
+		feed(y, v+0.1)
+	}
+	check("ψ_m = 0 samples")
+	if th := fresh.Theta(); th[m-1] != 0 || th[0] == 0 {
+		t.Fatalf("unidentified bias: θ = %v, want θ_m = 0 and fitted weights", th)
+	}
+	if q := fresh.QuadForm(psi); math.IsInf(q, 0) || q <= 0 {
+		t.Errorf("QuadForm(ψ with ψ_m = 0) = %v, want finite positive", q)
+	}
+	psi[m-1] = 1
+	if q := fresh.QuadForm(psi); !math.IsInf(q, 1) {
+		t.Errorf("QuadForm(ψ with ψ_m ≠ 0) = %v while the bias is unidentified, want +Inf", q)
+	}
+	// A sample with v > 0 and ψ_m ≠ 0 identifies the bias.
+	for range 300 {
+		y, v := g.next(psi)
+		feed(y, v)
+	}
+	check("after identifying samples")
+	if q := fresh.QuadForm(psi); math.IsInf(q, 0) || q <= 0 {
+		t.Errorf("QuadForm = %v, want finite positive", q)
+	}
+
+	// m = 1: bias only, no ridge: θ = r/A, the weighted mean.
+	one := NewRLS(1, 1, 1)
+	if th := one.Theta()[0]; th != 0 {
+		t.Fatalf("m = 1: θ = %v before data", th)
+	}
+	one.Update([]float64{1}, 3, 1)
+	one.Update([]float64{1}, 6, 2)
+	if th := one.Theta()[0]; math.Abs(th-5) > 1e-15 {
+		t.Errorf("m = 1: θ = %v, want the weighted mean 5", th)
+	}
+}
+
+// TestRLSResidualEnergy compares s − 2θᵀr + θᵀAθ with Σ c_k (y_k − ψ_kᵀθ)²
+// summed over stored samples.
+func TestRLSResidualEnergy(t *testing.T) {
+	const m, lam, n = 5, 0.99, 2000
+	r := NewRLS(m, 10, lam)
+	g := newRLSGen(8, m)
+	psis := make([][]float64, n)
+	ys, vs := make([]float64, n), make([]float64, n)
+	for k := range psis {
+		psis[k] = make([]float64, m)
+		ys[k], vs[k] = g.next(psis[k])
+		r.Update(psis[k], ys[k], vs[k])
+	}
+	var want float64
+	for k := range psis {
+		e := ys[k] - r.Predict(psis[k])
+		want += vs[k] * math.Pow(lam, float64(n-1-k)) * e * e
+	}
+	got := r.ResidualEnergy()
+	// s − 2θᵀr + θᵀAθ cancels: its absolute error is a few ε·s.
+	_, _, s, _ := r.Stats()
+	if math.Abs(got-want) > 1e-12*s {
+		t.Errorf("ResidualEnergy = %.17g, want %.17g (s = %g)", got, want, s)
+	}
+}
+
+// TestRLSRejectsBadInput: non-finite data, negative weights and overflowing
+// updates return ok = false and leave the state bit-identical; dimension
+// errors panic.
+func TestRLSRejectsBadInput(t *testing.T) {
+	const m = 4
+	r := NewRLS(m, 10, 0.99)
+	g := newRLSGen(9, m)
+	psi := make([]float64, m)
+	for range 50 {
+		y, v := g.next(psi)
+		r.Update(psi, y, v)
+	}
+	good := []float64{0.1, -0.2, 0.3, 1}
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, tc := range []struct {
+		name string
+		psi  []float64
+		y, v float64
+	}{
+		{"NaN ψ", []float64{0.1, nan, 0.3, 1}, 1, 1},
+		{"Inf ψ", []float64{0.1, 0.2, -inf, 1}, 1, 1},
+		{"NaN y", good, nan, 1},
+		{"Inf y", good, -inf, 1},
+		{"NaN v", good, 1, nan},
+		{"Inf v", good, 1, inf},
+		{"negative v", good, 1, -0.5},
+		{"ψψᵀ overflows", []float64{1e200, 0, 0, 1}, 1, 1},
+		{"vψy overflows", good, 1e300, 1e10},
+		{"vy² overflows", []float64{0, 0, 0, 0}, 1e160, 1},
+	} {
+		before := r.State()
+		if r.Update(tc.psi, tc.y, tc.v) {
+			t.Errorf("%s: accepted", tc.name)
+		}
+		if after := r.State(); !reflect.DeepEqual(before, after) {
+			t.Errorf("%s: rejected update changed the state", tc.name)
+		}
+	}
+	if !r.Update(good, 1, 0) {
+		t.Error("v = 0 rejected")
+	}
+	if math.IsNaN(r.QuadForm([]float64{nan, 0, 0, 1})) == false {
+		t.Error("QuadForm(NaN) not NaN")
+	}
+
+	for _, tc := range []struct {
+		name string
+		f    func()
+	}{
+		{"Update short ψ", func() { r.Update(make([]float64, m-1), 0, 1) }},
+		{"Predict long ψ", func() { r.Predict(make([]float64, m+1)) }},
+		{"QuadForm short ψ", func() { r.QuadForm(make([]float64, m-1)) }},
+		{"Load len(rv)", func() { r.Load(mat.NewSymDense(2, nil), make([]float64, 3), 0, 0) }},
+		{"NewRLS m = 0", func() { NewRLS(0, 1, 1) }},
+		{"NewRLS gamma = 0", func() { NewRLS(2, 0, 1) }},
+		{"NewRLS gamma = Inf", func() { NewRLS(2, inf, 1) }},
+		{"NewRLS gamma = NaN", func() { NewRLS(2, nan, 1) }},
+		{"NewRLS lambda = 0", func() { NewRLS(2, 1, 0) }},
+		{"NewRLS lambda > 1", func() { NewRLS(2, 1, 1.5) }},
+		{"NewRLS lambda = NaN", func() { NewRLS(2, 1, nan) }},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", tc.name)
+				}
+			}()
+			tc.f()
+		}()
+	}
+}
+
+// TestRLSLongZeroWeightDecay: thousands of v = 0 updates at λ = 0.5 let
+// the statistics underflow (A_mm reaches the smallest subnormal). θ must stay
+// finite, updates whose refresh then fails are rejected with the state
+// unchanged (documented), and a sample with v > 0 is accepted again and
+// gives the batch solution for what is left (that one sample).
+func TestRLSLongZeroWeightDecay(t *testing.T) {
+	const m, gamma, lam = 4, 10.0, 0.5
+	r := NewRLS(m, gamma, lam)
+	g := newRLSGen(12, m)
+	psi := make([]float64, m)
+	for range 20 {
+		y, v := g.next(psi)
+		r.Update(psi, y, v+0.1)
+	}
+	rejected := 0
+	for k := range 3000 {
+		before := r.State()
+		if !r.Update(psi, 1, 0) {
+			rejected++
+			if !reflect.DeepEqual(before, r.State()) {
+				t.Fatalf("update %d: rejected update changed the state", k)
+			}
+		}
+		if !rlsAllFinite(r.Theta()) {
+			t.Fatalf("update %d: θ = %v", k, r.Theta())
+		}
+	}
+	if rejected == 0 {
+		t.Log("no update was rejected (no underflow reached)")
+	}
+	y, v := g.next(psi)
+	v += 0.1
+	if !r.Update(psi, y, v) {
+		t.Fatal("positive-weight update after the decay rejected")
+	}
+	b := newRLSBatch(m, lam)
+	b.add(psi, y, v)
+	rlsCheckTheta(t, "after decay", r, b)
+}
+
+// TestRLSStateRoundTrip: an RLS restored from State and the original,
+// continued with the same updates, compute bit-identical θ.
+func TestRLSStateRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		m    int
+		lam  float64
+		pre  int
+	}{
+		{"lambda<1 mid-cycle", 8, 0.99, 333},
+		{"lambda=1", 8, 1, 100},
+		{"unidentified bias", 5, 0.97, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewRLS(tc.m, 7, tc.lam)
+			g := newRLSGen(10, tc.m)
+			psi := make([]float64, tc.m)
+			for range tc.pre {
+				y, v := g.next(psi)
+				r.Update(psi, y, v)
+			}
+			st := r.State()
+			r2, err := RLSFromState(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(r2.State(), st) {
+				t.Fatal("State of the restored RLS differs")
+			}
+			// The snapshot is a deep copy.
+			st.A[0], st.R[0], st.RV[0], st.Theta[0] = 99, 99, 99, 99
+			for k := 0; k < 1000; k++ {
+				y, v := g.next(psi)
+				r.Update(psi, y, v)
+				r2.Update(psi, y, v)
+				for i, th := range r.Theta() {
+					if math.Float64bits(th) != math.Float64bits(r2.Theta()[i]) {
+						t.Fatalf("update %d: θ[%d] = %v vs restored %v", k, i, th, r2.Theta()[i])
+					}
+				}
+				if q1, q2 := r.QuadForm(psi), r2.QuadForm(psi); math.Float64bits(q1) != math.Float64bits(q2) {
+					t.Fatalf("update %d: QuadForm %v vs restored %v", k, q1, q2)
+				}
+			}
+			if !reflect.DeepEqual(r.State(), r2.State()) {
+				t.Fatal("final states differ")
+			}
+		})
+	}
+}
+
+func TestRLSFromStateErrors(t *testing.T) {
+	r := NewRLS(3, 2, 0.9)
+	r.Update([]float64{1, 2, 1}, 1, 1)
+	valid := r.State()
+	if _, err := RLSFromState(valid); err != nil {
+		t.Fatalf("valid state rejected: %v", err)
+	}
+	clone := func(s RLSState) RLSState {
+		s.A = append([]float64(nil), s.A...)
+		s.R = append([]float64(nil), s.R...)
+		s.RV = append([]float64(nil), s.RV...)
+		s.Theta = append([]float64(nil), s.Theta...)
+		return s
+	}
+	for _, tc := range []struct {
+		name string
+		mod  func(s *RLSState)
+	}{
+		{"M = 0", func(s *RLSState) { s.M = 0 }},
+		{"M mismatch", func(s *RLSState) { s.M = 4 }},
+		{"Gamma = 0", func(s *RLSState) { s.Gamma = 0 }},
+		{"Lambda = 1.1", func(s *RLSState) { s.Lambda = 1.1 }},
+		{"short A", func(s *RLSState) { s.A = s.A[:8] }},
+		{"short R", func(s *RLSState) { s.R = s.R[:8] }},
+		{"short RV", func(s *RLSState) { s.RV = s.RV[:2] }},
+		{"short Theta", func(s *RLSState) { s.Theta = nil }},
+		{"Factored = 1", func(s *RLSState) { s.Factored = 1 }},
+		{"Mu = 0", func(s *RLSState) { s.Mu = 0 }},
+		{"Since < 0", func(s *RLSState) { s.Since = -1 }},
+		{"Excess < 0", func(s *RLSState) { s.Excess = -1 }},
+		{"S = NaN", func(s *RLSState) { s.S = math.NaN() }},
+		{"NC < 0", func(s *RLSState) { s.NC = -1 }},
+		{"NaN in A", func(s *RLSState) { s.A[4] = math.NaN() }},
+		{"Inf in R", func(s *RLSState) { s.R[1] = math.Inf(1) }},
+		{"NaN in RV", func(s *RLSState) { s.RV[0] = math.NaN() }},
+		{"NaN in Theta", func(s *RLSState) { s.Theta[2] = math.NaN() }},
+		{"A not symmetric", func(s *RLSState) { s.A[1] += 1 }},
+		{"R diagonal ≤ 0", func(s *RLSState) { s.R[4] = 0 }},
+		{"Factored = M−1 with bias data", func(s *RLSState) { s.Factored = 2 }},
+	} {
+		s := clone(valid)
+		tc.mod(&s)
+		if _, err := RLSFromState(s); !errors.Is(err, ErrRLSState) {
+			t.Errorf("%s: err = %v, want ErrRLSState", tc.name, err)
+		}
+	}
+}
+
+// TestRLSAllocs: the hot-path methods do not allocate — on the rank-one
+// path (λ = 1), on the refresh path (λ = 0.3 refreshes at every update) and
+// mixed (λ = 0.99).
+func TestRLSAllocs(t *testing.T) {
+	for _, lam := range []float64{1, 0.99, 0.3} {
+		const m = 30
+		r := NewRLS(m, 10, lam)
+		g := newRLSGen(11, m)
+		psis := make([][]float64, 64)
+		ys, vs := make([]float64, 64), make([]float64, 64)
+		for k := range psis {
+			psis[k] = make([]float64, m)
+			ys[k], vs[k] = g.next(psis[k])
+		}
+		k := 0
+		var sink float64
+		for _, c := range []struct {
+			name string
+			f    func()
+		}{
+			{"Update", func() {
+				r.Update(psis[k%64], ys[k%64], vs[k%64])
+				k++
+			}},
+			{"Predict", func() { sink += r.Predict(psis[k%64]) }},
+			{"QuadForm", func() { sink += r.QuadForm(psis[k%64]) }},
+			{"ResidualEnergy", func() { sink += r.ResidualEnergy() }},
+			{"Theta", func() { sink += r.Theta()[0] }},
+		} {
+			if a := testing.AllocsPerRun(200, c.f); a != 0 {
+				t.Errorf("lambda=%v: %s: %v allocations per call", lam, c.name, a)
+			}
+		}
+		if lam == 0.3 && r.refreshes < 200 {
+			t.Errorf("lambda=0.3: only %d refreshes; the refresh path was not measured", r.refreshes)
+		}
+		_ = sink
+	}
+}
+
+// ExampleRLS fits y = 2x + 1 (the bias is the last coordinate, unregularised)
+// with a weak ridge and forgetting.
+func ExampleRLS() {
+	r := NewRLS(2, 1e6, 0.99)
+	for i := range 200 {
+		x := float64(i%10) / 10
+		r.Update([]float64{x, 1}, 2*x+1, 1)
+	}
+	th := r.Theta()
+	fmt.Printf("w = %.4f, b = %.4f, ŷ(0.5) = %.4f\n", th[0], th[1], r.Predict([]float64{0.5, 1}))
+	// Output: w = 2.0000, b = 1.0000, ŷ(0.5) = 2.0000
+}
