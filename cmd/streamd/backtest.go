@@ -439,18 +439,19 @@ func (b *backtest) write(k int, res online.Result) error {
 	return b.out.Write(&b.msg)
 }
 
-// modelInfo summarises l's model for forecast messages, in the model's
-// standardised units.
+// modelInfo summarises l's model for forecast messages: σ² and γ in the
+// model's standardised units, the noise std in the series' units.
 func modelInfo(l *online.Learner) sink.ModelInfo {
 	m := l.Model()
 	info := m.Info()
 	cfg := m.Config()
+	_, scale := l.Scale()
 	return sink.ModelInfo{
 		M:        info.M,
 		Lags:     cfg.Embedding.YLags,
 		Sigma2:   cfg.Kernel.Sigma2,
 		Gamma:    info.Gamma,
-		NoiseStd: math.Sqrt(info.NoiseVar),
+		NoiseStd: scale * math.Sqrt(info.NoiseVar),
 		DEff:     info.DEff,
 		Swaps:    info.Swaps,
 	}
@@ -620,7 +621,7 @@ func (r *report) summary(w io.Writer) error {
 	} else {
 		fmt.Fprintf(&sb, "%d values, targets %d.. scored (%d), horizons 1..%d\n", r.NTrain, r.EvalFrom, r.NEval, len(r.Metrics.ByHorizon))
 	}
-	fmt.Fprintf(&sb, "  model: M = %d (rank %d), lags %s, σ² = %.4g, γ = %.4g, noise std %.4g (standardised), d_eff %.1f, %d swaps\n",
+	fmt.Fprintf(&sb, "  model: M = %d (rank %d), lags %s, σ² = %.4g, γ = %.4g, noise std %.4g, d_eff %.1f, %d swaps\n",
 		r.Model.M, r.Model.Rank, lagString(r.Config.Lags), r.Model.Sigma2, r.Model.Gamma, r.Model.NoiseStd, r.Model.DEff, r.Model.Swaps)
 	fmt.Fprintf(&sb, "  %-12s %6s %10s %10s %10s %10s %10s\n", "", "n", "NMSE", "RMSE", "MAE", "cover95", "NLPD")
 	row := func(name string, m metrics) {

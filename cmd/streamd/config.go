@@ -446,8 +446,8 @@ func (m *ModelConfig) validate(p *problems, at string) {
 	if m.NoiseEvery < 0 {
 		p.add(at+".noise_every", "must be ≥ 0 (got %d)", m.NoiseEvery)
 	}
-	if m.Scale != "robust" && m.Scale != "standard" {
-		p.add(at+".scale", "must be robust or standard (got %q)", m.Scale)
+	if m.Scale != "robust" && m.Scale != "standard" && m.Scale != "none" {
+		p.add(at+".scale", "must be robust, standard or none (got %q)", m.Scale)
 	}
 	if !m.SelectIter.Auto && m.SelectIter.Value < 0 {
 		p.add(at+".select_iter", "must be auto or ≥ 0 (got %d)", m.SelectIter.Value)
@@ -573,8 +573,11 @@ func (m *ModelConfig) Learner(f ForecastConfig) online.Config {
 		sel.Patience = max(4*m.WorkingSet, 100)
 	}
 	scale := online.ScaleRobust
-	if m.Scale == "standard" {
+	switch m.Scale {
+	case "standard":
 		scale = online.ScaleStandard
+	case "none":
+		scale = online.ScaleNone
 	}
 	return online.Config{
 		Model: narx.Config{

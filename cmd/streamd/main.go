@@ -32,6 +32,7 @@ var commands = []struct {
 	cmd           func() command
 }{
 	{"backtest", "run a file through the Learner and score its forecasts", func() command { return &backtestCommand{} }},
+	{"generate", "write a synthetic benchmark series (Mackey–Glass, Lorenz, Chua, sinc) as CSV", func() command { return generateCommand{} }},
 	{"version", "print the version", func() command { return versionCommand{} }},
 }
 

@@ -48,6 +48,9 @@ const (
 	ScaleRobust Scale = iota
 	// ScaleStandard standardises by the mean and standard deviation.
 	ScaleStandard
+	// ScaleNone uses the values as they are (location 0, scale 1), so kernel
+	// widths and γ keep the units of the data — e.g. the book's σ² for sinc.
+	ScaleNone
 )
 
 // Validate reports the first problem with c, or nil.
@@ -65,7 +68,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("forecast interval must be ≥ 1 (got %d)", c.Every)
 	case !(c.Level > 0 && c.Level < 1):
 		return fmt.Errorf("interval level must be in (0, 1) (got %v)", c.Level)
-	case c.Scale != ScaleRobust && c.Scale != ScaleStandard:
+	case c.Scale != ScaleRobust && c.Scale != ScaleStandard && c.Scale != ScaleNone:
 		return fmt.Errorf("unknown scale %d", int(c.Scale))
 	}
 	for _, p := range c.LagCandidates {
@@ -177,6 +180,15 @@ func NewLearner(cfg Config) (*Learner, error) {
 
 // Config returns the Learner's configuration.
 func (l *Learner) Config() Config { return l.cfg }
+
+// Scale returns the frozen normalisation of y, y_model = (y − loc)/scale;
+// (0, 1) before the fit.
+func (l *Learner) Scale() (loc, scale float64) {
+	if !l.model.Fitted() {
+		return 0, 1
+	}
+	return l.yLoc, l.yScale
+}
 
 // Fitted reports whether warm-up is over.
 func (l *Learner) Fitted() bool { return l.model.Fitted() }
@@ -430,6 +442,9 @@ func embed(e narx.Embedding, ys, us []float64, nu, from int) (X, y []float64) {
 // and standard deviation, falling back to the other and then to 1 when the
 // scale is zero (a constant warm-up must not divide by zero).
 func scaleOf(x []float64, s Scale) (loc, scale float64) {
+	if s == ScaleNone {
+		return 0, 1
+	}
 	sorted := slices.Clone(x)
 	slices.Sort(sorted)
 	med := quantileSorted(sorted, 0.5)

@@ -25,6 +25,8 @@ const (
 	// the sizes we run (m ≤ a few hundred) while being within two orders of
 	// magnitude of the rounding floor. The forward error of θ is then at most
 	// cond(B)·1e-14 relative, i.e. the error of a backward-stable direct solve.
+	// QuadForm stops its solve once the bound on the relative error of the
+	// quadratic form is below rlsTol (see QuadForm).
 	rlsTol = 1e-14
 
 	// rlsMaxIter caps the preconditioned conjugate gradient iterations of
@@ -41,18 +43,33 @@ const (
 	rlsMuMin = 0.5
 
 	// rlsExcessRefresh sets the work-based refresh rule: refresh once
-	// rlsExcessRefresh·(PCG iterations beyond one per update since the last
-	// refresh) ≥ m, i.e. once those extra iterations (4m² flops each) have
-	// cost about two refreshes (m³/3 flops each). Measured over m = 20…400
-	// and λ = 0.95…0.999 (flop counts), this is within a few percent of the
-	// best fixed threshold and 5–25% cheaper than refreshing only at μ < 1/2.
-	rlsExcessRefresh = 6
+	// rlsExcessRefresh·(PCG iterations beyond one per solve since the last
+	// refresh) ≥ m. An iteration costs two m×m matrix–vector products
+	// (2m² multiply–adds), a refresh m rank-one updates of an m×m matrix
+	// (m³ multiply–adds), so at the threshold the extra iterations have cost
+	// about two refreshes.
+	rlsExcessRefresh = 1
+
+	// rlsRefineEvery is the refinement period at λ = 1: θ follows the
+	// exact Kalman (gain) recursion, and every rlsRefineEvery-th update
+	// recomputes the true residual r − Bθ and runs PCG to rlsTol (usually
+	// one preconditioned step, often none). Between two refinements the
+	// forward error of θ can grow only by the rounding of at most
+	// rlsRefineEvery gain steps (see RLS, "Accuracy"); it stays two orders
+	// of magnitude below the 1e-12·cond tolerance of the tests (measured
+	// worst: about 1e-15·cond₁ over 10⁵ random updates, m = 5 and 50).
+	// A period of 8 costs 3/8 of a matrix–vector product per update when a
+	// step is needed, 1/8 when not.
+	rlsRefineEvery = 8
 )
 
 // rlsRefreshEvery is the periodic refresh interval (in updates) that stops
-// rounding drift of the preconditioner factor when λ = 1 (or λ close to 1).
-// A refresh costs m³/3 flops; spread over 4m+32 updates that is below
-// m²/12 flops per update, about 1% of the O(m²) update itself.
+// rounding drift of the inverse P̃ when λ = 1 (or λ close to 1). A refresh
+// costs about m³ multiply–adds; spread over 4m+32 updates that is m²/4
+// per update, about a tenth of the O(m²) update itself. Measured drift of
+// the Sherman–Morrison recursion over one period (m ≤ 400): the
+// relative error of ψᵀP̃ψ stays below about 1e-15·cond₁ (see
+// TestRLSQuadFormLambdaOneDrift), far inside the 1e-12·cond tolerance.
 func rlsRefreshEvery(m int) int { return 4*m + 32 }
 
 // ErrRLSState is returned (wrapped) by RLSFromState when a snapshot is not a
@@ -73,39 +90,64 @@ var ErrRLSState = errors.New("recursive: invalid RLS state")
 //	θ = (A + D/γ)⁻¹ r,   D = diag(1, …, 1, 0),
 //
 // where the last coordinate of ψ is the bias, which is not regularised.
-// θ is the solution to rounding (backward error below rlsTol) after every
-// mutating call; it is not the textbook RLS recursion, which rescales
+// θ is the solution to rounding after every mutating call (see
+// "Accuracy"); it is not the textbook RLS recursion, which rescales
 // P ← P/λ and thereby lets the ridge decay as λ^N.
 //
 // # Method
 //
-// A, r, s and n_c are updated exactly (A ← λA + vψψᵀ, …). B = A + D/γ is
-// solved by preconditioned conjugate gradients (PCG), warm-started from the
-// previous θ. The preconditioner is B̃⁻¹ with B̃ = μ·RᵀR, R upper triangular,
-// where B̃ follows B̃ ← λB̃ + vψψᵀ (a rank-one Cholesky update, LINPACK
-// dchud / Golub & Van Loan §6.5.4, Givens form) since the last refresh, at
-// which B̃ = B exactly. After j updates B̃ = A + λʲ·D/γ = B − (1−λʲ)·D/γ, so
-// μ = λʲ and the eigenvalues of B̃⁻¹B lie in [1, 1/μ]. The factor is
-// refreshed, R = chol(A + D/γ) from scratch, when λ·μ would fall below
-// rlsMuMin = 1/2, when the extra PCG work since the last refresh has cost
-// about two refreshes (rlsExcessRefresh), after rlsRefreshEvery(m) = 4m+32
-// updates (rounding drift of R at λ = 1), and when a solve fails to
-// converge. With λ = 1, B̃ = B up to rounding and one PCG iteration (a
-// refined Kalman step) suffices; the true residual r − Bθ is recomputed at
-// the start of every solve, so rounding drift cannot accumulate in θ.
+// A, r, s and n_c are updated exactly (A ← λA + vψψᵀ, …); A is kept as a
+// full, bit-symmetric m×m matrix. The receiver also keeps an explicit dense
+// inverse P̃ = B̃⁻¹ (stored as σ·Q, Q bit-symmetric, so that the factor
+// 1/λ of each update costs one scalar multiplication), where B̃ follows
+// B̃ ← λB̃ + vψψᵀ since the last refresh, at which B̃ = B = A + D/γ exactly.
+// With g = P̃ψ each update is the Sherman–Morrison step
+//
+//	P̃ ← λ⁻¹(P̃ − v·g gᵀ/(λ + v·ψᵀg)),
+//
+// a symmetric rank-one update of Q (one m×m pass). After j updates
+// B̃ = A + λʲ·D/γ = B − (1−λʲ)·D/γ, i.e. μ = λʲ and the eigenvalues of P̃B
+// lie in [1, 1/μ].
+//
+// With λ = 1, B̃ = B (up to rounding) and θ follows the exact Kalman
+// recursion θ ← θ + g·v(y − ψᵀθ)/(1 + v·ψᵀg), O(m); every rlsRefineEvery
+// updates the true residual r − Bθ is recomputed and PCG (preconditioner
+// P̃) refines θ to the rlsTol backward error, so rounding drift cannot
+// accumulate in θ. With λ < 1 the same gain step is a warm start and PCG
+// with the true residual runs after every update.
+//
+// P̃ is recomputed from scratch (Gauss–Jordan inversion of A + D/γ, no
+// allocation, no goroutines) when λ·μ would fall below rlsMuMin = 1/2,
+// when the extra PCG work since the last refresh has cost about two
+// refreshes (rlsExcessRefresh), after rlsRefreshEvery(m) = 4m+32 updates
+// (rounding drift of P̃ at λ = 1), when P̃ has visibly lost definiteness
+// (ψᵀP̃ψ < 0 or a non-finite gain), and when a solve fails to converge.
+//
+// QuadForm and Update share the product P̃ψ: QuadForm(ψ) followed by
+// Update(ψ, …) with the same ψ (compared bit by bit, O(m)) pays for it once.
+//
+// # Accuracy
+//
+// With λ < 1, and with λ = 1 at every rlsRefineEvery-th update (and after
+// Load, SetGamma and refreshes), θ has backward error at most rlsTol
+// (verified on the true residual). In between, at λ = 1, θ is the gain
+// recursion from such a point: each step adds rounding of the size of the
+// step times ε·cond-ish terms, so the forward error stays at the level of
+// the verified solve (tested against a batch solve after every update).
+// QuadForm at μ = 1 (always with λ = 1) returns ψᵀP̃ψ, whose relative error
+// is the drift of P̃, bounded by the periodic refresh.
 //
 // # Cost
 //
-// Per Update: A update m², rank-one factor update 3m², initial residual 2m²,
-// and 4m² per PCG iteration (one product with A, two triangular solves):
-// about 10m² flops at λ = 1 (one iteration; textbook RLS needs about 3m²).
-// For λ < 1 the ridge drift costs a few more iterations plus refreshes
-// (m³/3 flops each, no allocation): measured 15–25m² flops per update for
-// λ ∈ [0.99, 0.999] and 20–45m² for λ = 0.95, m = 20…400. The refresh
+// Per Update at λ = 1: P̃ψ m², rank-one update of Q m², A update m²
+// multiply–adds (three m×m passes with gonum's assembly kernels), plus
+// 1/8 (refinement) and 1/(4m) (refresh) amortised passes; QuadForm with the
+// same ψ adds only O(m). For λ < 1 add the scaling of A (m²), the true
+// residual (m²) and 2m² per PCG iteration (one product with A, one with
+// P̃); QuadForm then runs PCG from P̃ψ (2m² per iteration). The refresh
 // interval shrinks with 1−λ; for λ < 1/2 every update refreshes (O(m³)).
-// Memory: three m×m matrices (A, the factor R, and a spare factor so that a
-// failed refresh leaves the receiver unchanged) and eight vectors of
-// length m.
+// Memory: three m×m matrices (A, Q, and a spare so that a failed refresh
+// leaves the receiver unchanged) and eleven vectors of length m.
 //
 // # Bias before data
 //
@@ -122,29 +164,36 @@ var ErrRLSState = errors.New("recursive: invalid RLS state")
 // (even QuadForm and ResidualEnergy use the receiver's scratch space).
 type RLS struct {
 	m      int     // dimension
-	nf     int     // factored dimension: m, or m−1 while A_mm = 0 (bias unidentified)
+	nf     int     // inverted dimension: m, or m−1 while A_mm = 0 (bias unidentified)
 	gamma  float64 // γ
 	ig     float64 // 1/γ
 	lambda float64 // λ
 
 	cap  int           // capacity (dimension) of the buffers
-	aBuf []float64     // A, upper triangle, row-major, stride m
-	a    *mat.SymDense // view of aBuf
+	aBuf []float64     // A, full m×m (both triangles, bit-symmetric), row-major
+	a    *mat.SymDense // view of aBuf (upper triangle)
 	rv   []float64     // r
 	s    float64       // Σ c y²
 	nc   float64       // Σ c
 
 	theta []float64 // θ
 
-	rf          []float64 // R, upper triangular, stride m: B̃ = μ·RᵀR on the leading nf block
-	wf          []float64 // spare factor: refresh target
+	pf          []float64 // Q, full m×m, bit-symmetric: P̃ = σ·Q = B̃⁻¹ on the leading nf block, zero elsewhere
+	wf          []float64 // spare: refresh target
+	sigma       float64   // σ = λ^−since
 	mu          float64   // μ = λ^since
 	since       int       // updates since the last refresh
+	sinceRefine int       // updates since the last solve (λ = 1)
 	needRefresh bool      // refresh at the next update
-	excess      int       // PCG iterations beyond one per update since the last refresh
+	excess      int       // PCG iterations beyond one per solve since the last refresh
+
+	// P̃ψ cache shared by QuadForm and Update: ch = Qψ for ψ = cpsi.
+	cacheOK bool
+	cpsi    []float64
+	ch      []float64
 
 	// scratch, length m each
-	res, z, p, q, x, old []float64
+	res, z, p, q, x, old, u []float64
 
 	// diagnostics
 	updates, refreshes, iters, unconverged uint64
@@ -176,17 +225,16 @@ func NewRLS(m int, gamma, lambda float64) *RLS {
 func (r *RLS) alloc(n int) {
 	r.cap = n
 	r.aBuf = make([]float64, n*n)
-	r.rf = make([]float64, n*n)
+	r.pf = make([]float64, n*n)
 	r.wf = make([]float64, n*n)
-	vecs := make([]float64, 8*n)
-	r.rv, vecs = vecs[:n:n], vecs[n:]
-	r.theta, vecs = vecs[:n:n], vecs[n:]
-	r.res, vecs = vecs[:n:n], vecs[n:]
-	r.z, vecs = vecs[:n:n], vecs[n:]
-	r.p, vecs = vecs[:n:n], vecs[n:]
-	r.q, vecs = vecs[:n:n], vecs[n:]
-	r.x, vecs = vecs[:n:n], vecs[n:]
-	r.old = vecs[:n:n]
+	vecs := make([]float64, 11*n)
+	next := func() []float64 {
+		v := vecs[:n:n]
+		vecs = vecs[n:]
+		return v
+	}
+	r.rv, r.theta, r.cpsi, r.ch = next(), next(), next(), next()
+	r.res, r.z, r.p, r.q, r.x, r.old, r.u = next(), next(), next(), next(), next(), next(), next()
 }
 
 // setDim sets the dimension to n ≤ r.cap and reslices the views. It does
@@ -194,12 +242,14 @@ func (r *RLS) alloc(n int) {
 func (r *RLS) setDim(n int) {
 	r.m = n
 	r.aBuf = r.aBuf[:n*n]
-	r.rf = r.rf[:n*n]
+	r.pf = r.pf[:n*n]
 	r.wf = r.wf[:n*n]
 	r.rv = r.rv[:n]
 	r.theta = r.theta[:n]
-	r.res, r.z, r.p, r.q, r.x, r.old = r.res[:n], r.z[:n], r.p[:n], r.q[:n], r.x[:n], r.old[:n]
+	r.cpsi, r.ch = r.cpsi[:n], r.ch[:n]
+	r.res, r.z, r.p, r.q, r.x, r.old, r.u = r.res[:n], r.z[:n], r.p[:n], r.q[:n], r.x[:n], r.old[:n], r.u[:n]
 	r.a.SetRawSymmetric(blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: r.aBuf})
+	r.cacheOK = false
 }
 
 // Dim returns the dimension m.
@@ -220,12 +270,12 @@ func (r *RLS) Reset() {
 	clear(r.theta)
 	r.s, r.nc = 0, 0
 	r.nf = m - 1
-	clear(r.rf)
-	d := math.Sqrt(r.ig) // chol(I/γ)
+	clear(r.pf)
 	for i := 0; i < r.nf; i++ {
-		r.rf[i*m+i] = d
+		r.pf[i*m+i] = r.gamma // (I/γ)⁻¹
 	}
-	r.mu, r.since, r.needRefresh, r.excess = 1, 0, false, 0
+	r.sigma, r.mu, r.since, r.sinceRefine, r.needRefresh, r.excess = 1, 1, 0, 0, false, 0
+	r.cacheOK = false
 }
 
 // Update applies one sample with regressor psi, target y and weight v:
@@ -242,6 +292,9 @@ func (r *RLS) Reset() {
 // (B numerically singular), the statistics are applied, θ keeps its previous
 // value and the next update refreshes again.
 //
+// If the previous call was QuadForm with the same psi (bit for bit), its
+// product P̃ψ is reused; the result is bit-identical either way.
+//
 // Cost: O(m²) flops (see RLS), amortised O(m³)/refresh interval; no
 // allocation.
 func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
@@ -256,7 +309,7 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 	a := r.aBuf
 	for i, p := range psi {
 		// Diagonal entries bound the others (A is PSD), r_i² ≤ A_ii·s; the
-		// factor 2 leaves room for the scaled factor update (v/(λμ) ≤ 2v).
+		// factor 2 leaves room for the rounding of √v·ψ.
 		if !rlsFinite(p) ||
 			!rlsFinite(2*(lam*a[i*m+i]+v*p*p)) ||
 			!rlsFinite(lam*math.Abs(r.rv[i])+v*math.Abs(p*y)) {
@@ -273,26 +326,56 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 		nf = m
 	}
 	refresh := leave || r.needRefresh || lam*r.mu < rlsMuMin || r.since+1 >= rlsRefreshEvery(m) || rlsExcessRefresh*r.excess >= m
+	sv := math.Sqrt(v)
+
+	// Sherman–Morrison quantities: h = Qψ, g = σh = P̃ψ, den = λ + vψᵀg.
+	var h []float64
+	var den float64
+	if !refresh && v > 0 {
+		h = r.qpsi(psi)
+		s := floats.Dot(psi[:nf], h[:nf])
+		den = lam + v*r.sigma*s
+		if !(s >= 0) || !rlsFinite(den) || !rlsFinite(v*r.sigma/den) {
+			refresh = true // P̃ lost definiteness: start afresh
+		}
+	}
 	if refresh {
-		// Factor the new B = λA + vψψᵀ + D/γ into the spare before
+		// Invert the new B = λA + vψψᵀ + D/γ into the spare before
 		// committing anything, so that failure leaves the receiver unchanged.
+		// The entries are formed exactly as the committed A below.
 		w := r.wf
+		if nf < m {
+			clear(w)
+		}
 		for i := 0; i < nf; i++ {
-			row := w[i*m+i : i*m+nf]
-			copy(row, a[i*m+i:i*m+nf])
-			rlsScaleAdd(row, lam, v*psi[i], psi[i:nf])
-			if i < m-1 {
-				row[0] += r.ig
+			row, ai := w[i*m:i*m+nf], a[i*m:i*m+nf]
+			if lam == 1 {
+				copy(row, ai)
+			} else {
+				floats.ScaleTo(row, lam, ai)
 			}
 		}
-		if !rlsCholesky(nf, m, w) {
+		if v > 0 {
+			floats.ScaleTo(r.u, sv, psi)
+			rlsGer(nf, m, 1, r.u, w)
+		}
+		for i := 0; i < nf && i < m-1; i++ {
+			w[i*m+i] += r.ig
+		}
+		if !rlsInvert(nf, m, w, r.u) {
 			return false
 		}
 	}
 
 	// Commit the statistics.
-	for i := 0; i < m; i++ {
-		rlsScaleAdd(a[i*m+i:(i+1)*m], lam, v*psi[i], psi[i:])
+	e := y - floats.Dot(psi, r.theta) // a-priori error
+	copy(r.old, r.theta)
+	if lam != 1 {
+		floats.Scale(lam, a)
+	}
+	if v > 0 {
+		floats.ScaleTo(r.u, sv, psi)
+		rlsGer(m, m, 1, r.u, a)
 	}
 	vy := v * y
 	for i, p := range psi {
@@ -301,34 +384,62 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 	r.s = lam*r.s + vy*y
 	r.nc = lam*r.nc + v
 	r.updates++
+	r.cacheOK = false // Q changes below (h stays readable)
 
 	if refresh {
-		r.rf, r.wf = r.wf, r.rf
-		r.nf, r.mu, r.since, r.needRefresh, r.excess = nf, 1, 0, false, 0
+		r.pf, r.wf = r.wf, r.pf
+		r.nf = nf
+		r.resetCounters()
 		r.refreshes++
-	} else {
-		if v > 0 {
-			// B̃' = λμRᵀR + vψψᵀ = λμ·(RᵀR + xxᵀ), x = ψ·√(v/(λμ)).
-			// While nf = m−1, ψ_m = 0 here (else leave would be set).
-			sc := math.Sqrt(v / (lam * r.mu))
-			x := r.z
-			for i := 0; i < nf; i++ {
-				x[i] = sc * psi[i]
-			}
-			rlsCholUpdate(nf, m, r.rf, x)
-		}
-		r.mu *= lam
-		r.since++
+		r.solveTheta()
+		return true
 	}
-	r.solveTheta()
+	if v > 0 {
+		// Gain step θ ← θ + P̃'ψ·v·e with P̃'ψ = g/den: exact for the B̃
+		// system, the exact solution itself when λ = 1.
+		floats.AddScaled(r.theta[:nf], v*r.sigma*e/den, h[:nf])
+		// Q ← Q − w wᵀ, w = h·√(vσ/den): bit-symmetric rank-one update.
+		u := r.u[:nf]
+		floats.ScaleTo(u, math.Sqrt(v*r.sigma/den), h[:nf])
+		rlsGer(nf, m, -1, u, r.pf)
+	}
+	r.sigma /= lam
+	r.mu *= lam
+	r.since++
+	r.sinceRefine++
+	if lam != 1 || r.sinceRefine >= rlsRefineEvery {
+		r.solveTheta()
+	}
 	return true
 }
 
+// resetCounters marks P̃ as freshly computed from B.
+func (r *RLS) resetCounters() {
+	r.sigma, r.mu, r.since, r.sinceRefine, r.needRefresh, r.excess = 1, 1, 0, 0, false, 0
+	r.cacheOK = false
+}
+
+// qpsi returns h = Qψ (zero beyond nf), reusing the cached product if psi is
+// bit-identical to the cached ψ and Q has not changed since. The result is
+// the receiver's ch.
+func (r *RLS) qpsi(psi []float64) []float64 {
+	h := r.ch
+	if r.cacheOK && rlsSameBits(psi, r.cpsi) {
+		return h
+	}
+	nf := r.nf
+	rlsGemv(nf, r.m, 1, r.pf, psi, h)
+	clear(h[nf:])
+	copy(r.cpsi, psi)
+	r.cacheOK = true
+	return h
+}
+
 // solveTheta recomputes θ by PCG warm-started at the current θ; on failure
-// it refreshes the factor once and retries; if that fails too it restores
-// θ and schedules a refresh.
+// it restores θ from r.old (which the caller has set), refreshes once and
+// retries; if that fails too it restores θ and schedules a refresh.
 func (r *RLS) solveTheta() {
-	copy(r.old, r.theta)
+	r.sinceRefine = 0
 	it, conv := r.pcg(r.theta, r.rv)
 	r.iters += uint64(it)
 	r.excess += max(it-1, 0)
@@ -348,45 +459,47 @@ func (r *RLS) solveTheta() {
 	r.needRefresh = true
 }
 
-// refreshNow factors the current B = A + D/γ (leading nf block). On success
-// it installs the factor and returns true; otherwise the factor is kept.
+// refreshNow inverts the current B = A + D/γ (leading nf block). On success
+// it installs the inverse and returns true; otherwise P̃ is kept.
 func (r *RLS) refreshNow() bool {
-	if !r.factorB(r.wf, r.ig) {
+	if !r.invertB(r.wf, r.ig) {
 		return false
 	}
-	r.rf, r.wf = r.wf, r.rf
-	r.mu, r.since, r.needRefresh, r.excess = 1, 0, false, 0
+	r.pf, r.wf = r.wf, r.pf
+	r.resetCounters()
 	r.refreshes++
 	return true
 }
 
-// factorB writes chol(A + D·ig) of the leading nf block into w (stride m).
-func (r *RLS) factorB(w []float64, ig float64) bool {
+// invertB writes (A + D·ig)⁻¹ of the leading nf block into w (stride m),
+// zero elsewhere.
+func (r *RLS) invertB(w []float64, ig float64) bool {
 	m, nf := r.m, r.nf
+	if nf < m {
+		clear(w)
+	}
 	for i := 0; i < nf; i++ {
-		copy(w[i*m+i:i*m+nf], r.aBuf[i*m+i:i*m+nf])
+		copy(w[i*m:i*m+nf], r.aBuf[i*m:i*m+nf])
 		if i < m-1 {
 			w[i*m+i] += ig
 		}
 	}
-	return rlsCholesky(nf, m, w)
+	return rlsInvert(nf, m, w, r.u)
 }
 
 // pcg solves B x = b by preconditioned conjugate gradients (Golub & Van
-// Loan §11.5, Alg. 11.5.1) with preconditioner (RᵀR)⁻¹ on the leading nf
-// block (PCG is invariant to the scale μ), starting from x. It stops on the
-// rlsTol criterion (converged = true) or after rlsMaxIter iterations or a
-// breakdown (converged = false). The residual is recomputed exactly at the
-// start, so rounding errors do not accumulate across calls. x and b must
-// not be the receiver's scratch vectors res, z, p, q.
+// Loan §11.5, Alg. 11.5.1) with preconditioner P̃ on the leading nf block,
+// starting from x. It stops on the rlsTol criterion (converged = true) or
+// after rlsMaxIter iterations or a breakdown (converged = false). The
+// residual is recomputed exactly at the start, so rounding errors do not
+// accumulate across calls. x and b must not be the receiver's scratch
+// vectors res, z, p, q.
 func (r *RLS) pcg(x, b []float64) (iters int, converged bool) {
 	res, z, p, q := r.res, r.z, r.p, r.q
 	bn := rlsNorm(b)
 	trB := r.traceB()
 	r.mulB(q, x)
-	for i, bi := range b {
-		res[i] = bi - q[i]
-	}
+	floats.SubTo(res, b, q)
 	if rlsNorm(res) <= rlsTol*(bn+trB*rlsNorm(x)) {
 		return 0, true
 	}
@@ -419,28 +532,16 @@ func (r *RLS) pcg(x, b []float64) (iters int, converged bool) {
 // mulB sets dst = (A + D/γ) x.
 func (r *RLS) mulB(dst, x []float64) {
 	m := r.m
-	blas64.Symv(1, r.a.RawSymmetric(), blas64.Vector{N: m, Inc: 1, Data: x}, 0, blas64.Vector{N: m, Inc: 1, Data: dst})
-	ig := r.ig
-	for i := 0; i < m-1; i++ {
-		dst[i] += ig * x[i]
-	}
+	rlsGemv(m, m, 1, r.aBuf, x, dst)
+	floats.AddScaled(dst[:m-1], r.ig, x[:m-1])
 }
 
-// precond sets z = (RᵀR)⁻¹ρ on the leading nf coordinates and z = 0 on the
-// rest (the unidentified bias).
+// precond sets z = P̃ρ on the leading nf coordinates and z = 0 on the rest
+// (the unidentified bias).
 func (r *RLS) precond(z, rho []float64) {
 	nf := r.nf
-	copy(z[:nf], rho[:nf])
-	for i := nf; i < r.m; i++ {
-		z[i] = 0
-	}
-	if nf == 0 {
-		return
-	}
-	t := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: nf, Stride: r.m, Data: r.rf}
-	zv := blas64.Vector{N: nf, Inc: 1, Data: z}
-	blas64.Trsv(blas.Trans, t, zv)   // Rᵀw = ρ
-	blas64.Trsv(blas.NoTrans, t, zv) // Rz = w
+	rlsGemv(nf, r.m, r.sigma, r.pf, rho, z)
+	clear(z[nf:])
 }
 
 // traceB returns tr(A + D/γ) ≥ ‖A + D/γ‖₂.
@@ -465,13 +566,20 @@ func (r *RLS) Predict(psi []float64) float64 {
 	return floats.Dot(psi, r.theta)
 }
 
-// QuadForm returns ψᵀ(A + D/γ)⁻¹ψ, solved by PCG to the rlsTol backward
-// error (the quadratic form's error is second order in the solve error).
+// QuadForm returns ψᵀ(A + D/γ)⁻¹ψ. While P̃ = B⁻¹ (μ = 1: always when
+// λ = 1, and right after a refresh) it is ψᵀP̃ψ, one matrix–vector product,
+// exact up to the rounding drift of P̃ (bounded by the periodic refresh).
+// Otherwise PCG from x = 0 (first preconditioned vector P̃ψ) runs until the
+// Gauss-quadrature error bound holds: in exact arithmetic ψᵀx_k ≤ ψᵀB⁻¹ψ ≤
+// ψᵀx_k + ρ_k with ρ_k = res_kᵀP̃res_k (because P̃ = B̃⁻¹ ⪰ B⁻¹), and it stops
+// once ρ_k ≤ rlsTol·ψᵀx_k.
+//
 // While the bias is unidentified (A_mm = 0) it returns +Inf if ψ_m ≠ 0:
 // the improper bias prior has infinite variance. It returns NaN if psi is not
-// finite. It panics if len(psi) != m. The statistics are not changed.
+// finite. It panics if len(psi) != m. The statistics are not changed; the
+// product P̃ψ is kept for a following Update with the same psi.
 //
-// Cost: O(m²) per PCG iteration (one at λ = 1, a few otherwise); no
+// Cost: m² multiply–adds at μ = 1; 2m² more per PCG iteration otherwise; no
 // allocation.
 func (r *RLS) QuadForm(psi []float64) float64 {
 	m := r.m
@@ -484,10 +592,40 @@ func (r *RLS) QuadForm(psi []float64) float64 {
 	if r.nf < m && psi[m-1] != 0 {
 		return math.Inf(1)
 	}
-	x := r.x
+	nf := r.nf
+	h := r.qpsi(psi)
+	if r.mu == 1 {
+		return max(r.sigma*floats.Dot(psi[:nf], h[:nf]), 0)
+	}
+	x, res, z, p, q := r.x, r.res, r.z, r.p, r.q
 	clear(x)
-	r.pcg(x, psi)
-	return max(floats.Dot(psi, x), 0)
+	copy(res, psi)
+	floats.ScaleTo(z, r.sigma, h)
+	copy(p, z)
+	rz := floats.Dot(res, z)
+	quad := 0.0
+	for range rlsMaxIter {
+		r.mulB(q, p)
+		pq := floats.Dot(p, q)
+		if !(pq > 0) || math.IsInf(pq, 1) || !(rz > 0) || math.IsInf(rz, 1) {
+			break
+		}
+		alpha := rz / pq
+		floats.AddScaled(x, alpha, p)
+		floats.AddScaled(res, -alpha, q)
+		quad = floats.Dot(psi, x)
+		r.precond(z, res)
+		rzNew := floats.Dot(res, z)
+		if rzNew <= rlsTol*quad {
+			break
+		}
+		beta := rzNew / rz
+		rz = rzNew
+		for i, zi := range z {
+			p[i] = zi + beta*p[i]
+		}
+	}
+	return max(quad, 0)
 }
 
 // ResidualEnergy returns Σ c_k (y_k − ψ_kᵀθ)² = s − 2θᵀr + θᵀAθ, clamped at
@@ -495,7 +633,7 @@ func (r *RLS) QuadForm(psi []float64) float64 {
 // ε·s). Cost O(m²); no allocation.
 func (r *RLS) ResidualEnergy() float64 {
 	m := r.m
-	blas64.Symv(1, r.a.RawSymmetric(), blas64.Vector{N: m, Inc: 1, Data: r.theta}, 0, blas64.Vector{N: m, Inc: 1, Data: r.q})
+	rlsGemv(m, m, 1, r.aBuf, r.theta, r.q)
 	e := r.s - 2*floats.Dot(r.theta, r.rv) + floats.Dot(r.theta, r.q)
 	return max(e, 0)
 }
@@ -516,19 +654,21 @@ func (r *RLS) SetGamma(gamma float64) (ok bool) {
 		return false
 	}
 	ig := 1 / gamma
-	if !r.factorB(r.wf, ig) {
+	if !r.invertB(r.wf, ig) {
 		return false
 	}
-	oldGamma, oldIG, oldMu, oldSince, oldNeed, oldExcess := r.gamma, r.ig, r.mu, r.since, r.needRefresh, r.excess
+	oldGamma, oldIG := r.gamma, r.ig
+	oldSigma, oldMu, oldSince, oldRefine, oldNeed, oldExcess := r.sigma, r.mu, r.since, r.sinceRefine, r.needRefresh, r.excess
 	r.gamma, r.ig = gamma, ig
-	r.rf, r.wf = r.wf, r.rf
-	r.mu, r.since, r.needRefresh, r.excess = 1, 0, false, 0
+	r.pf, r.wf = r.wf, r.pf
+	r.resetCounters()
 	copy(r.old, r.theta)
 	it, conv := r.pcg(r.theta, r.rv)
 	if !rlsAllFinite(r.theta) {
 		copy(r.theta, r.old)
-		r.rf, r.wf = r.wf, r.rf
-		r.gamma, r.ig, r.mu, r.since, r.needRefresh, r.excess = oldGamma, oldIG, oldMu, oldSince, oldNeed, oldExcess
+		r.pf, r.wf = r.wf, r.pf
+		r.gamma, r.ig = oldGamma, oldIG
+		r.sigma, r.mu, r.since, r.sinceRefine, r.needRefresh, r.excess = oldSigma, oldMu, oldSince, oldRefine, oldNeed, oldExcess
 		return false
 	}
 	r.refreshes++
@@ -542,7 +682,7 @@ func (r *RLS) SetGamma(gamma float64) (ok bool) {
 
 // Load replaces the statistics by A = a (n×n symmetric), r = rv, s and
 // n_c = nc — for instance after a change of feature space — and recomputes
-// the factor and θ from scratch. n may differ from m: the receiver is
+// P̃ and θ from scratch. n may differ from m: the receiver is
 // re-dimensioned to n, reusing its buffers when n is at most the largest
 // dimension it has had and allocating new ones otherwise. γ and λ are kept.
 //
@@ -580,22 +720,24 @@ func (r *RLS) Load(a mat.Symmetric, rv []float64, s, nc float64) (ok bool) {
 		nf = n - 1
 	}
 
-	// Factor into a spare with stride n.
-	var w []float64
+	// Invert into a spare with stride n.
+	var w, u []float64
 	if n > r.cap {
-		w = make([]float64, n*n)
+		w, u = make([]float64, n*n), make([]float64, n)
 	} else {
-		w = r.wf[:n*n]
+		w, u = r.wf[:n*n], r.u[:n]
 	}
+	clear(w)
 	for i := 0; i < nf; i++ {
 		for j := i; j < nf; j++ {
-			w[i*n+j] = a.At(i, j)
+			aij := a.At(i, j)
+			w[i*n+j], w[j*n+i] = aij, aij
 		}
 		if i < n-1 {
 			w[i*n+i] += r.ig
 		}
 	}
-	if !rlsCholesky(nf, n, w) {
+	if !rlsInvert(nf, n, w, u) {
 		return false
 	}
 
@@ -604,25 +746,26 @@ func (r *RLS) Load(a mat.Symmetric, rv []float64, s, nc float64) (ok bool) {
 		// a cannot be the Stats view here (its dimension is at most cap).
 		r.alloc(n)
 		r.setDim(n)
-		copy(r.wf, w) // the factor; swapped in below
+		copy(r.wf, w) // the inverse; swapped in below
 	} else if n != r.m {
 		r.setDim(n)
 	}
 	if a != mat.Symmetric(r.a) {
-		clear(r.aBuf)
 		for i := 0; i < n; i++ {
 			for j := i; j < n; j++ {
-				r.aBuf[i*n+j] = a.At(i, j)
+				aij := a.At(i, j)
+				r.aBuf[i*n+j], r.aBuf[j*n+i] = aij, aij
 			}
 		}
 	}
 	copy(r.rv, rv)
 	r.s, r.nc = s, nc
 	r.nf = nf
-	r.rf, r.wf = r.wf, r.rf
-	r.mu, r.since, r.needRefresh, r.excess = 1, 0, false, 0
+	r.pf, r.wf = r.wf, r.pf
+	r.resetCounters()
 	r.refreshes++
 	clear(r.theta)
+	clear(r.old)
 	r.solveTheta()
 	return true
 }
@@ -641,47 +784,40 @@ type RLSState struct {
 
 	Theta []float64 // θ
 
-	// Preconditioner: B̃ = Mu·RᵀR on the leading Factored × Factored block;
-	// R is upper triangular, zero elsewhere. Factored is M, or M−1 while the
-	// bias is unidentified.
-	R           []float64
+	// Inverse: Sigma·P = (A + Mu·D/γ)⁻¹ on the leading Factored × Factored
+	// block, P symmetric and zero elsewhere. Factored is M, or M−1 while
+	// the bias is unidentified. Sigma = Lambda^−Since.
+	P           []float64
+	Sigma       float64
 	Factored    int
 	Mu          float64
 	Since       int
-	Excess      int // PCG iterations beyond one per update since the last refresh
+	SinceRefine int // updates since the last solve (λ = 1)
+	Excess      int // PCG iterations beyond one per solve since the last refresh
 	NeedRefresh bool
 
-	// Diagnostics: updates applied, factor refreshes, PCG iterations, solves
+	// Diagnostics: updates applied, refreshes of P̃, PCG iterations, solves
 	// that did not converge.
 	Updates, Refreshes, Iterations, Unconverged uint64
 }
 
 // State returns a deep copy of the receiver's state. It allocates.
 func (r *RLS) State() RLSState {
-	m := r.m
-	st := RLSState{
-		M: m, Gamma: r.gamma, Lambda: r.lambda,
-		A: make([]float64, m*m), RV: append([]float64(nil), r.rv...), S: r.s, NC: r.nc,
+	return RLSState{
+		M: r.m, Gamma: r.gamma, Lambda: r.lambda,
+		A: append([]float64(nil), r.aBuf...), RV: append([]float64(nil), r.rv...), S: r.s, NC: r.nc,
 		Theta: append([]float64(nil), r.theta...),
-		R:     make([]float64, m*m), Factored: r.nf, Mu: r.mu, Since: r.since, Excess: r.excess, NeedRefresh: r.needRefresh,
+		P:     append([]float64(nil), r.pf...), Sigma: r.sigma, Factored: r.nf, Mu: r.mu,
+		Since: r.since, SinceRefine: r.sinceRefine, Excess: r.excess, NeedRefresh: r.needRefresh,
 		Updates: r.updates, Refreshes: r.refreshes, Iterations: r.iters, Unconverged: r.unconverged,
 	}
-	for i := 0; i < m; i++ {
-		for j := i; j < m; j++ {
-			st.A[i*m+j] = r.aBuf[i*m+j]
-			st.A[j*m+i] = r.aBuf[i*m+j]
-		}
-	}
-	for i := 0; i < r.nf; i++ {
-		copy(st.R[i*m+i:i*m+r.nf], r.rf[i*m+i:i*m+r.nf])
-	}
-	return st
 }
 
 // RLSFromState returns an RLS resuming st. It returns an error wrapping
 // ErrRLSState if dimensions are inconsistent, a number is not finite or out
-// of range, A is not symmetric, the factor has a non-positive diagonal, or
-// the unidentified-bias invariants (zero last row of A, r_m = 0) do not hold.
+// of range, A or P is not symmetric, P has a non-positive diagonal or a
+// non-zero entry outside its block, or the unidentified-bias invariants (zero
+// last row of A, r_m = 0) do not hold.
 func RLSFromState(st RLSState) (*RLS, error) {
 	m := st.M
 	bad := func(format string, args ...any) (*RLS, error) {
@@ -696,8 +832,8 @@ func RLSFromState(st RLSState) (*RLS, error) {
 		return bad("Lambda = %v not in (0, 1]", st.Lambda)
 	case len(st.A) != m*m:
 		return bad("len(A) = %d, want %d", len(st.A), m*m)
-	case len(st.R) != m*m:
-		return bad("len(R) = %d, want %d", len(st.R), m*m)
+	case len(st.P) != m*m:
+		return bad("len(P) = %d, want %d", len(st.P), m*m)
 	case len(st.RV) != m:
 		return bad("len(RV) = %d, want %d", len(st.RV), m)
 	case len(st.Theta) != m:
@@ -706,8 +842,12 @@ func RLSFromState(st RLSState) (*RLS, error) {
 		return bad("Factored = %d, want %d or %d", st.Factored, m-1, m)
 	case !(st.Mu > 0 && st.Mu <= 1):
 		return bad("Mu = %v not in (0, 1]", st.Mu)
+	case !(st.Sigma >= 1) || math.IsInf(st.Sigma, 1):
+		return bad("Sigma = %v not in [1, ∞)", st.Sigma)
 	case st.Since < 0:
 		return bad("Since = %d < 0", st.Since)
+	case st.SinceRefine < 0:
+		return bad("SinceRefine = %d < 0", st.SinceRefine)
 	case st.Excess < 0:
 		return bad("Excess = %d < 0", st.Excess)
 	case !rlsFinite(st.S) || st.S < 0:
@@ -716,29 +856,36 @@ func RLSFromState(st RLSState) (*RLS, error) {
 		return bad("NC = %v", st.NC)
 	case !rlsAllFinite(st.A):
 		return bad("A has a non-finite entry")
-	case !rlsAllFinite(st.R):
-		return bad("R has a non-finite entry")
+	case !rlsAllFinite(st.P):
+		return bad("P has a non-finite entry")
 	case !rlsAllFinite(st.RV):
 		return bad("RV has a non-finite entry")
 	case !rlsAllFinite(st.Theta):
 		return bad("Theta has a non-finite entry")
 	}
+	nf := st.Factored
 	for i := 0; i < m; i++ {
 		for j := i + 1; j < m; j++ {
 			if st.A[i*m+j] != st.A[j*m+i] {
 				return bad("A not symmetric at (%d, %d)", i, j)
 			}
+			if st.P[i*m+j] != st.P[j*m+i] {
+				return bad("P not symmetric at (%d, %d)", i, j)
+			}
 		}
 	}
-	for i := 0; i < st.Factored; i++ {
-		if !(st.R[i*m+i] > 0) {
-			return bad("R[%d,%d] = %v not positive", i, i, st.R[i*m+i])
+	for i := 0; i < nf; i++ {
+		if !(st.P[i*m+i] > 0) {
+			return bad("P[%d,%d] = %v not positive", i, i, st.P[i*m+i])
 		}
 	}
-	if st.Factored == m-1 {
+	if nf == m-1 {
 		for j := 0; j < m; j++ {
 			if st.A[(m-1)*m+j] != 0 {
 				return bad("Factored = M−1 but A[%d,%d] = %v ≠ 0", m-1, j, st.A[(m-1)*m+j])
+			}
+			if st.P[(m-1)*m+j] != 0 {
+				return bad("Factored = M−1 but P[%d,%d] = %v ≠ 0", m-1, j, st.P[(m-1)*m+j])
 			}
 		}
 		if st.RV[m-1] != 0 {
@@ -748,79 +895,95 @@ func RLSFromState(st RLSState) (*RLS, error) {
 	r := &RLS{gamma: st.Gamma, ig: 1 / st.Gamma, lambda: st.Lambda, a: &mat.SymDense{}}
 	r.alloc(m)
 	r.setDim(m)
-	for i := 0; i < m; i++ {
-		copy(r.aBuf[i*m+i:(i+1)*m], st.A[i*m+i:(i+1)*m])
-		copy(r.rf[i*m+i:(i+1)*m], st.R[i*m+i:(i+1)*m])
-	}
+	copy(r.aBuf, st.A)
+	copy(r.pf, st.P)
 	copy(r.rv, st.RV)
 	copy(r.theta, st.Theta)
 	r.s, r.nc = st.S, st.NC
-	r.nf, r.mu, r.since, r.excess, r.needRefresh = st.Factored, st.Mu, st.Since, st.Excess, st.NeedRefresh
+	r.nf, r.sigma, r.mu, r.since, r.sinceRefine, r.excess, r.needRefresh = nf, st.Sigma, st.Mu, st.Since, st.SinceRefine, st.Excess, st.NeedRefresh
 	r.updates, r.refreshes, r.iters, r.unconverged = st.Updates, st.Refreshes, st.Iterations, st.Unconverged
 	return r, nil
 }
 
-// rlsScaleAdd sets row = lam·row + c·x (len(x) == len(row)).
-func rlsScaleAdd(row []float64, lam, c float64, x []float64) {
-	if lam != 1 {
-		floats.Scale(lam, row)
+// rlsGemv sets y[:n] = alpha·W x[:n] for the leading n×n block W of w
+// (row-major, stride ld), with gonum's assembly kernel. n = 0 is a no-op.
+func rlsGemv(n, ld int, alpha float64, w, x, y []float64) {
+	if n == 0 {
+		return
 	}
-	if c != 0 {
-		floats.AddScaled(row, c, x)
-	}
+	blas64.Gemv(blas.NoTrans, alpha,
+		blas64.General{Rows: n, Cols: n, Stride: ld, Data: w[:(n-1)*ld+n]},
+		blas64.Vector{N: n, Inc: 1, Data: x}, 0, blas64.Vector{N: n, Inc: 1, Data: y})
 }
 
-// rlsCholesky overwrites the upper triangle of the leading n×n block of w
-// (row-major, stride ld) by U with UᵀU = w, right-looking (outer product)
-// form, Golub & Van Loan Alg. 4.2.2 transposed to row-major upper storage.
-// It returns false if a pivot is not positive and finite (w is then
-// partially overwritten). It does not allocate and starts no goroutines
-// (unlike lapack Dpotrf, whose blocked Dgemm may). Cost n³/3 flops.
-func rlsCholesky(n, ld int, w []float64) bool {
+// rlsGer adds alpha·u uᵀ to the leading n×n block of w (row-major, stride
+// ld), with gonum's assembly kernel. With alpha = ±1 the update is
+// bit-symmetric: entry (i, j) receives fl(±u_i·u_j), and multiplication
+// commutes, so a bit-symmetric w stays bit-symmetric (with or without fused
+// multiply–add). n = 0 is a no-op.
+func rlsGer(n, ld int, alpha float64, u, w []float64) {
+	if n == 0 {
+		return
+	}
+	x := blas64.Vector{N: n, Inc: 1, Data: u}
+	blas64.Ger(alpha, x, x, blas64.General{Rows: n, Cols: n, Stride: ld, Data: w[:(n-1)*ld+n]})
+}
+
+// rlsInvert overwrites the leading n×n block of w (row-major, stride ld,
+// symmetric with both triangles stored) by its inverse, using the
+// symmetric sweep operator (Gauss–Jordan elimination with diagonal pivots,
+// Goodnight 1979): sweeping pivot k maps
+//
+//	w_ij ← w_ij − w_ik w_kj / d,   w_kj, w_jk ← w_kj / d,   w_kk ← −1/d
+//
+// (d = w_kk, i, j ≠ k); after all pivots w = −W⁻¹. The pivots are the
+// Cholesky pivots squared, so they are all positive iff W is positive
+// definite. Each sweep is one bit-symmetric rank-one update (rlsGer with
+// u = w_k·/√d), so the result is bit-symmetric. u is scratch of length ≥ n.
+// It returns false if a pivot is not positive and finite or the inverse
+// overflows (w is then partially overwritten). It does not allocate and
+// starts no goroutines (unlike lapack Dpotrf/Dpotri, whose blocked
+// Dgemm may). Cost n³ multiply–adds in n calls of an assembly kernel.
+func rlsInvert(n, ld int, w, u []float64) bool {
+	u = u[:n]
 	for k := 0; k < n; k++ {
-		row := w[k*ld+k : k*ld+n]
-		d := row[0]
-		if !(d > 0) || math.IsInf(d, 1) {
+		row := w[k*ld : k*ld+n]
+		d := row[k]
+		id := 1 / d
+		if !(d > 0) || math.IsInf(d, 1) || math.IsInf(id, 1) {
 			return false
 		}
-		d = math.Sqrt(d)
-		row[0] = d
-		tail := row[1:]
-		floats.Scale(1/d, tail)
-		for i, u := range tail {
-			if u != 0 {
-				ii := k + 1 + i
-				floats.AddScaled(w[ii*ld+ii:ii*ld+n], -u, tail[i:])
+		is := 1 / math.Sqrt(d)
+		floats.ScaleTo(u, is, row)
+		u[k] = 0
+		rlsGer(n, ld, -1, u, w)
+		floats.ScaleTo(row, is, u)
+		row[k] = -id
+		for j := 0; j < n; j++ {
+			if j != k {
+				w[j*ld+k] = row[j]
 			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		row := w[i*ld : i*ld+n]
+		floats.Scale(-1, row)
+		if !rlsAllFinite(row) {
+			return false
 		}
 	}
 	return true
 }
 
-// rlsCholUpdate overwrites the upper-triangular R (leading n×n block, stride
-// ld, positive diagonal) by R' with R'ᵀR' = RᵀR + xxᵀ, destroying x[:n].
-// Givens rotations as in LINPACK dchud (Golub & Van Loan §6.5.4); stable,
-// keeps the diagonal positive. Cost 3n² flops; no allocation.
-func rlsCholUpdate(n, ld int, rf, x []float64) {
-	for k := 0; k < n; k++ {
-		xk := x[k]
-		if xk == 0 {
-			continue
-		}
-		row := rf[k*ld+k : k*ld+n]
-		rkk := row[0]
-		h := math.Hypot(rkk, xk)
-		c, s := rkk/h, xk/h
-		row[0] = h
-		tail := row[1:]
-		xs := x[k+1 : n]
-		xs = xs[:len(tail)]
-		for j, t := range tail {
-			xj := xs[j]
-			tail[j] = c*t + s*xj
-			xs[j] = c*xj - s*t
+// rlsSameBits reports whether x and y (of equal length) are bit-identical.
+func rlsSameBits(x, y []float64) bool {
+	y = y[:len(x)]
+	for i, xi := range x {
+		if math.Float64bits(xi) != math.Float64bits(y[i]) {
+			return false
 		}
 	}
+	return true
 }
 
 func rlsFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

@@ -47,10 +47,11 @@ type Step struct {
 }
 
 // ModelInfo summarises the model that issued a message: M working-set
-// vectors, the lags of y, and the kernel width σ², regularisation γ and
-// noise standard deviation in the model's standardised units (the series
-// scaled by the statistics frozen after warm-up); DEff is the effective
-// number of parameters, Swaps the working-set swaps accepted so far.
+// vectors, the lags of y, the kernel width σ² and regularisation γ in the
+// model's standardised units (the series scaled by the statistics frozen
+// after warm-up), the noise standard deviation in the series' units; DEff is
+// the effective number of parameters, Swaps the working-set swaps accepted so
+// far.
 type ModelInfo struct {
 	M        int     `json:"m"`
 	Lags     []int   `json:"lags"`
