@@ -10,40 +10,79 @@ import (
 // rlsBenchSink keeps the benchmark results alive.
 var rlsBenchSink float64
 
-// BenchmarkRLSUpdate measures one Update (including the amortised factor
-// refreshes) per size and forgetting factor. Regressors have geometrically
-// decaying feature scales (like Nyström features) and a bias coordinate 1;
-// 1024 samples are generated before the timer starts and cycled.
+// rlsBenchData returns n regressors of dimension m with geometrically
+// decaying feature scales (like Nyström features) and a bias coordinate 1,
+// and targets.
+func rlsBenchData(m, n int) (psis [][]float64, ys []float64) {
+	rng := rand.New(rand.NewPCG(7, uint64(m)))
+	psis = make([][]float64, n)
+	ys = make([]float64, n)
+	for k := range psis {
+		psi := make([]float64, m)
+		for i := 0; i < m-1; i++ {
+			psi[i] = rng.NormFloat64() * math.Exp(-3*float64(i)/float64(m))
+		}
+		psi[m-1] = 1
+		psis[k] = psi
+		ys[k] = psi[0] + rng.NormFloat64()
+	}
+	return psis, ys
+}
+
+// rlsBench runs step b.N times on an RLS of dimension m (γ = 100, forgetting
+// lam) warmed up past its first refreshes, cycling through 1024 samples
+// generated before the timer starts, and reports PCG iterations and
+// refreshes per update.
+func rlsBench(b *testing.B, m int, lam float64, step func(r *RLS, psi []float64, y float64)) {
+	const nSamples = 1024
+	psis, ys := rlsBenchData(m, nSamples)
+	r := NewRLS(m, 100, lam)
+	for k := range 2 * m {
+		r.Update(psis[k%nSamples], ys[k%nSamples], 1)
+	}
+	u0, i0, f0 := r.updates, r.iters, r.refreshes
+	b.ReportAllocs()
+	b.ResetTimer()
+	for k := 0; k < b.N; k++ {
+		step(r, psis[k%nSamples], ys[k%nSamples])
+	}
+	b.StopTimer()
+	rlsBenchSink = r.Theta()[0]
+	if n := float64(r.updates - u0); n > 0 {
+		b.ReportMetric(float64(r.iters-i0)/n, "iters/update")
+		b.ReportMetric(float64(r.refreshes-f0)/n, "refreshes/update")
+	}
+}
+
+// BenchmarkRLSUpdate measures one Update (including the amortised refreshes)
+// per size and forgetting factor.
 func BenchmarkRLSUpdate(b *testing.B) {
 	for _, m := range []int{20, 50, 100, 200, 400} {
 		b.Run(fmt.Sprintf("m=%d", m), func(b *testing.B) {
 			for _, lam := range []float64{1, 0.99} {
 				b.Run(fmt.Sprintf("lambda=%v", lam), func(b *testing.B) {
-					const nSamples = 1024
-					rng := rand.New(rand.NewPCG(7, uint64(m)))
-					psis := make([][]float64, nSamples)
-					ys := make([]float64, nSamples)
-					for k := range psis {
-						psi := make([]float64, m)
-						for i := 0; i < m-1; i++ {
-							psi[i] = rng.NormFloat64() * math.Exp(-3*float64(i)/float64(m))
-						}
-						psi[m-1] = 1
-						psis[k] = psi
-						ys[k] = psi[0] + rng.NormFloat64()
-					}
-					r := NewRLS(m, 100, lam)
-					for k := range 2 * m { // warm up past the first refreshes
-						r.Update(psis[k%nSamples], ys[k%nSamples], 1)
-					}
-					b.ReportAllocs()
-					b.ResetTimer()
-					for k := 0; k < b.N; k++ {
-						r.Update(psis[k%nSamples], ys[k%nSamples], 1)
-					}
-					b.StopTimer()
-					rlsBenchSink = r.Theta()[0]
-					b.ReportMetric(float64(r.iters)/float64(r.updates), "iters/update")
+					rlsBench(b, m, lam, func(r *RLS, psi []float64, y float64) {
+						r.Update(psi, y, 1)
+					})
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkRLSQuadFormUpdate measures the per-sample work of the NARX
+// learner (internal/narx): QuadForm(ψ) for the predictive variance, then
+// Update(ψ, y, 1) with the same ψ, at m = M+1 for working sets of M = 50,
+// 100, 200, 400.
+func BenchmarkRLSQuadFormUpdate(b *testing.B) {
+	for _, m := range []int{51, 101, 201, 401} {
+		b.Run(fmt.Sprintf("m=%d", m), func(b *testing.B) {
+			for _, lam := range []float64{1, 0.99} {
+				b.Run(fmt.Sprintf("lambda=%v", lam), func(b *testing.B) {
+					rlsBench(b, m, lam, func(r *RLS, psi []float64, y float64) {
+						rlsBenchSink += r.QuadForm(psi)
+						r.Update(psi, y, 1)
+					})
 				})
 			}
 		})

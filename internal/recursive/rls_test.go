@@ -765,7 +765,7 @@ func TestRLSStateRoundTrip(t *testing.T) {
 				t.Fatal("State of the restored RLS differs")
 			}
 			// The snapshot is a deep copy.
-			st.A[0], st.R[0], st.RV[0], st.Theta[0] = 99, 99, 99, 99
+			st.A[0], st.P[0], st.RV[0], st.Theta[0] = 99, 99, 99, 99
 			for k := 0; k < 1000; k++ {
 				y, v := g.next(psi)
 				r.Update(psi, y, v)
@@ -795,7 +795,7 @@ func TestRLSFromStateErrors(t *testing.T) {
 	}
 	clone := func(s RLSState) RLSState {
 		s.A = append([]float64(nil), s.A...)
-		s.R = append([]float64(nil), s.R...)
+		s.P = append([]float64(nil), s.P...)
 		s.RV = append([]float64(nil), s.RV...)
 		s.Theta = append([]float64(nil), s.Theta...)
 		return s
@@ -809,21 +809,22 @@ func TestRLSFromStateErrors(t *testing.T) {
 		{"Gamma = 0", func(s *RLSState) { s.Gamma = 0 }},
 		{"Lambda = 1.1", func(s *RLSState) { s.Lambda = 1.1 }},
 		{"short A", func(s *RLSState) { s.A = s.A[:8] }},
-		{"short R", func(s *RLSState) { s.R = s.R[:8] }},
+		{"short P", func(s *RLSState) { s.P = s.P[:8] }},
 		{"short RV", func(s *RLSState) { s.RV = s.RV[:2] }},
 		{"short Theta", func(s *RLSState) { s.Theta = nil }},
 		{"Factored = 1", func(s *RLSState) { s.Factored = 1 }},
 		{"Mu = 0", func(s *RLSState) { s.Mu = 0 }},
 		{"Since < 0", func(s *RLSState) { s.Since = -1 }},
-		{"Excess < 0", func(s *RLSState) { s.Excess = -1 }},
+		{"SolveIters < 0", func(s *RLSState) { s.SolveIters = -1 }},
+		{"LastIters < 0", func(s *RLSState) { s.LastIters = -1 }},
 		{"S = NaN", func(s *RLSState) { s.S = math.NaN() }},
 		{"NC < 0", func(s *RLSState) { s.NC = -1 }},
 		{"NaN in A", func(s *RLSState) { s.A[4] = math.NaN() }},
-		{"Inf in R", func(s *RLSState) { s.R[1] = math.Inf(1) }},
+		{"Inf in P", func(s *RLSState) { s.P[1] = math.Inf(1) }},
 		{"NaN in RV", func(s *RLSState) { s.RV[0] = math.NaN() }},
 		{"NaN in Theta", func(s *RLSState) { s.Theta[2] = math.NaN() }},
 		{"A not symmetric", func(s *RLSState) { s.A[1] += 1 }},
-		{"R diagonal ≤ 0", func(s *RLSState) { s.R[4] = 0 }},
+		{"P diagonal ≤ 0", func(s *RLSState) { s.P[4] = 0 }},
 		{"Factored = M−1 with bias data", func(s *RLSState) { s.Factored = 2 }},
 	} {
 		s := clone(valid)
@@ -834,11 +835,219 @@ func TestRLSFromStateErrors(t *testing.T) {
 	}
 }
 
+// rlsStateString renders a state exactly (%#v prints every float64 with
+// enough digits to round-trip and keeps the sign of zero), for bit-for-bit
+// comparisons.
+func rlsStateString(st RLSState) string { return fmt.Sprintf("%#v", st) }
+
+// TestRLSQuadFormCache: QuadForm(ψ) followed by Update(ψ, …) reuses the
+// product P̃ψ. The results must be bit-identical to Update without a
+// preceding QuadForm — through the unidentified-bias start, refreshes,
+// λ = 1 refinements and λ < 1 solves — and the cached product must not be
+// used for another ψ, for the same slice modified in place, after a
+// rejected update that changed nothing (it may be used then), or after
+// SetGamma, Load or Reset.
+func TestRLSQuadFormCache(t *testing.T) {
+	for _, lam := range []float64{1, 0.99, 0.9, 0.2} {
+		t.Run(fmt.Sprintf("lambda=%v", lam), func(t *testing.T) {
+			const m, n = 12, 800
+			with, without := NewRLS(m, 10, lam), NewRLS(m, 10, lam)
+			g := newRLSGen(13, m)
+			psi, other := make([]float64, m), make([]float64, m)
+			for k := range n {
+				y, v := g.next(psi)
+				if k < 30 {
+					psi[m-1] = 0 // bias unidentified at first
+				}
+				g.next(other)
+				var q float64
+				switch k % 5 {
+				case 0, 1: // the NARX pattern
+					q = with.QuadForm(psi)
+				case 2: // QuadForm of another ψ
+					with.QuadForm(other)
+				case 3: // the same slice, modified in place after QuadForm
+					psi[0] -= 1e-3
+					with.QuadForm(psi)
+					psi[0] += 1e-3
+				case 4: // a rejected update in between (changes nothing)
+					q = with.QuadForm(psi)
+					if with.Update(psi, math.NaN(), v) {
+						t.Fatal("NaN target accepted")
+					}
+				}
+				if k%5 != 2 && k%5 != 3 {
+					// The value does not depend on the cache either.
+					clone, err := RLSFromState(without.State())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if q2 := clone.QuadForm(psi); math.Float64bits(q) != math.Float64bits(q2) {
+						t.Fatalf("update %d: QuadForm %v, fresh receiver %v", k, q, q2)
+					}
+				}
+				ok1, ok2 := with.Update(psi, y, v), without.Update(psi, y, v)
+				if ok1 != ok2 {
+					t.Fatalf("update %d: ok %v with QuadForm, %v without", k, ok1, ok2)
+				}
+				if s1, s2 := rlsStateString(with.State()), rlsStateString(without.State()); s1 != s2 {
+					t.Fatalf("update %d: state with a preceding QuadForm differs from the state without", k)
+				}
+			}
+			if with.refreshes < 2 {
+				t.Errorf("only %d refreshes: the refresh path was not exercised", with.refreshes)
+			}
+
+			// Mutations other than Update must drop the cached product.
+			for _, mut := range []struct {
+				name string
+				f    func(r *RLS)
+			}{
+				{"SetGamma", func(r *RLS) { r.SetGamma(0.37) }},
+				{"Load", func(r *RLS) {
+					a, rv, s, nc := r.Stats()
+					r.Load(mat.NewSymDense(m, append([]float64(nil), a.RawSymmetric().Data...)), append([]float64(nil), rv...), s, nc)
+				}},
+				{"Reset", func(r *RLS) { r.Reset() }},
+			} {
+				y, v := g.next(psi)
+				with.QuadForm(psi)
+				mut.f(with)
+				mut.f(without)
+				with.Update(psi, y, v)
+				without.Update(psi, y, v)
+				if rlsStateString(with.State()) != rlsStateString(without.State()) {
+					t.Errorf("%s: cached P̃ψ survived the mutation", mut.name)
+				}
+			}
+		})
+	}
+}
+
+// rlsBatchQuad returns θ, ψᵀB⁻¹ψ and cond₁(B) from one Cholesky
+// factorisation of B = A + D/γ (bias identified).
+func rlsBatchQuad(t *testing.T, b *rlsBatch, gamma float64, psi []float64) (theta []float64, quad, cond float64) {
+	t.Helper()
+	m := b.m
+	var ch mat.Cholesky
+	if !ch.Factorize(b.bmat(gamma, m)) {
+		t.Fatal("reference Cholesky failed")
+	}
+	var x, z mat.VecDense
+	if err := ch.SolveVecTo(&x, mat.NewVecDense(m, append([]float64(nil), b.r...))); err != nil {
+		t.Fatal(err)
+	}
+	pv := mat.NewVecDense(m, append([]float64(nil), psi...))
+	if err := ch.SolveVecTo(&z, pv); err != nil {
+		t.Fatal(err)
+	}
+	return append([]float64(nil), x.RawVector().Data...), mat.Dot(&z, pv), ch.Cond()
+}
+
+// TestRLSEveryUpdate compares θ and QuadForm with the batch solution after
+// every update (every 4th for m = 101) over more than two periodic
+// refreshes at λ = 1 (4m+32 updates each: 20 refinement cycles of
+// rlsRefineEvery gain steps, the point where the drift of P̃ is largest is
+// just before a refresh) and over many refresh cycles at λ < 1, where the
+// inner PCG iterations use the implicit product B·p = s + (1−μ)Dp/γ.
+func TestRLSEveryUpdate(t *testing.T) {
+	for _, tc := range []struct {
+		m, every int
+		lam      float64
+		gamma    float64
+	}{
+		{40, 1, 1, 100},
+		{40, 1, 0.99, 100},
+		{40, 1, 0.9, 1},
+		{101, 4, 1, 100},
+		{101, 4, 0.99, 100},
+	} {
+		t.Run(fmt.Sprintf("m=%d/lambda=%v", tc.m, tc.lam), func(t *testing.T) {
+			m := tc.m
+			n := 2*rlsRefreshEvery(m) + 100
+			r := NewRLS(m, tc.gamma, tc.lam)
+			b := newRLSBatch(m, tc.lam)
+			g := newRLSGen(14, m)
+			psi, x := make([]float64, m), make([]float64, m)
+			var worstTheta, worstQuad float64
+			for k := 1; k <= n; k++ {
+				y, v := g.next(psi)
+				if !r.Update(psi, y, v) {
+					t.Fatalf("update %d rejected", k)
+				}
+				b.add(psi, y, v)
+				if k < 3 || k%tc.every != 0 && k != rlsRefreshEvery(m)-1 {
+					continue
+				}
+				g.next(x)
+				want, quad, cond := rlsBatchQuad(t, b, tc.gamma, x)
+				tol := rlsThetaTol(cond)
+				if e := rlsRelErr(r.Theta(), want); !(e <= tol) {
+					t.Fatalf("update %d (since refresh %d): θ relative error %.3g > %.3g", k, r.since, e, tol)
+				} else {
+					worstTheta = max(worstTheta, e/cond)
+				}
+				if e := math.Abs(r.QuadForm(x)-quad) / quad; !(e <= tol) {
+					t.Fatalf("update %d (since refresh %d, μ = %.3g): QuadForm relative error %.3g > %.3g", k, r.since, r.mu, e, tol)
+				} else {
+					worstQuad = max(worstQuad, e/cond)
+				}
+			}
+			if r.unconverged != 0 {
+				t.Errorf("%d solves did not converge", r.unconverged)
+			}
+			t.Logf("worst relative error/cond₁: θ %.2g, QuadForm %.2g; refreshes %d", worstTheta, worstQuad, r.refreshes)
+		})
+	}
+}
+
+// TestRLSIndefiniteInverse: if P̃ has lost definiteness (ψᵀP̃ψ < 0; here
+// injected through a snapshot whose P is symmetric with a positive diagonal
+// but indefinite), Update must not apply the Sherman–Morrison step but
+// refresh, and θ is again the batch solution.
+func TestRLSIndefiniteInverse(t *testing.T) {
+	const m, gamma = 6, 10.0
+	for _, lam := range []float64{1, 0.99} {
+		r := NewRLS(m, gamma, lam)
+		b := newRLSBatch(m, lam)
+		g := newRLSGen(15, m)
+		psi := make([]float64, m)
+		for range 50 {
+			y, v := g.next(psi)
+			r.Update(psi, y, v)
+			b.add(psi, y, v)
+		}
+		st := r.State()
+		d0, d1 := st.P[0], st.P[m+1]
+		c := 2 * math.Sqrt(d0*d1)
+		st.P[1], st.P[m] = c, c
+		bad, err := RLSFromState(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear(psi)
+		psi[0], psi[1], psi[m-1] = 1, -1, 1
+		if q := bad.QuadForm(psi); !(q >= 0) {
+			t.Fatalf("QuadForm = %v", q)
+		}
+		refreshes := bad.refreshes
+		if !bad.Update(psi, 0.3, 1) {
+			t.Fatal("update rejected")
+		}
+		b.add(psi, 0.3, 1)
+		if bad.refreshes != refreshes+1 {
+			t.Errorf("lambda=%v: no refresh with an indefinite P̃", lam)
+		}
+		rlsCheckTheta(t, fmt.Sprintf("lambda=%v: after the refresh", lam), bad, b)
+	}
+}
+
 // TestRLSAllocs: the hot-path methods do not allocate — on the rank-one
-// path (λ = 1), on the refresh path (λ = 0.3 refreshes at every update) and
-// mixed (λ = 0.99).
+// path (λ = 1), on the refresh path (λ = 0.2 < rlsMuMin refreshes at every
+// update) and mixed (λ = 0.99); also the per-sample pair QuadForm(ψ) then
+// Update(ψ, …) of the NARX learner, which shares P̃ψ.
 func TestRLSAllocs(t *testing.T) {
-	for _, lam := range []float64{1, 0.99, 0.3} {
+	for _, lam := range []float64{1, 0.99, 0.2} {
 		const m = 30
 		r := NewRLS(m, 10, lam)
 		g := newRLSGen(11, m)
@@ -858,6 +1067,11 @@ func TestRLSAllocs(t *testing.T) {
 				r.Update(psis[k%64], ys[k%64], vs[k%64])
 				k++
 			}},
+			{"QuadForm+Update", func() {
+				sink += r.QuadForm(psis[k%64])
+				r.Update(psis[k%64], ys[k%64], vs[k%64])
+				k++
+			}},
 			{"Predict", func() { sink += r.Predict(psis[k%64]) }},
 			{"QuadForm", func() { sink += r.QuadForm(psis[k%64]) }},
 			{"ResidualEnergy", func() { sink += r.ResidualEnergy() }},
@@ -867,8 +1081,8 @@ func TestRLSAllocs(t *testing.T) {
 				t.Errorf("lambda=%v: %s: %v allocations per call", lam, c.name, a)
 			}
 		}
-		if lam == 0.3 && r.refreshes < 200 {
-			t.Errorf("lambda=0.3: only %d refreshes; the refresh path was not measured", r.refreshes)
+		if lam == 0.2 && r.refreshes < 400 {
+			t.Errorf("lambda=0.2: only %d refreshes; the refresh path was not measured", r.refreshes)
 		}
 		_ = sink
 	}
