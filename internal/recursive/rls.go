@@ -61,24 +61,28 @@ const (
 
 	// rlsRefineEvery is the refinement period at λ = 1: θ follows the
 	// exact Kalman (gain) recursion, and every rlsRefineEvery-th update
-	// recomputes the true residual r − Bθ and runs PCG to rlsTol (usually
-	// one preconditioned step, often none). Between two refinements the
-	// forward error of θ can grow only by the rounding of at most
-	// rlsRefineEvery gain steps (see RLS, "Accuracy"); it stays two orders
-	// of magnitude below the 1e-12·cond tolerance of the tests (measured
-	// worst: about 1e-15·cond₁ over 10⁵ random updates, m = 5 and 50).
-	// A period of 8 costs 3/8 of a matrix–vector product per update when a
-	// step is needed, 1/8 when not.
+	// recomputes the true residual r − Bθ and, if its backward error
+	// exceeds rlsTol, runs PCG (explicit products) back to rlsTol. The gain
+	// recursion alone is accurate: with the refinement disabled, the forward
+	// error of θ measured against a batch Cholesky solve after every update
+	// stayed below 4e-17·cond₁(B) over three refresh periods (m = 40 and
+	// 101, cond₁ up to 1e11), four orders of magnitude inside the tests'
+	// 1e-12·cond₁ tolerance, and the refinement almost never has to take a
+	// step. A period of 8 thus costs one product with A per 8 updates (an
+	// eighth of an m×m pass) for a verified rlsTol backward error at least
+	// every 8 updates; a drift of θ cannot build up over more than 7 gain
+	// steps, whatever the data.
 	rlsRefineEvery = 8
 )
 
 // rlsRefreshEvery is the periodic refresh interval (in updates) that stops
 // rounding drift of the inverse P̃ when λ = 1 (or λ close to 1). A refresh
-// costs about m³ multiply–adds; spread over 4m+32 updates that is m²/4
-// per update, about a tenth of the O(m²) update itself. Measured drift of
-// the Sherman–Morrison recursion over one period (m ≤ 400): the
-// relative error of ψᵀP̃ψ stays below about 1e-15·cond₁ (see
-// TestRLSQuadFormLambdaOneDrift), far inside the 1e-12·cond tolerance.
+// costs about m³/2 multiply–adds (rlsInvert); spread over 4m+32 updates
+// that is below m²/8 per update, a few percent of the update. Measured
+// drift of the Sherman–Morrison recursion at λ = 1 over two periods: the
+// relative error of QuadForm = ψᵀP̃ψ stayed below 3e-17·cond₁ (m = 40, 101;
+// cond₁ up to 1e11; TestRLSEveryUpdate logs it), far inside the
+// 1e-12·cond₁ tolerance.
 func rlsRefreshEvery(m int) int { return 4*m + 32 }
 
 // ErrRLSState is returned (wrapped) by RLSFromState when a snapshot is not a
@@ -105,58 +109,68 @@ var ErrRLSState = errors.New("recursive: invalid RLS state")
 //
 // # Method
 //
-// A, r, s and n_c are updated exactly (A ← λA + vψψᵀ, …); A is kept as a
-// full, bit-symmetric m×m matrix. The receiver also keeps an explicit dense
-// inverse P̃ = B̃⁻¹ (stored as σ·Q, Q bit-symmetric, so that the factor
-// 1/λ of each update costs one scalar multiplication), where B̃ follows
-// B̃ ← λB̃ + vψψᵀ since the last refresh, at which B̃ = B = A + D/γ exactly.
-// With g = P̃ψ each update is the Sherman–Morrison step
+// A, r, s and n_c are updated exactly (A ← λA + vψψᵀ, …). A is kept as a
+// full, bit-symmetric m×m matrix Â with a pending scale α (A = αÂ), so that
+// forgetting costs one scalar multiplication per update; α is applied to Â
+// at every refresh (and is always 1 when λ = 1). The receiver also keeps an
+// explicit dense inverse P̃ = B̃⁻¹, stored as σ·Q with Q bit-symmetric (the
+// factor 1/λ of each update is σ's), where B̃ follows B̃ ← λB̃ + vψψᵀ since
+// the last refresh, at which B̃ = B = A + D/γ exactly. With g = P̃ψ each
+// update is the Sherman–Morrison step
 //
 //	P̃ ← λ⁻¹(P̃ − v·g gᵀ/(λ + v·ψᵀg)),
 //
-// a symmetric rank-one update of Q (one m×m pass). After j updates
+// one bit-symmetric rank-one update of Q. After j updates
 // B̃ = A + λʲ·D/γ = B − (1−λʲ)·D/γ, i.e. μ = λʲ and the eigenvalues of P̃B
 // lie in [1, 1/μ].
 //
-// With λ = 1, B̃ = B (up to rounding) and θ follows the exact Kalman
-// recursion θ ← θ + g·v(y − ψᵀθ)/(1 + v·ψᵀg), O(m); every rlsRefineEvery
-// updates the true residual r − Bθ is recomputed and PCG (preconditioner
-// P̃) refines θ to the rlsTol backward error, so rounding drift cannot
-// accumulate in θ. With λ < 1 the same gain step is a warm start and PCG
-// with the true residual runs after every update.
+// θ first takes the gain step θ ← θ + g·v(y − ψᵀθ)/(λ + v·ψᵀg), the exact
+// update of the B̃ system. With λ = 1, B̃ = B and this is the exact solution;
+// every rlsRefineEvery updates the true residual r − Bθ is recomputed and
+// PCG refines θ to rlsTol if needed, so rounding drift cannot accumulate.
+// With λ < 1 the gain step is a warm start: the true residual is recomputed
+// after every update and PCG, preconditioned by P̃, corrects for the ridge
+// gap (1−μ)D/γ. Its inner products B·p are implicit (see pcg), so an
+// iteration costs one product with P̃.
 //
-// P̃ is recomputed from scratch (Gauss–Jordan inversion of A + D/γ, no
-// allocation, no goroutines) when λ·μ would fall below rlsMuMin = 1/2,
-// when the extra PCG work since the last refresh has cost about two
-// refreshes (rlsExcessRefresh), after rlsRefreshEvery(m) = 4m+32 updates
-// (rounding drift of P̃ at λ = 1), when P̃ has visibly lost definiteness
-// (ψᵀP̃ψ < 0 or a non-finite gain), and when a solve fails to converge.
+// P̃ is recomputed from scratch (symmetric Gauss–Jordan sweep of A + D/γ,
+// rlsInvert; no allocation, no goroutines) when λ·μ would fall below
+// rlsMuMin = 1/4, when the last solve's iterations reach the cycle's
+// average cost per update including a refresh (rlsRefreshCost), after
+// rlsRefreshEvery(m) = 4m+32 updates (rounding drift of P̃ at λ = 1), when
+// P̃ has visibly lost definiteness (ψᵀP̃ψ < 0 or a non-finite gain), and when
+// a solve fails to converge.
 //
 // QuadForm and Update share the product P̃ψ: QuadForm(ψ) followed by
-// Update(ψ, …) with the same ψ (compared bit by bit, O(m)) pays for it once.
+// Update(ψ, …) with the same ψ (compared bit by bit, O(m)) pays for it once,
+// with bit-identical results.
 //
 // # Accuracy
 //
-// With λ < 1, and with λ = 1 at every rlsRefineEvery-th update (and after
-// Load, SetGamma and refreshes), θ has backward error at most rlsTol
-// (verified on the true residual). In between, at λ = 1, θ is the gain
-// recursion from such a point: each step adds rounding of the size of the
-// step times ε·cond-ish terms, so the forward error stays at the level of
-// the verified solve (tested against a batch solve after every update).
-// QuadForm at μ = 1 (always with λ = 1) returns ψᵀP̃ψ, whose relative error
-// is the drift of P̃, bounded by the periodic refresh.
+// With λ < 1, after every update, and with λ = 1 at least every
+// rlsRefineEvery updates (and after refreshes, Load and SetGamma), θ has
+// backward error at most rlsTol on the true residual at the start of the
+// solve, reduced to rlsTol by PCG (with implicit products the final
+// residual is exact up to the drift of P̃ times the correction, and the next
+// update's true residual sees it). In between, at λ = 1, θ is the exact
+// gain recursion from such a point, whose rounding stays at the level of a
+// backward-stable solve (see rlsRefineEvery). QuadForm at μ = 1 (always
+// when λ = 1) returns ψᵀP̃ψ, whose relative error is the drift of P̃,
+// bounded by the periodic refresh (see rlsRefreshEvery). All of this is
+// tested against batch solves after every update.
 //
 // # Cost
 //
-// Per Update at λ = 1: P̃ψ m², rank-one update of Q m², A update m²
-// multiply–adds (three m×m passes with gonum's assembly kernels), plus
-// 1/8 (refinement) and 1/(4m) (refresh) amortised passes; QuadForm with the
-// same ψ adds only O(m). For λ < 1 add the scaling of A (m²), the true
-// residual (m²) and 2m² per PCG iteration (one product with A, one with
-// P̃); QuadForm then runs PCG from P̃ψ (2m² per iteration). The refresh
-// interval shrinks with 1−λ; for λ < 1/2 every update refreshes (O(m³)).
-// Memory: three m×m matrices (A, Q, and a spare so that a failed refresh
-// leaves the receiver unchanged) and eleven vectors of length m.
+// Per Update at λ = 1: P̃ψ, the rank-one updates of Q and of Â — three m×m
+// passes (m² multiply–adds each) with gonum's assembly kernels (Gemv, Ger)
+// — plus an eighth of a pass (refinement) and about m²/8 multiply–adds
+// (amortised refresh); O(m) otherwise. QuadForm before an Update with the
+// same ψ costs O(m). With λ < 1 add the true residual (one pass) and one
+// pass per PCG iteration (2–4 typical for λ = 0.99…0.999, more for smaller
+// λ); QuadForm then runs PCG from P̃ψ with the same cost per iteration. The
+// refresh interval shrinks with 1−λ; for λ < 1/4 every update refreshes
+// (O(m³)). Memory: three m×m matrices (Â, Q, and a spare so that a failed
+// refresh leaves the receiver unchanged) and twelve vectors of length m.
 //
 // # Bias before data
 //
@@ -178,12 +192,13 @@ type RLS struct {
 	ig     float64 // 1/γ
 	lambda float64 // λ
 
-	cap  int           // capacity (dimension) of the buffers
-	aBuf []float64     // A, full m×m (both triangles, bit-symmetric), row-major
-	a    *mat.SymDense // view of aBuf (upper triangle)
-	rv   []float64     // r
-	s    float64       // Σ c y²
-	nc   float64       // Σ c
+	cap   int           // capacity (dimension) of the buffers
+	aBuf  []float64     // Â, full m×m (both triangles, bit-symmetric), row-major
+	alpha float64       // A = α·Â: forgetting not yet applied to Â (= μ: 1 after a refresh, always 1 at λ = 1)
+	a     *mat.SymDense // the view returned by Stats (upper triangle of Â, or of α·Â in wf)
+	rv    []float64     // r
+	s     float64       // Σ c y²
+	nc    float64       // Σ c
 
 	theta []float64 // θ
 
@@ -276,6 +291,7 @@ func (r *RLS) Lambda() float64 { return r.lambda }
 func (r *RLS) Reset() {
 	m := r.m
 	clear(r.aBuf)
+	r.alpha = 1
 	clear(r.rv)
 	clear(r.theta)
 	r.s, r.nc = 0, 0
@@ -305,8 +321,9 @@ func (r *RLS) Reset() {
 // If the previous call was QuadForm with the same psi (bit for bit), its
 // product P̃ψ is reused; the result is bit-identical either way.
 //
-// Cost: O(m²) flops (see RLS), amortised O(m³)/refresh interval; no
-// allocation.
+// Cost: three m×m passes at λ = 1 (two if QuadForm(psi) came just before),
+// plus amortised refinement and refresh; more PCG passes when λ < 1 (see
+// RLS, "Cost"). No allocation.
 func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 	m := r.m
 	if len(psi) != m {
@@ -318,10 +335,11 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 	lam := r.lambda
 	a := r.aBuf
 	for i, p := range psi {
-		// Diagonal entries bound the others (A is PSD), r_i² ≤ A_ii·s; the
-		// factor 2 leaves room for the rounding of √v·ψ.
+		// Diagonal entries bound the others (A is PSD), r_i² ≤ A_ii·s. The
+		// stored Â = A/α is at most 4A (α = μ ≥ rlsMuMin = 1/4 between
+		// refreshes); the factor 8 also leaves room for the rounding of √v·ψ.
 		if !rlsFinite(p) ||
-			!rlsFinite(2*(lam*a[i*m+i]+v*p*p)) ||
+			!rlsFinite(8*(lam*(r.alpha*a[i*m+i])+v*p*p)) ||
 			!rlsFinite(lam*math.Abs(r.rv[i])+v*math.Abs(p*y)) {
 			return false
 		}
@@ -351,19 +369,20 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 		}
 	}
 	if refresh {
-		// Invert the new B = λA + vψψᵀ + D/γ into the spare before
+		// Invert the new B = λαÂ + vψψᵀ + D/γ into the spare before
 		// committing anything, so that failure leaves the receiver unchanged.
-		// The entries are formed exactly as the committed A below.
+		// The entries are formed exactly as the committed Â below.
 		w := r.wf
 		if nf < m {
 			clear(w)
 		}
+		c := lam * r.alpha
 		for i := 0; i < nf; i++ {
 			row, ai := w[i*m:i*m+nf], a[i*m:i*m+nf]
-			if lam == 1 {
+			if c == 1 {
 				copy(row, ai)
 			} else {
-				floats.ScaleTo(row, lam, ai)
+				floats.ScaleTo(row, c, ai)
 			}
 		}
 		if v > 0 {
@@ -378,15 +397,26 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 		}
 	}
 
-	// Commit the statistics.
+	// Commit the statistics. A refresh applies the pending forgetting to Â
+	// (α = 1); otherwise only α decays and Â receives vψψᵀ/α, so that
+	// A = αÂ costs one m×m pass (a rank-one update) even when λ < 1.
 	e := y - floats.Dot(psi, r.theta) // a-priori error
 	copy(r.old, r.theta)
-	if lam != 1 {
-		floats.Scale(lam, a)
-	}
-	if v > 0 {
-		floats.ScaleTo(r.u, sv, psi)
-		rlsGer(m, m, 1, r.u, a)
+	if refresh {
+		if c := lam * r.alpha; c != 1 {
+			floats.Scale(c, a)
+		}
+		r.alpha = 1
+		if v > 0 {
+			floats.ScaleTo(r.u, sv, psi)
+			rlsGer(m, m, 1, r.u, a)
+		}
+	} else {
+		r.alpha *= lam
+		if v > 0 {
+			floats.ScaleTo(r.u, math.Sqrt(v/r.alpha), psi)
+			rlsGer(m, m, 1, r.u, a)
+		}
 	}
 	vy := v * y
 	for i, p := range psi {
@@ -478,20 +508,35 @@ func (r *RLS) refreshNow() bool {
 		return false
 	}
 	r.pf, r.wf = r.wf, r.pf
+	r.normalizeA()
 	r.resetCounters()
 	r.refreshes++
 	return true
 }
 
+// normalizeA applies the pending factor α to Â (α = 1), with the same
+// arithmetic as invertB, so that the refreshed P̃ is the inverse of
+// exactly the stored A + D/γ.
+func (r *RLS) normalizeA() {
+	if r.alpha != 1 {
+		floats.Scale(r.alpha, r.aBuf)
+		r.alpha = 1
+	}
+}
+
 // invertB writes (A + D·ig)⁻¹ of the leading nf block into w (stride m),
-// zero elsewhere.
+// zero elsewhere; A = α·Â is formed as normalizeA does.
 func (r *RLS) invertB(w []float64, ig float64) bool {
 	m, nf := r.m, r.nf
 	if nf < m {
 		clear(w)
 	}
 	for i := 0; i < nf; i++ {
-		copy(w[i*m:i*m+nf], r.aBuf[i*m:i*m+nf])
+		if r.alpha == 1 {
+			copy(w[i*m:i*m+nf], r.aBuf[i*m:i*m+nf])
+		} else {
+			floats.ScaleTo(w[i*m:i*m+nf], r.alpha, r.aBuf[i*m:i*m+nf])
+		}
 		if i < m-1 {
 			w[i*m+i] += ig
 		}
@@ -573,7 +618,7 @@ func (r *RLS) mulBImplicit(q, s, p []float64, delta float64) {
 // mulB sets dst = (A + D/γ) x.
 func (r *RLS) mulB(dst, x []float64) {
 	m := r.m
-	rlsGemv(m, m, 1, r.aBuf, x, dst)
+	rlsGemv(m, m, r.alpha, r.aBuf, x, dst)
 	floats.AddScaled(dst[:m-1], r.ig, x[:m-1])
 }
 
@@ -588,11 +633,11 @@ func (r *RLS) precond(z, rho []float64) {
 // traceB returns tr(A + D/γ) ≥ ‖A + D/γ‖₂.
 func (r *RLS) traceB() float64 {
 	m := r.m
-	t := float64(m-1) * r.ig
+	t := 0.0
 	for i := 0; i < m; i++ {
 		t += r.aBuf[i*m+i]
 	}
-	return t
+	return r.alpha*t + float64(m-1)*r.ig
 }
 
 // Theta returns θ, len m. The slice is a view into the receiver, valid until
@@ -610,18 +655,20 @@ func (r *RLS) Predict(psi []float64) float64 {
 // QuadForm returns ψᵀ(A + D/γ)⁻¹ψ. While P̃ = B⁻¹ (μ = 1: always when
 // λ = 1, and right after a refresh) it is ψᵀP̃ψ, one matrix–vector product,
 // exact up to the rounding drift of P̃ (bounded by the periodic refresh).
-// Otherwise PCG from x = 0 (first preconditioned vector P̃ψ) runs until the
-// Gauss-quadrature error bound holds: in exact arithmetic ψᵀx_k ≤ ψᵀB⁻¹ψ ≤
-// ψᵀx_k + ρ_k with ρ_k = res_kᵀP̃res_k (because P̃ = B̃⁻¹ ⪰ B⁻¹), and it stops
-// once ρ_k ≤ rlsTol·ψᵀx_k.
+// Otherwise PCG from x = 0 (first preconditioned vector P̃ψ, implicit
+// products as in pcg) runs until the Gauss-quadrature error bound holds: in
+// exact arithmetic ψᵀx_k ≤ ψᵀB⁻¹ψ ≤ ψᵀx_k + ρ_k with ρ_k = res_kᵀP̃res_k
+// (the error is res_kᵀB⁻¹res_k, and P̃ = B̃⁻¹ ⪰ B⁻¹), and it stops once
+// ρ_k ≤ rlsTol·ψᵀx_k: a relative error below rlsTol plus rounding and the
+// drift of P̃.
 //
 // While the bias is unidentified (A_mm = 0) it returns +Inf if ψ_m ≠ 0:
 // the improper bias prior has infinite variance. It returns NaN if psi is not
 // finite. It panics if len(psi) != m. The statistics are not changed; the
 // product P̃ψ is kept for a following Update with the same psi.
 //
-// Cost: m² multiply–adds at μ = 1; 2m² more per PCG iteration otherwise; no
-// allocation.
+// Cost: one m×m pass (P̃ψ) at μ = 1; one more per PCG iteration otherwise
+// (2–4 typical); no allocation.
 func (r *RLS) QuadForm(psi []float64) float64 {
 	m := r.m
 	if len(psi) != m {
@@ -680,15 +727,24 @@ func (r *RLS) QuadForm(psi []float64) float64 {
 // ε·s). Cost O(m²); no allocation.
 func (r *RLS) ResidualEnergy() float64 {
 	m := r.m
-	rlsGemv(m, m, 1, r.aBuf, r.theta, r.q)
+	rlsGemv(m, m, r.alpha, r.aBuf, r.theta, r.q)
 	e := r.s - 2*floats.Dot(r.theta, r.rv) + floats.Dot(r.theta, r.q)
 	return max(e, 0)
 }
 
 // Stats returns the sufficient statistics A (upper triangle stored), r,
 // s = Σ c y² and n_c = Σ c. a and rv are views into the receiver, valid
-// until the next mutating call; they must not be modified.
+// until the next mutating call; they must not be modified. Cost O(1), or
+// O(m²) while λ < 1 and forgetting is pending on the stored Â (A = αÂ is
+// then formed in the receiver's spare matrix); no allocation.
 func (r *RLS) Stats() (a *mat.SymDense, rv []float64, s, nc float64) {
+	m := r.m
+	data := r.aBuf
+	if r.alpha != 1 {
+		data = r.wf
+		floats.ScaleTo(data, r.alpha, r.aBuf)
+	}
+	r.a.SetRawSymmetric(blas64.Symmetric{Uplo: blas.Upper, N: m, Stride: m, Data: data})
 	return r.a, r.rv, r.s, r.nc
 }
 
@@ -718,6 +774,7 @@ func (r *RLS) SetGamma(gamma float64) (ok bool) {
 		r.sigma, r.mu, r.since, r.sinceRefine, r.needRefresh, r.solveIters, r.lastIters = oldSigma, oldMu, oldSince, oldRefine, oldNeed, oldSolve, oldLast
 		return false
 	}
+	r.normalizeA()
 	r.refreshes++
 	r.iters += uint64(it)
 	if !conv {
@@ -767,14 +824,17 @@ func (r *RLS) Load(a mat.Symmetric, rv []float64, s, nc float64) (ok bool) {
 		nf = n - 1
 	}
 
-	// Invert into a spare with stride n.
+	// Invert into a spare with stride n. If a is the Stats view formed in
+	// the spare itself, the loop below reads each upper entry (i, j) before
+	// it is changed: it writes (i, j) with its own value, the lower (j, i),
+	// and the diagonal after it has been read.
+	own := a == mat.Symmetric(r.a)
 	var w, u []float64
 	if n > r.cap {
 		w, u = make([]float64, n*n), make([]float64, n)
 	} else {
 		w, u = r.wf[:n*n], r.u[:n]
 	}
-	clear(w)
 	for i := 0; i < nf; i++ {
 		for j := i; j < nf; j++ {
 			aij := a.At(i, j)
@@ -782,6 +842,11 @@ func (r *RLS) Load(a mat.Symmetric, rv []float64, s, nc float64) (ok bool) {
 		}
 		if i < n-1 {
 			w[i*n+i] += r.ig
+		}
+	}
+	if nf < n {
+		for j := 0; j < n; j++ {
+			w[(n-1)*n+j], w[j*n+n-1] = 0, 0
 		}
 	}
 	if !rlsInvert(nf, n, w, u) {
@@ -797,13 +862,16 @@ func (r *RLS) Load(a mat.Symmetric, rv []float64, s, nc float64) (ok bool) {
 	} else if n != r.m {
 		r.setDim(n)
 	}
-	if a != mat.Symmetric(r.a) {
+	if own {
+		r.normalizeA() // the same numbers as the Stats view
+	} else {
 		for i := 0; i < n; i++ {
 			for j := i; j < n; j++ {
 				aij := a.At(i, j)
 				r.aBuf[i*n+j], r.aBuf[j*n+i] = aij, aij
 			}
 		}
+		r.alpha = 1
 	}
 	copy(r.rv, rv)
 	r.s, r.nc = s, nc
@@ -824,10 +892,11 @@ type RLSState struct {
 	Gamma  float64
 	Lambda float64
 
-	A  []float64 // A, symmetric (both triangles filled)
-	RV []float64 // r
-	S  float64   // Σ c y²
-	NC float64   // Σ c
+	A      []float64 // Â, symmetric (both triangles filled): A = AScale·Â
+	AScale float64   // forgetting not yet applied to Â, in (0, 1]
+	RV     []float64 // r
+	S      float64   // Σ c y²
+	NC     float64   // Σ c
 
 	Theta []float64 // θ
 
@@ -853,7 +922,7 @@ type RLSState struct {
 func (r *RLS) State() RLSState {
 	return RLSState{
 		M: r.m, Gamma: r.gamma, Lambda: r.lambda,
-		A: append([]float64(nil), r.aBuf...), RV: append([]float64(nil), r.rv...), S: r.s, NC: r.nc,
+		A: append([]float64(nil), r.aBuf...), AScale: r.alpha, RV: append([]float64(nil), r.rv...), S: r.s, NC: r.nc,
 		Theta: append([]float64(nil), r.theta...),
 		P:     append([]float64(nil), r.pf...), Sigma: r.sigma, Factored: r.nf, Mu: r.mu,
 		Since: r.since, SinceRefine: r.sinceRefine, SolveIters: r.solveIters, LastIters: r.lastIters, NeedRefresh: r.needRefresh,
@@ -888,6 +957,8 @@ func RLSFromState(st RLSState) (*RLS, error) {
 		return bad("len(Theta) = %d, want %d", len(st.Theta), m)
 	case st.Factored != m && st.Factored != m-1:
 		return bad("Factored = %d, want %d or %d", st.Factored, m-1, m)
+	case !(st.AScale > 0 && st.AScale <= 1):
+		return bad("AScale = %v not in (0, 1]", st.AScale)
 	case !(st.Mu > 0 && st.Mu <= 1):
 		return bad("Mu = %v not in (0, 1]", st.Mu)
 	case !(st.Sigma >= 1) || math.IsInf(st.Sigma, 1):
@@ -946,6 +1017,7 @@ func RLSFromState(st RLSState) (*RLS, error) {
 	r.alloc(m)
 	r.setDim(m)
 	copy(r.aBuf, st.A)
+	r.alpha = st.AScale
 	copy(r.pf, st.P)
 	copy(r.rv, st.RV)
 	copy(r.theta, st.Theta)
@@ -979,6 +1051,9 @@ func rlsGer(n, ld int, alpha float64, u, w []float64) {
 	blas64.Ger(alpha, x, x, blas64.General{Rows: n, Cols: n, Stride: ld, Data: w[:(n-1)*ld+n]})
 }
 
+// rlsInvBlock is the height of the block rows of rlsInvert.
+const rlsInvBlock = 16
+
 // rlsInvert overwrites the leading n×n block of w (row-major, stride ld,
 // symmetric with both triangles stored) by its inverse, using the
 // symmetric sweep operator (Gauss–Jordan elimination with diagonal pivots,
@@ -988,38 +1063,55 @@ func rlsGer(n, ld int, alpha float64, u, w []float64) {
 //
 // (d = w_kk, i, j ≠ k); after all pivots w = −W⁻¹. The pivots are the
 // Cholesky pivots squared, so they are all positive iff W is positive
-// definite. Each sweep is one bit-symmetric rank-one update (rlsGer with
-// u = w_k·/√d), so the result is bit-symmetric. u is scratch of length ≥ n.
+// definite. Each sweep is a symmetric rank-one update −u uᵀ with
+// u = w_k·/√d, applied by rlsGer (alpha = −1, hence bit-symmetric) to the
+// block rows [r, r+rlsInvBlock) × columns [r, n) only: about (1/2 + 1/(2b))
+// of the matrix for b block rows. The lower part left of the diagonal
+// blocks is not needed during the sweep (row k left of its block is read
+// from column k) and is mirrored at the end, so the result is bit-symmetric
+// and bit-identical to the full sweep. u is scratch of length ≥ n.
 // It returns false if a pivot is not positive and finite or the inverse
 // overflows (w is then partially overwritten). It does not allocate and
 // starts no goroutines (unlike lapack Dpotrf/Dpotri, whose blocked
-// Dgemm may). Cost n³ multiply–adds in n calls of an assembly kernel.
+// Dgemm may). Cost about n³/2 multiply–adds in assembly rank-one kernels.
 func rlsInvert(n, ld int, w, u []float64) bool {
+	const nb = rlsInvBlock
 	u = u[:n]
 	for k := 0; k < n; k++ {
-		row := w[k*ld : k*ld+n]
-		d := row[k]
+		d := w[k*ld+k]
 		id := 1 / d
 		if !(d > 0) || math.IsInf(d, 1) || math.IsInf(id, 1) {
 			return false
 		}
 		is := 1 / math.Sqrt(d)
-		floats.ScaleTo(u, is, row)
-		u[k] = 0
-		rlsGer(n, ld, -1, u, w)
-		floats.ScaleTo(row, is, u)
-		row[k] = -id
-		for j := 0; j < n; j++ {
-			if j != k {
-				w[j*ld+k] = row[j]
-			}
+		b := k / nb * nb  // first column kept in row k
+		e := min(b+nb, n) // rows j < e keep column k
+		for j := 0; j < b; j++ {
+			u[j] = w[j*ld+k] * is
 		}
+		floats.ScaleTo(u[b:], is, w[k*ld+b:k*ld+n])
+		u[k] = 0
+		for r0 := 0; r0 < n; r0 += nb {
+			r1 := min(r0+nb, n)
+			blas64.Ger(-1, blas64.Vector{N: r1 - r0, Inc: 1, Data: u[r0:r1]}, blas64.Vector{N: n - r0, Inc: 1, Data: u[r0:]},
+				blas64.General{Rows: r1 - r0, Cols: n - r0, Stride: ld, Data: w[r0*ld+r0 : (r1-1)*ld+n]})
+		}
+		floats.ScaleTo(w[k*ld+b:k*ld+n], is, u[b:])
+		for j := 0; j < e; j++ {
+			w[j*ld+k] = u[j] * is
+		}
+		w[k*ld+k] = -id
 	}
 	for i := 0; i < n; i++ {
-		row := w[i*ld : i*ld+n]
+		row := w[i*ld+i/nb*nb : i*ld+n]
 		floats.Scale(-1, row)
 		if !rlsAllFinite(row) {
 			return false
+		}
+	}
+	for i := nb; i < n; i++ {
+		for j := 0; j < i/nb*nb; j++ {
+			w[i*ld+j] = w[j*ld+i]
 		}
 	}
 	return true
