@@ -68,6 +68,7 @@ func BenchmarkUpdateNoSwap(b *testing.B) {
 					sinkF++
 				}
 			}
+			b.ReportMetric(float64(m.fm.r), "rank")
 		})
 	}
 }
@@ -91,6 +92,7 @@ func BenchmarkSwap(b *testing.B) {
 				m.prepared = false
 				m.learnPrepared(y[k], 1)
 			}
+			b.ReportMetric(float64(m.fm.r), "rank")
 		})
 	}
 }

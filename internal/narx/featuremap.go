@@ -14,10 +14,18 @@ import (
 type featureMap struct {
 	m, r int
 	f    []float64 // r×m row-major, capacity m·m
+	vals []float64 // the r kept eigenvalues, in the order of the rows of f
 }
 
 func newFeatureMap(m int) *featureMap {
-	return &featureMap{m: m, f: make([]float64, m*m)}
+	return &featureMap{m: m, f: make([]float64, m*m), vals: make([]float64, m)}
+}
+
+// copyFrom makes fm a copy of o (same M). No allocation.
+func (fm *featureMap) copyFrom(o *featureMap) {
+	fm.r = o.r
+	copy(fm.f[:o.r*o.m], o.f[:o.r*o.m])
+	copy(fm.vals[:o.r], o.vals[:o.r])
 }
 
 // build recomputes F from the eigenpairs of Ω (values ascending). O(M·r).
@@ -35,6 +43,7 @@ func (fm *featureMap) build(vals []float64, vecs *mat.Dense, cutoff float64) {
 			break
 		}
 		row := fm.f[fm.r*m : (fm.r+1)*m]
+		fm.vals[fm.r] = l
 		s := 1 / math.Sqrt(l)
 		for j := 0; j < m; j++ {
 			row[j] = s * vecs.At(j, i)

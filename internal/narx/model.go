@@ -111,6 +111,7 @@ type Model struct {
 	dEff        float64
 	alphaFresh  bool
 	forecastWs  *forecastWorkspace
+	swapWs      *swapWorkspace
 	level2      Level2
 	lastSwapErr error
 }
@@ -316,24 +317,165 @@ func (m *Model) learnPrepared(y, v float64) {
 }
 
 // swap replaces member j by the prepared x: rank-2 eigen-update of Ω, new
-// feature map, statistics re-expressed on the retained window, and x's features
-// recomputed in the new map. O(M³ + W·M·(n+r)).
+// feature map, the statistics re-expressed in the new features, and x's
+// features recomputed in the new map. O(M³ + W·M·(n+M)).
+//
+// Re-expressing the statistics: the samples still in the window are
+// recomputed exactly in the new features. Older samples survive only as their
+// share of A and r; they are carried over through the Nyström projection
+// ψ' ≈ T_ext ψ (see swapTransform), which is exact when the new kernel
+// function K(·, x) lies in the span of the old working set's kernel functions
+// (e.g. a linear kernel with M ≥ n) and otherwise gives old data no say on the
+// part of K(·, x) the old map could not see. So
+//
+//	A' = T_ext (A − A_win) T_extᵀ + A'_win,  r' = T_ext (r − r_win) + r'_win,
+//
+// with A_win, r_win the window's statistics in the old features and A'_win,
+// r'_win in the new ones; s and n_c do not depend on the features.
 func (m *Model) swap(j int) bool {
+	M, rOld := m.m, m.fm.r
+	if m.swapWs == nil {
+		m.swapWs = newSwapWorkspace(M, m.n)
+	}
+	sw := m.swapWs
+	sw.fmOld.copyFrom(m.fm)
+	copy(sw.phiX[:rOld], m.psi[:rOld]) // x's features in the old map
+	copy(sw.oldPoint, m.ws.Point(j))
+	aOld, rvOld, s, nc := m.rls.Stats()
+	aPrev := mat.NewSymDense(rOld+1, nil)
+	aPrev.CopySym(aOld)
+	rPrev := append([]float64(nil), rvOld...)
+
 	m.ws.Swap(j, m.x, m.k, m.kxx, m.col)
 	if m.eig.ReplaceRowCol(j, m.col) {
 		m.eigRefresh++
 	}
 	m.fm.build(m.eig.Values(), m.eig.Vectors(), m.cfg.Cutoff)
+	rNew := m.fm.r
+
 	X, y, v := m.win.chronological()
-	m.rls = recursive.NewRLS(m.fm.r+1, m.rls.Gamma(), m.cfg.Forgetting)
-	if err := m.loadStats(X, y, v); err != nil {
-		m.lastSwapErr = err
+	wOld, rwOld, wNew, rwNew := m.windowStats(j, X, y, v)
+	t := m.swapTransform(j)
+	// A' = T_ext (A − A_win) T_extᵀ + A'_win and likewise r'.
+	for i := 0; i <= rOld; i++ {
+		for k := i; k <= rOld; k++ {
+			aPrev.SetSym(i, k, aPrev.At(i, k)-wOld.At(i, k))
+		}
+	}
+	for i := range rPrev {
+		rPrev[i] -= rwOld[i]
+	}
+	var tmp mat.Dense
+	tmp.Mul(t, aPrev)
+	var aNew mat.Dense
+	aNew.Mul(&tmp, t.T())
+	a := mat.NewSymDense(rNew+1, nil)
+	for i := 0; i <= rNew; i++ {
+		for k := i; k <= rNew; k++ {
+			a.SetSym(i, k, 0.5*(aNew.At(i, k)+aNew.At(k, i))+wNew.At(i, k))
+		}
+	}
+	var rt mat.VecDense
+	rt.MulVec(t, mat.NewVecDense(rOld+1, rPrev))
+	rv := make([]float64, rNew+1)
+	for i := range rv {
+		rv[i] = rt.AtVec(i) + rwNew[i]
+	}
+	m.rls = recursive.NewRLS(rNew+1, m.rls.Gamma(), m.cfg.Forgetting)
+	if !m.rls.Load(a, rv, s, nc) {
+		m.lastSwapErr = fmt.Errorf("narx: ridge system after a swap is not positive definite")
 	}
 	m.prepareFeatures()
 	m.swaps++
 	m.sinceSwap = 0
 	m.refreshNoise()
 	return true
+}
+
+// swapWorkspace holds what swap keeps from before the change.
+type swapWorkspace struct {
+	fmOld    *featureMap
+	phiX     []float64 // features of the new member in the old map
+	oldPoint []float64 // the member that left
+	kOld     []float64
+}
+
+func newSwapWorkspace(M, n int) *swapWorkspace {
+	return &swapWorkspace{fmOld: newFeatureMap(M), phiX: make([]float64, M), oldPoint: make([]float64, n),
+		kOld: make([]float64, M)}
+}
+
+// windowStats returns the window's weighted statistics (A, r) in the old
+// features and in the new ones, after member j was swapped. One kernel
+// column per sample serves both: the old column differs in entry j only.
+func (m *Model) windowStats(j int, X, y, v []float64) (aOld *mat.SymDense, rOld []float64, aNew *mat.SymDense, rNew []float64) {
+	sw := m.swapWs
+	N, n := len(y), m.n
+	ro, rn := sw.fmOld.r, m.fm.r
+	po := mat.NewDense(max(N, 1), ro+1, nil)
+	pn := mat.NewDense(max(N, 1), rn+1, nil)
+	yo := make([]float64, max(N, 1))
+	lam := m.cfg.Forgetting
+	c := 1.0
+	for i := N - 1; i >= 0; i-- {
+		ci := weightAt(v, i) * c
+		c *= lam
+		if ci == 0 {
+			continue
+		}
+		x := X[i*n : (i+1)*n]
+		m.cfg.Kernel.Column(m.k, m.ws.Points(), x)
+		copy(sw.kOld, m.k)
+		sw.kOld[j] = m.cfg.Kernel.Eval(sw.oldPoint, x)
+		sq := math.Sqrt(ci)
+		rowO, rowN := po.RawRowView(i), pn.RawRowView(i)
+		sw.fmOld.apply(rowO, sw.kOld)
+		m.fm.apply(rowN, m.k)
+		rowO[ro], rowN[rn] = 1, 1
+		for k := range rowO {
+			rowO[k] *= sq
+		}
+		for k := range rowN {
+			rowN[k] *= sq
+		}
+		yo[i] = sq * y[i]
+	}
+	aOld, aNew = mat.NewSymDense(ro+1, nil), mat.NewSymDense(rn+1, nil)
+	aOld.SymOuterK(1, po.T())
+	aNew.SymOuterK(1, pn.T())
+	rOld, rNew = make([]float64, ro+1), make([]float64, rn+1)
+	yv := mat.NewVecDense(len(yo), yo)
+	mat.NewVecDense(ro+1, rOld).MulVec(po.T(), yv)
+	mat.NewVecDense(rn+1, rNew).MulVec(pn.T(), yv)
+	return aOld, rOld, aNew, rNew
+}
+
+// swapTransform returns T_ext = [[T, 0], [0, 1]], (r'+1)×(r+1), the map from
+// old to new features of the Nyström projection: for a sample x the old map
+// sees, k_S(x) ≈ F⁺φ(x) with F⁺ = U_r Λ_r^{1/2} (the right inverse of
+// F = Λ_r^{-1/2}U_rᵀ), and the new member's kernel value
+// K(x, x_j') ≈ φ(x)ᵀφ(x_j'). Hence φ'(x) = F'k_S'(x) ≈ T φ(x) with
+// T = F'(I − e_j e_jᵀ)F⁺ + F'e_j φ(x_j')ᵀ. O(r'·r·M).
+func (m *Model) swapTransform(j int) *mat.Dense {
+	sw := m.swapWs
+	M := m.m
+	ro, rn := sw.fmOld.r, m.fm.r
+	t := mat.NewDense(rn+1, ro+1, nil)
+	for a := 0; a < rn; a++ {
+		fa := m.fm.f[a*M : (a+1)*M]
+		for i := 0; i < ro; i++ {
+			fi := sw.fmOld.f[i*M : (i+1)*M]
+			var d float64
+			for l, v := range fa {
+				if l != j {
+					d += v * fi[l]
+				}
+			}
+			t.Set(a, i, sw.fmOld.vals[i]*d+fa[j]*sw.phiX[i])
+		}
+	}
+	t.Set(rn, ro, 1)
+	return t
 }
 
 // refreshNoise runs level 2 (see evidence.go) on the current sufficient

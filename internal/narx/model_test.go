@@ -191,12 +191,33 @@ func TestOnlineFrozenEqualsBatch(t *testing.T) {
 	}
 }
 
-// After accepted swaps the statistics are re-expressed on the retained window:
-// θ must equal the batch formula on the window's samples in the new features,
-// with weights and forgetting, and the eigendecomposition must match a full one.
-func TestSwapMatchesBatchOnWindow(t *testing.T) {
-	for _, lambda := range []float64{1, 0.99} {
-		t.Run(fmt.Sprintf("lambda=%v", lambda), func(t *testing.T) {
+// After accepted swaps the statistics are re-expressed in the new features:
+// the window exactly, older samples through the Nyström projection. Two cases
+// where the result must equal the batch formula θ = (A + D/γ)⁻¹r on every
+// sample learned, with weights and forgetting, in the final features:
+//   - the window holds every sample (then nothing is projected);
+//   - a linear kernel with M ≥ n, where the feature space is R^n and the
+//     projection is exact, so a window of 30 samples loses nothing.
+//
+// In both the eigendecomposition must match a full one. Tolerance 1e-7
+// relative: θ goes through O(20) swaps, each a rank-2 eigen-update and a
+// reload whose rounding is amplified by cond(A + D/γ) ≲ 1e6 here.
+func TestSwapMatchesBatch(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		kern   Kernel
+		M, W   int
+		lambda float64
+		force  bool // swap every 37 samples regardless of the entropy test
+	}{
+		{"rbf/window-holds-all/lambda=1", Kernel{Type: RBF, Sigma2: 2}, 15, 1000, 1, false},
+		{"rbf/window-holds-all/lambda=0.99", Kernel{Type: RBF, Sigma2: 2}, 15, 1000, 0.99, false},
+		// The linear kernel's "entropy" seldom accepts a swap; the property
+		// under test is the re-expression, so swaps are forced.
+		{"linear/window=30/lambda=1", Kernel{Type: Linear}, 6, 30, 1, true},
+		{"linear/window=30/lambda=0.995", Kernel{Type: Linear}, 6, 30, 0.995, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(5, 6))
 			// The second half moves to a new input region, so swaps are accepted.
 			X, y := randRegression(rng, 900, 2, 0.05)
@@ -207,8 +228,9 @@ func TestSwapMatchesBatchOnWindow(t *testing.T) {
 			for i := range v {
 				v[i] = 0.5 + rng.Float64()
 			}
-			cfg := baseConfig(2, 15)
-			cfg.Cutoff, cfg.Forgetting, cfg.Window, cfg.SwapInterval = 1e-10, lambda, 120, 5
+			cfg := baseConfig(2, tc.M)
+			cfg.Kernel = tc.kern
+			cfg.Cutoff, cfg.Forgetting, cfg.Window, cfg.SwapInterval = 1e-10, tc.lambda, tc.W, 5
 			m, err := NewModel(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -216,22 +238,26 @@ func TestSwapMatchesBatchOnWindow(t *testing.T) {
 			if err := m.Fit(X[:200], y[:100], v[:100]); err != nil {
 				t.Fatal(err)
 			}
-			swaps, last := 0, -1
+			swaps := 0
 			for i := 100; i < 900; i++ {
 				m.Observe(X[i*2 : i*2+2])
+				if tc.force && i%37 == 0 {
+					m.swap(i % tc.M)
+					m.prepared = false
+					m.learnPrepared(y[i], v[i])
+					swaps++
+					continue
+				}
 				if m.Learn(y[i], v[i]) {
-					swaps, last = swaps+1, i
+					swaps++
 				}
 			}
 			if swaps == 0 {
 				t.Fatal("no swap accepted; the test exercises nothing")
 			}
-			// At the last swap (while learning sample `last`) the statistics were
-			// rebuilt from the W = 120 samples before it; RLS then added the rest.
-			from := max(0, last-cfg.Window)
-			want := batchTheta(t, m, X[2*from:], y[from:], v[from:], lambda)
+			want := batchTheta(t, m, X, y, v, tc.lambda)
 			if d := maxRelDiff(m.Theta(), want); d > 1e-7 {
-				t.Errorf("θ after %d swaps (last at %d) differs from the batch formula on the retained samples by %g", swaps, last, d)
+				t.Errorf("θ after %d swaps differs from the batch formula on all samples by %g", swaps, d)
 			}
 			if res := m.eig.Residual(); res > 1e-10 {
 				t.Errorf("eigendecomposition residual %g after swaps", res)
@@ -240,6 +266,55 @@ func TestSwapMatchesBatchOnWindow(t *testing.T) {
 				t.Errorf("swap error: %v", m.lastSwapErr)
 			}
 		})
+	}
+}
+
+// With a nonlinear kernel and a short window the projection of older samples
+// is an approximation; it must still keep their information: after the same
+// stream, the model with a short window stays close to the one whose window
+// holds everything, and much closer than a model that forgot the old samples.
+func TestSwapKeepsOlderSamples(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	X, y := randRegression(rng, 1500, 2, 0.05)
+	run := func(W int) *Model {
+		cfg := baseConfig(2, 30)
+		cfg.Cutoff, cfg.Window, cfg.SwapInterval = 1e-10, W, 20
+		m, err := NewModel(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Fit(X[:2*300], y[:300], nil); err != nil {
+			t.Fatal(err)
+		}
+		for i := 300; i < 1500; i++ {
+			m.Observe(X[i*2 : i*2+2])
+			m.Learn(y[i], 1)
+		}
+		return m
+	}
+	short, full := run(50), run(2000)
+	if short.Info().Swaps == 0 {
+		t.Fatal("no swaps")
+	}
+	// Fraction of the total weight n_c the short-window model still carries:
+	// all of it (a truncating model would have about 50/1500).
+	if got := short.Info().SamplesWeight; math.Abs(got-1500) > 1e-6 {
+		t.Errorf("n_c = %g after swaps, want 1500", got)
+	}
+	Xt, _ := randRegression(rng, 200, 2, 0)
+	var diff, scale float64
+	for i := 0; i < 200; i++ {
+		x := Xt[2*i : 2*i+2]
+		d := short.Predict(x) - full.Predict(x)
+		diff += d * d
+		scale += full.Predict(x) * full.Predict(x)
+	}
+	// Measured 0.0045 relative; 1e-2 leaves margin and would catch old
+	// samples being dropped or mis-mapped (errors of order 1).
+	rel := math.Sqrt(diff / scale)
+	t.Logf("short vs full window: relative RMS difference %.2g", rel)
+	if rel > 1e-2 {
+		t.Errorf("short-window model differs from the full-window one by %g (relative RMS)", rel)
 	}
 }
 
