@@ -397,54 +397,65 @@ type swapWorkspace struct {
 	fmOld    *featureMap
 	phiX     []float64 // features of the new member in the old map
 	oldPoint []float64 // the member that left
-	kOld     []float64
 }
 
 func newSwapWorkspace(M, n int) *swapWorkspace {
-	return &swapWorkspace{fmOld: newFeatureMap(M), phiX: make([]float64, M), oldPoint: make([]float64, n),
-		kOld: make([]float64, M)}
+	return &swapWorkspace{fmOld: newFeatureMap(M), phiX: make([]float64, M), oldPoint: make([]float64, n)}
 }
 
 // windowStats returns the window's weighted statistics (A, r) in the old
-// features and in the new ones, after member j was swapped. One kernel
-// column per sample serves both: the old column differs in entry j only.
+// features and in the new ones, after member j was swapped. The window's
+// kernel matrix against the new set is formed once; the old one differs in
+// column j only. Both feature matrices are then one GEMM each:
+// Φ = diag(√c)·K·Fᵀ. O(W·M·(n + r + r')).
 func (m *Model) windowStats(j int, X, y, v []float64) (aOld *mat.SymDense, rOld []float64, aNew *mat.SymDense, rNew []float64) {
 	sw := m.swapWs
-	N, n := len(y), m.n
+	N, n, M := len(y), m.n, m.m
 	ro, rn := sw.fmOld.r, m.fm.r
-	po := mat.NewDense(max(N, 1), ro+1, nil)
-	pn := mat.NewDense(max(N, 1), rn+1, nil)
-	yo := make([]float64, max(N, 1))
+	rows := max(N, 1)
+	kNew := mat.NewDense(rows, M, nil)
+	kOld := mat.NewDense(rows, M, nil)
+	sq := make([]float64, rows)
+	yw := make([]float64, rows)
 	lam := m.cfg.Forgetting
 	c := 1.0
 	for i := N - 1; i >= 0; i-- {
 		ci := weightAt(v, i) * c
 		c *= lam
 		if ci == 0 {
-			continue
+			continue // a zero row: the sample carries no weight
 		}
 		x := X[i*n : (i+1)*n]
-		m.cfg.Kernel.Column(m.k, m.ws.Points(), x)
-		copy(sw.kOld, m.k)
-		sw.kOld[j] = m.cfg.Kernel.Eval(sw.oldPoint, x)
-		sq := math.Sqrt(ci)
-		rowO, rowN := po.RawRowView(i), pn.RawRowView(i)
-		sw.fmOld.apply(rowO, sw.kOld)
-		m.fm.apply(rowN, m.k)
-		rowO[ro], rowN[rn] = 1, 1
-		for k := range rowO {
-			rowO[k] *= sq
-		}
-		for k := range rowN {
-			rowN[k] *= sq
-		}
-		yo[i] = sq * y[i]
+		rowN := kNew.RawRowView(i)
+		m.cfg.Kernel.Column(rowN, m.ws.Points(), x)
+		rowO := kOld.RawRowView(i)
+		copy(rowO, rowN)
+		rowO[j] = m.cfg.Kernel.Eval(sw.oldPoint, x)
+		sq[i] = math.Sqrt(ci)
+		yw[i] = sq[i] * y[i]
 	}
+	features := func(k *mat.Dense, fm *featureMap) *mat.Dense {
+		r := fm.r
+		psi := mat.NewDense(rows, r+1, nil)
+		if r > 0 {
+			f := mat.NewDense(r, M, fm.f[:r*M])
+			psi.Slice(0, rows, 0, r).(*mat.Dense).Mul(k, f.T())
+		}
+		for i := 0; i < rows; i++ {
+			row := psi.RawRowView(i)
+			row[r] = 1
+			for l := range row {
+				row[l] *= sq[i]
+			}
+		}
+		return psi
+	}
+	po, pn := features(kOld, sw.fmOld), features(kNew, m.fm)
 	aOld, aNew = mat.NewSymDense(ro+1, nil), mat.NewSymDense(rn+1, nil)
 	aOld.SymOuterK(1, po.T())
 	aNew.SymOuterK(1, pn.T())
 	rOld, rNew = make([]float64, ro+1), make([]float64, rn+1)
-	yv := mat.NewVecDense(len(yo), yo)
+	yv := mat.NewVecDense(rows, yw)
 	mat.NewVecDense(ro+1, rOld).MulVec(po.T(), yv)
 	mat.NewVecDense(rn+1, rNew).MulVec(pn.T(), yv)
 	return aOld, rOld, aNew, rNew
