@@ -205,7 +205,9 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 		// warm-up fit on the data seen so far).
 		fmt.Fprintf(stderr, "backtest: --train %d is shorter than model.warmup = %d: the model is fitted on the %d training values\n",
 			bt.train, warmup, bt.train)
-		bt.cfg.Warmup = bt.train
+		m := cfg.Model
+		m.Warmup = bt.train // also narrows lags: auto to what the shorter warm-up holds
+		bt.cfg = m.Learner(cfg.Forecast)
 	}
 	return bt, nil
 }
@@ -528,7 +530,7 @@ type effectiveConfig struct {
 	InputLags      []int   `json:"input_lags"`
 	WorkingSet     int     `json:"working_set"`
 	Kernel         string  `json:"kernel"`
-	Sigma2         float64 `json:"sigma2"`
+	Sigma2         float64 `json:"sigma2,omitempty"` // RBF only
 	Sigma2Auto     bool    `json:"sigma2_auto"`
 	Degree         int     `json:"degree,omitempty"`
 	Offset         float64 `json:"offset,omitempty"`
@@ -553,7 +555,7 @@ type effectiveConfig struct {
 type modelReport struct {
 	M             int     `json:"m"`
 	Rank          int     `json:"rank"`
-	Sigma2        float64 `json:"sigma2"`
+	Sigma2        float64 `json:"sigma2,omitempty"` // RBF only
 	Gamma         float64 `json:"gamma"`
 	NoiseStd      float64 `json:"noise_std"`
 	DEff          float64 `json:"d_eff"`

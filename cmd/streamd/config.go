@@ -127,6 +127,10 @@ type SeriesConfig struct {
 	Model yaml.Node `yaml:"model"`
 }
 
+// maxWindow bounds model.window: the retained samples cost W·(n+2) floats per
+// series and W·M·(n+M) work per swap.
+const maxWindow = 100000
+
 // autoLagOrders are the lag orders p (lags 1..p) among which `lags: auto`
 // chooses by level-3 evidence on the warm-up window.
 var autoLagOrders = []int{1, 2, 3, 4, 6, 8, 10, 12, 16, 20, 25, 30}
@@ -175,7 +179,7 @@ func DefaultConfig() Config {
 			SelectIter:     Auto[int]{Auto: true},
 			SelectPatience: Auto[int]{Auto: true},
 		},
-		Robust:   RobustConfig{Enabled: true, Weight: "hampel", C1: 2.5, C2: 3, Window: 200, Clean: true},
+		Robust:   RobustConfig{Enabled: false, Weight: "hampel", C1: 2.5, C2: 3, Window: 200, Clean: true},
 		Forecast: ForecastConfig{Horizon: 20, Every: 1, Level: 0.95},
 	}
 }
@@ -337,6 +341,9 @@ func (k *KafkaConfig) validate(p *problems) {
 var robustWeights = []string{"hampel", "huber", "logistic", "myriad"}
 
 func (r *RobustConfig) validate(p *problems) {
+	if r.Enabled {
+		p.add("robust.enabled", "robust reweighting is not available in this version: set it to false")
+	}
 	if !slices.Contains(robustWeights, r.Weight) {
 		p.add("robust.weight", "must be one of %s (got %q)", strings.Join(robustWeights, ", "), r.Weight)
 	}
@@ -437,8 +444,8 @@ func (m *ModelConfig) validate(p *problems, at string) {
 	if !(m.Cutoff >= 0 && m.Cutoff < 1) {
 		p.add(at+".cutoff", "must be in [0, 1) (got %v)", m.Cutoff)
 	}
-	if !m.Window.Auto && m.Window.Value < 1 {
-		p.add(at+".window", "must be auto or ≥ 1 (got %d)", m.Window.Value)
+	if !m.Window.Auto && (m.Window.Value < 1 || m.Window.Value > maxWindow) {
+		p.add(at+".window", "must be auto or in [1, %d] (got %d)", maxWindow, m.Window.Value)
 	}
 	if m.SwapInterval < 0 {
 		p.add(at+".swap_interval", "must be ≥ 0 (got %d)", m.SwapInterval)

@@ -123,6 +123,8 @@ func TestBadConfig(t *testing.T) {
 		{"level", "forecast: {level: 95}\n", []string{"forecast.level", "got 95"}},
 		{"robust weight", "robust: {weight: tukey}\n", []string{"robust.weight", `"tukey"`}},
 		{"robust c2", "robust: {c1: 3, c2: 2}\n", []string{"robust.c2", "got 2"}},
+		{"robust not yet applied", "robust: {enabled: true}\n", []string{"robust.enabled", "not available"}},
+		{"window too large", "model: {window: 2000000000}\n", []string{"model.window", "got 2000000000"}},
 		{"broker", "kafka: {brokers: [localhost]}\n", []string{"kafka.brokers[0]", `"localhost"`}},
 		{"no brokers", "kafka: {brokers: []}\n", []string{"kafka.brokers"}},
 		{"state topic consumed", "kafka: {input_topics: [streamd-state]}\n", []string{"kafka.input_topics"}},

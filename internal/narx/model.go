@@ -28,9 +28,11 @@ type Config struct {
 	// statistics in the new features after a working-set swap. Samples older than
 	// the window leave the statistics at a swap; with λ < 1 choose W ≳ 5/(1−λ).
 	Window int
-	// SwapInterval is the minimum number of samples between swap tests online;
-	// 0 freezes the working set after the fit. A swap costs O(M³ + W·M·(n+M)),
-	// so this bounds the amortised cost.
+	// SwapInterval is the minimum number of samples between accepted swaps
+	// online: once that many samples have passed since the last accepted
+	// swap, every sample is a candidate (an O(M) test) until one is accepted.
+	// 0 freezes the working set after the fit. A swap costs
+	// O(M³ + W·M·(n+M)), so this bounds the amortised cost.
 	SwapInterval int
 	// Select tunes the batch entropy search of Fit.
 	Select SelectOptions
@@ -43,6 +45,9 @@ type Config struct {
 	AutoGamma bool
 	// Seed seeds the RNG that draws swap members; its state is part of State.
 	Seed uint64
+	// IntervalLevel ∈ (0, 1) is the level of the prediction intervals the
+	// variance is calibrated for (calibrate.go); 0 means 0.95.
+	IntervalLevel float64
 }
 
 // Validate reports the first problem with c, or nil.
@@ -68,6 +73,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("swap interval and noise interval must be ≥ 0")
 	case c.Select.MaxIter < 0 || c.Select.Patience < 0:
 		return fmt.Errorf("selection limits must be ≥ 0")
+	case !(c.IntervalLevel >= 0 && c.IntervalLevel < 1):
+		return fmt.Errorf("interval level must be in (0, 1) (got %v)", c.IntervalLevel)
 	}
 	return nil
 }
@@ -102,18 +109,24 @@ type Model struct {
 	prepared              bool
 	kxx                   float64
 
-	fitted      bool
-	swaps       int
-	eigRefresh  int
-	sinceSwap   int
-	sinceNoise  int
-	noiseVar    float64
-	dEff        float64
-	alphaFresh  bool
-	forecastWs  *forecastWorkspace
-	swapWs      *swapWorkspace
-	level2      Level2
-	lastSwapErr error
+	fitted       bool
+	swaps        int
+	eigRefresh   int
+	sinceSwap    int
+	sinceNoise   int
+	noiseVar     float64
+	dEff         float64
+	alphaFresh   bool
+	forecastWs   *forecastWorkspace
+	swapWs       *swapWorkspace
+	swapFailures int
+	level2       Level2
+
+	// Calibration of the Nyström-residual variance (calibrate.go) and the
+	// prediction of the last Observe it is fed with.
+	cal                    *calibration
+	sinceCal               int
+	lastMean, lastA, lastB float64
 }
 
 // NewModel returns an unfitted model.
@@ -122,6 +135,9 @@ func NewModel(cfg Config) (*Model, error) {
 		return nil, err
 	}
 	cfg.Embedding = cfg.Embedding.Clone()
+	if cfg.IntervalLevel == 0 {
+		cfg.IntervalLevel = 0.95
+	}
 	pcg := rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)
 	return &Model{cfg: cfg, n: cfg.Embedding.Dim(), pcg: pcg, rng: rand.New(pcg)}, nil
 }
@@ -149,7 +165,8 @@ func (m *Model) Fitted() bool { return m.fitted }
 // from the N rows of X (N×n row-major), Nyström features, and the weighted ridge
 // statistics of all N samples (weights v, nil meaning 1, times λ^{N−k}).
 // O(N·M·(n+M) + M³ + trials·M·n). Non-finite data is an error and leaves m
-// unchanged.
+// unchanged; a failure further on (a decomposition that does not converge)
+// leaves m unfitted.
 func (m *Model) Fit(X, y, v []float64) error {
 	n := m.n
 	N := len(y)
@@ -185,6 +202,7 @@ func (m *Model) Fit(X, y, v []float64) error {
 		return err
 	}
 	m.forecastWs = newForecastWorkspace(m.cfg.Embedding, M)
+	m.cal = newCalibration(m.cfg.IntervalLevel)
 	m.fitted, m.alphaFresh, m.prepared = true, false, false
 	m.sinceSwap, m.sinceNoise = 0, 0
 	m.refreshNoise()
@@ -245,7 +263,10 @@ func (m *Model) Observe(x []float64) (mean, variance float64) {
 	copy(m.x, x)
 	m.prepareFeatures()
 	m.prepared = true
-	return m.rls.Predict(m.psi[:m.fm.r+1]), m.varianceAt(m.psi[:m.fm.r+1], m.kxx)
+	psi := m.psi[:m.fm.r+1]
+	noise, param, prior := m.varianceParts(psi, m.kxx)
+	m.lastMean, m.lastA, m.lastB = m.rls.Predict(psi), noise+param, prior
+	return m.lastMean, m.cal.tau * (noise + param + m.cal.scale*prior)
 }
 
 // prepareFeatures fills k, ψ and K(x,x) for m.x.
@@ -262,19 +283,32 @@ func (m *Model) prepareFeatures() {
 // variance and μ⁻¹ = γζ⁻¹ (γ = ζ/μ). The last term is the prior variance of the
 // part of f the Nyström map cannot represent, so bars widen off the working set.
 func (m *Model) varianceAt(psi []float64, kxx float64) float64 {
+	noise, param, prior := m.varianceParts(psi, kxx)
+	return m.cal.tau * (noise + param + m.cal.scale*prior)
+}
+
+// varianceParts splits the level-1 variance into its noise ζ⁻¹, parameter
+// ζ⁻¹ψᵀ(A + D/γ)⁻¹ψ and prior Nyström-residual μ⁻¹(K(x,x) − ‖φ(x)‖²) parts;
+// the last enters the variance scaled by the calibrated ρ (calibrate.go).
+func (m *Model) varianceParts(psi []float64, kxx float64) (noise, param, prior float64) {
 	r := len(psi) - 1
 	q := m.rls.QuadForm(psi)
-	var phi2 float64
-	for _, p := range psi[:r] {
-		phi2 += p * p
-	}
-	residual := max(kxx-phi2, 0)
-	return m.noiseVar*(1+max(q, 0)) + m.noiseVar*m.cfg.Gamma*residual
+	phi2 := dot(psi[:r], psi[:r])
+	return m.noiseVar, m.noiseVar * max(q, 0), m.noiseVar * m.rls.Gamma() * max(kxx-phi2, 0)
+}
+
+// VarianceParts returns the parts of the level-1 variance at the regressor
+// given to the last Observe, the Nyström part already scaled by ρ. For
+// diagnostics.
+func (m *Model) VarianceParts() (noise, param, nystrom float64) {
+	noise, param, prior := m.varianceParts(m.psi[:m.fm.r+1], m.kxx)
+	t := m.cal.tau
+	return t * noise, t * param, t * m.cal.scale * prior
 }
 
 // Learn applies target y with weight v ≥ 0 to the regressor given to the last
-// Observe: the O(M) entropy swap test (at most once per SwapInterval samples),
-// then the RLS update O(r²). Returns whether a swap was accepted. Non-finite y
+// Observe: the O(M) entropy swap test (see SwapInterval), then the RLS update
+// O(r²). Returns whether a swap was accepted. Non-finite y
 // or v (which the caller should have rejected) leave the model unchanged.
 // No allocation unless a swap is accepted.
 func (m *Model) Learn(y, v float64) (swapped bool) {
@@ -284,6 +318,12 @@ func (m *Model) Learn(y, v float64) (swapped bool) {
 	m.prepared = false
 	if math.IsNaN(y) || math.IsInf(y, 0) || !(v >= 0) || math.IsInf(v, 0) {
 		return false
+	}
+	m.cal.add(y-m.lastMean, m.lastA, m.lastB)
+	m.sinceCal++
+	if m.sinceCal >= calRefitEvery || m.cal.count == calMin {
+		m.cal.refit()
+		m.sinceCal = 0
 	}
 	m.sinceSwap++
 	if j, ok := m.swapCandidate(); ok {
@@ -381,10 +421,21 @@ func (m *Model) swap(j int) bool {
 	for i := range rv {
 		rv[i] = rt.AtVec(i) + rwNew[i]
 	}
-	m.rls = recursive.NewRLS(rNew+1, m.rls.Gamma(), m.cfg.Forgetting)
-	if !m.rls.Load(a, rv, s, nc) {
-		m.lastSwapErr = fmt.Errorf("narx: ridge system after a swap is not positive definite")
+	next := recursive.NewRLS(rNew+1, m.rls.Gamma(), m.cfg.Forgetting)
+	if !next.Load(a, rv, s, nc) {
+		// The carried-over part made the system indefinite (it can only be
+		// rounding of absurd data): fall back to the window alone.
+		m.swapFailures++
+		next = recursive.NewRLS(rNew+1, m.rls.Gamma(), m.cfg.Forgetting)
+		old := m.rls
+		m.rls = next
+		if err := m.loadStats(X, y, v); err != nil {
+			m.rls = old // keeps the old features' statistics; stale, but finite
+		}
+	} else {
+		m.rls = next
 	}
+	m.alphaFresh = false
 	m.prepareFeatures()
 	m.swaps++
 	m.sinceSwap = 0
@@ -513,11 +564,21 @@ func (m *Model) refreshNoise() {
 	} else {
 		l2 = ev.at(m.rls.Gamma())
 	}
+	m.alphaFresh = false // SetGamma may have changed θ
+	noiseVar := 1 / l2.Zeta
+	if !(noiseVar >= 0) || math.IsInf(noiseVar, 0) || !(l2.DEff >= 1) || math.IsInf(l2.DEff, 0) {
+		// Overflowing statistics (absurd data) must not reach the bars: keep
+		// the previous estimate.
+		if m.noiseVar == 0 {
+			m.noiseVar, m.dEff = 1, 1
+		}
+		return
+	}
 	m.level2 = l2
 	m.dEff = l2.DEff
 	// A noiseless fit would give zero-width bars and an infinite log density;
 	// the floor is far below any real noise in standardised units.
-	m.noiseVar = max(1/l2.Zeta, minNoiseVar)
+	m.noiseVar = max(noiseVar, minNoiseVar)
 }
 
 const minNoiseVar = 1e-12
@@ -532,6 +593,11 @@ type Info struct {
 	EigenRefresh  int
 	SamplesWeight float64 // n_c = Σ c_k
 	Entropy       float64
+	// NystromScale ρ and IntervalScale τ of the variance calibration.
+	NystromScale, IntervalScale float64
+	// SwapFailures counts swaps whose re-expressed statistics could not be
+	// loaded; the model then fell back to the window's statistics.
+	SwapFailures int
 }
 
 // Info returns diagnostics; zero if not fitted.
@@ -541,7 +607,8 @@ func (m *Model) Info() Info {
 	}
 	_, _, _, nc := m.rls.Stats()
 	return Info{M: m.m, Rank: m.fm.r, Gamma: m.rls.Gamma(), NoiseVar: m.noiseVar, DEff: m.dEff,
-		Swaps: m.swaps, EigenRefresh: m.eigRefresh, SamplesWeight: nc, Entropy: m.ws.Entropy()}
+		Swaps: m.swaps, EigenRefresh: m.eigRefresh, SamplesWeight: nc, Entropy: m.ws.Entropy(),
+		NystromScale: m.cal.scale, IntervalScale: m.cal.tau, SwapFailures: m.swapFailures}
 }
 
 // WorkingSet returns the current working set (read-only).

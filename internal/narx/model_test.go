@@ -262,8 +262,8 @@ func TestSwapMatchesBatch(t *testing.T) {
 			if res := m.eig.Residual(); res > 1e-10 {
 				t.Errorf("eigendecomposition residual %g after swaps", res)
 			}
-			if m.lastSwapErr != nil {
-				t.Errorf("swap error: %v", m.lastSwapErr)
+			if f := m.Info().SwapFailures; f != 0 {
+				t.Errorf("%d swaps fell back to the window", f)
 			}
 		})
 	}

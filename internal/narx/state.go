@@ -2,6 +2,7 @@ package narx
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -31,6 +32,12 @@ type ModelState struct {
 
 	Swaps, EigRefresh, SinceSwap, SinceNoise int
 	NoiseVar, DEff                           float64
+
+	CalE2, CalA, CalB      []float64
+	CalHead, CalCount      int
+	CalScale, CalTau       float64
+	SinceCal               int
+	LastMean, LastA, LastB float64
 }
 
 // State returns a deep copy of m's state. O(M² + W·n).
@@ -51,6 +58,9 @@ func (m *Model) State() ModelState {
 		RNG:   rng,
 		Swaps: m.swaps, EigRefresh: m.eigRefresh, SinceSwap: m.sinceSwap, SinceNoise: m.sinceNoise,
 		NoiseVar: m.noiseVar, DEff: m.dEff,
+		CalE2: slices.Clone(m.cal.e2), CalA: slices.Clone(m.cal.a), CalB: slices.Clone(m.cal.b),
+		CalHead: m.cal.head, CalCount: m.cal.count, CalScale: m.cal.scale, CalTau: m.cal.tau, SinceCal: m.sinceCal,
+		LastMean: m.lastMean, LastA: m.lastA, LastB: m.lastB,
 	}
 }
 
@@ -77,7 +87,16 @@ func (m *Model) SetState(s ModelState) error {
 		s.WinHead < 0 || s.WinHead >= W {
 		return fmt.Errorf("narx: state: window does not fit W = %d", W)
 	}
-	for _, x := range [][]float64{s.Points, s.RowSum, s.Diag, s.WinX, s.WinY, s.WinV} {
+	if len(s.CalE2) != calWindow || len(s.CalA) != calWindow || len(s.CalB) != calWindow ||
+		s.CalHead < 0 || s.CalHead >= calWindow || s.CalCount < 0 || s.CalCount > calWindow ||
+		!(s.CalScale >= calMinScale && s.CalScale <= calMaxScale || s.CalScale == 1) || !(s.CalTau >= calMinTau && s.CalTau <= calMaxTau) {
+		return fmt.Errorf("narx: state: calibration does not fit")
+	}
+	if !(s.NoiseVar > 0) || math.IsInf(s.NoiseVar, 0) || !(s.DEff >= 1) || math.IsInf(s.DEff, 0) ||
+		s.Swaps < 0 || s.SinceSwap < 0 || s.SinceNoise < 0 || s.SinceCal < 0 || math.IsNaN(s.Total) {
+		return fmt.Errorf("narx: state: bad noise level, d_eff or counters")
+	}
+	for _, x := range [][]float64{s.Points, s.RowSum, s.Diag, s.WinX, s.WinY, s.WinV, s.CalE2, s.CalA, s.CalB} {
 		if !allFinite(x) {
 			return fmt.Errorf("narx: state: non-finite values")
 		}
@@ -116,6 +135,10 @@ func (m *Model) SetState(s ModelState) error {
 	r.fitted = true
 	r.swaps, r.eigRefresh, r.sinceSwap, r.sinceNoise = s.Swaps, s.EigRefresh, s.SinceSwap, s.SinceNoise
 	r.noiseVar, r.dEff = s.NoiseVar, s.DEff
+	r.cal = &calibration{e2: slices.Clone(s.CalE2), a: slices.Clone(s.CalA), b: slices.Clone(s.CalB),
+		head: s.CalHead, count: s.CalCount, scale: s.CalScale, tau: s.CalTau, level: m.cfg.IntervalLevel,
+		z2: make([]float64, calWindow)}
+	r.sinceCal, r.lastMean, r.lastA, r.lastB = s.SinceCal, s.LastMean, s.LastA, s.LastB
 	*m = *r
 	return nil
 }

@@ -81,7 +81,8 @@ func (w *WorkingSet) SwapGain(j int, kx []float64, kxx float64) float64 {
 }
 
 // Swap replaces member j by x (kernel column kx against the current set, K(x,x)
-// = kxx) and writes the new column j of Ω into newCol (len M). O(M + n).
+// = kxx) and writes the new column j of Ω into newCol (len M). O(M·n): the
+// old column of Ω is re-evaluated to update the row sums.
 func (w *WorkingSet) Swap(j int, x, kx []float64, kxx float64, newCol []float64) {
 	for i := range w.rowSum {
 		if i == j {

@@ -158,6 +158,7 @@ func NewLearner(cfg Config) (*Learner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.Model.IntervalLevel = cfg.Level
 	m, err := narx.NewModel(cfg.Model)
 	if err != nil {
 		return nil, err
@@ -217,8 +218,10 @@ func (l *Learner) check(o Observation) error {
 
 // Observe takes the next observation: during warm-up it is buffered (the fit
 // runs when the buffer is full); afterwards it is predicted one step ahead,
-// learned, and every Every samples a forecast of Horizon steps is issued. An
-// error wraps ErrRejected and leaves l unchanged.
+// learned, and every Every samples a forecast of Horizon steps is issued.
+// An error wrapping ErrRejected leaves l unchanged. Any other error is a
+// failed fit: the observation stays buffered and the fit is retried on the
+// next one.
 func (l *Learner) Observe(o Observation) (Result, error) {
 	if err := l.check(o); err != nil {
 		return Result{}, err
@@ -237,9 +240,9 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 		}
 		return l.maybeForecast(Result{}), nil
 	}
-	y := (o.Y - l.yLoc) / l.yScale
+	y := standardise(o.Y, l.yLoc, l.yScale)
 	for i, u := range o.U {
-		l.uNorm[i] = (u - l.uLoc[i]) / l.uScale[i]
+		l.uNorm[i] = standardise(u, l.uLoc[i], l.uScale[i])
 	}
 	l.hist.Regressor(l.x, l.uNorm)
 	mean, variance := l.model.Observe(l.x)
@@ -306,7 +309,7 @@ func (l *Learner) Forecast(dst []ForecastStep, inputs [][]float64) error {
 			if math.IsNaN(u) || math.IsInf(u, 0) {
 				return fmt.Errorf("step %d input %d is not finite", h+1, i)
 			}
-			norm[h][i] = (u - l.uLoc[i]) / l.uScale[i]
+			norm[h][i] = standardise(u, l.uLoc[i], l.uScale[i])
 		}
 	}
 	if len(dst) > len(l.steps) {
@@ -334,9 +337,9 @@ func (l *Learner) fit() error {
 	ys := make([]float64, N)
 	us := make([]float64, N*l.nu)
 	for k := 0; k < N; k++ {
-		ys[k] = (l.warmY[k] - l.yLoc) / l.yScale
+		ys[k] = standardise(l.warmY[k], l.yLoc, l.yScale)
 		for i := 0; i < l.nu; i++ {
-			us[k*l.nu+i] = (l.warmU[k*l.nu+i] - l.uLoc[i]) / l.uScale[i]
+			us[k*l.nu+i] = standardise(l.warmU[k*l.nu+i], l.uLoc[i], l.uScale[i])
 		}
 	}
 	cfg := l.cfg.Model
@@ -436,6 +439,16 @@ func embed(e narx.Embedding, ys, us []float64, nu, from int) (X, y []float64) {
 		h.Push(ys[k], u)
 	}
 	return X, y
+}
+
+// maxStandardised bounds a standardised value. A finite value 1e8 robust
+// standard deviations out is corrupt data, not signal; bounded, it still
+// counts as a huge residual, but its square (and the statistics that
+// accumulate it) cannot overflow.
+const maxStandardised = 1e8
+
+func standardise(v, loc, scale float64) float64 {
+	return min(max((v-loc)/scale, -maxStandardised), maxStandardised)
 }
 
 // scaleOf returns the location and scale of x: median and IQR/1.349, or mean

@@ -192,26 +192,63 @@ func TestAdversarialSeriesStayFinite(t *testing.T) {
 			return math.Sin(0.1 * float64(i))
 		},
 		"alternating-extremes": func(i int) float64 { return float64(1-2*(i%2)) * 1e6 },
-	}
-	for name, f := range cases {
-		t.Run(name, func(t *testing.T) {
-			l, _ := NewLearner(testConfig())
-			for i := 0; i < 800; i++ {
-				res, err := l.Observe(Observation{T: int64(i), Y: f(i)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				vals := []float64{res.Prediction, res.Std, res.Residual}
-				for _, s := range res.Forecast {
-					vals = append(vals, s.Mean, s.Std, s.Lo, s.Hi)
-				}
-				for _, v := range vals {
-					if math.IsNaN(v) || math.IsInf(v, 0) {
-						t.Fatalf("sample %d: non-finite output %+v", i, res)
-					}
-				}
+		// Review finding: a finite 1e200 overflowed y² in the statistics, left
+		// the series unfittable (in warm-up) or put NaN in the noise level.
+		"1e200-spike-in-warmup": func(i int) float64 {
+			if i == 50 {
+				return 1e200
 			}
-		})
+			return math.Sin(0.1 * float64(i))
+		},
+		"1e200-spike-after-fit": func(i int) float64 {
+			if i == 300 {
+				return -1e200
+			}
+			return math.Sin(0.1 * float64(i))
+		},
+	}
+	for _, kern := range []narx.Kernel{{Type: narx.RBF, Sigma2: 4}, {Type: narx.Linear}} {
+		for name, f := range cases {
+			t.Run(kern.Type.String()+"/"+name, func(t *testing.T) {
+				cfg := testConfig()
+				cfg.Model.Kernel = kern
+				adversarial(t, cfg, f)
+			})
+		}
+	}
+}
+
+// adversarial streams f through a Learner and fails on any non-finite output
+// or model state, or if the series never gets fitted.
+func adversarial(t *testing.T, cfg Config, f func(int) float64) {
+	t.Helper()
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 800; i++ {
+		res, err := l.Observe(Observation{T: int64(i), Y: f(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := []float64{res.Prediction, res.Std, res.Residual}
+		for _, s := range res.Forecast {
+			vals = append(vals, s.Mean, s.Std, s.Lo, s.Hi)
+		}
+		for _, v := range vals {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("sample %d: non-finite output %+v", i, res)
+			}
+		}
+	}
+	if !l.Fitted() {
+		t.Fatal("never fitted")
+	}
+	info := l.Model().Info()
+	for _, v := range []float64{info.NoiseVar, info.DEff, info.Gamma} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("non-finite model state %+v", info)
+		}
 	}
 }
 

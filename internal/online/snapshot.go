@@ -6,6 +6,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/streamd/streamd/internal/narx"
@@ -59,6 +60,10 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+func finiteScale(loc, scale float64) bool {
+	return !math.IsNaN(loc) && !math.IsInf(loc, 0) && scale > 0 && !math.IsInf(scale, 0)
+}
+
 // UnmarshalBinary restores a state written by MarshalBinary. On error l is
 // unchanged.
 func (l *Learner) UnmarshalBinary(b []byte) error {
@@ -92,10 +97,19 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		return err
 	}
 	fitted := st.Model.Fitted
-	if fitted && (len(st.ULoc) != l.nu || len(st.UScale) != l.nu || !(st.YScale > 0)) ||
-		len(st.WarmU) != len(st.WarmY)*l.nu || len(st.WarmT) != len(st.WarmY) ||
-		!fitted && len(st.WarmY) >= l.cfg.Warmup {
+	if fitted && (len(st.ULoc) != l.nu || len(st.UScale) != l.nu || !finiteScale(st.YLoc, st.YScale) || st.Step < 1) ||
+		len(st.WarmU) != len(st.WarmY)*l.nu || len(st.WarmT) != len(st.WarmY) {
 		return fmt.Errorf("online: snapshot does not fit the configuration")
+	}
+	for i := range st.ULoc {
+		if !finiteScale(st.ULoc[i], st.UScale[i]) {
+			return fmt.Errorf("online: snapshot has a bad input scale")
+		}
+	}
+	for _, v := range st.Hist.Buf {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("online: snapshot history is not finite")
+		}
 	}
 	fresh.warmY, fresh.warmU, fresh.warmT = st.WarmY, st.WarmU, st.WarmT
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale

@@ -55,7 +55,7 @@ type Step struct {
 type ModelInfo struct {
 	M        int     `json:"m"`
 	Lags     []int   `json:"lags"`
-	Sigma2   float64 `json:"sigma2"`
+	Sigma2   float64 `json:"sigma2,omitempty"` // RBF kernels only
 	Gamma    float64 `json:"gamma"`
 	NoiseStd float64 `json:"noise_std"`
 	DEff     float64 `json:"d_eff"`
