@@ -338,7 +338,7 @@ func (b *backtest) prequential(ctx context.Context) (*report, error) {
 			return nil, err
 		}
 		if res.Fitted && k >= from {
-			b.add(1, b.s.y[k], res.Prediction, res.Std)
+			b.add(1, b.s.y[k], res.Prediction, res.Std, res.Std)
 			tk := float64(b.s.t[k])
 			b.actual = append(b.actual, plotter.XY{X: tk, Y: b.s.y[k]})
 			b.band = append(b.band, bandPoint{t: tk, mean: res.Prediction,
@@ -346,7 +346,7 @@ func (b *backtest) prequential(ctx context.Context) (*report, error) {
 		}
 		for _, st := range res.Forecast {
 			if j := k + st.H; st.H >= 2 && j < n && j >= from {
-				b.add(st.H, b.s.y[j], st.Mean, st.Std)
+				b.add(st.H, b.s.y[j], st.Mean, st.Std, st.OneStepStd)
 			}
 		}
 		if err := b.write(k, res); err != nil {
@@ -400,7 +400,7 @@ func (b *backtest) iterated(ctx context.Context) (*report, error) {
 		if j >= b.s.len() {
 			break
 		}
-		b.add(st.H, b.s.y[j], st.Mean, st.Std)
+		b.add(st.H, b.s.y[j], st.Mean, st.Std, st.OneStepStd)
 		nEval++
 	}
 	for j := max(0, train-2*H); j < min(b.s.len(), train+H); j++ {
@@ -425,9 +425,9 @@ func (b *backtest) iterated(ctx context.Context) (*report, error) {
 	return rep, nil
 }
 
-func (b *backtest) add(h int, y, mean, std float64) {
-	b.byH[h-1].add(y, mean, std)
-	b.pooled.add(y, mean, std)
+func (b *backtest) add(h int, y, mean, std, oneStepStd float64) {
+	b.byH[h-1].add(y, mean, std, oneStepStd)
+	b.pooled.add(y, mean, std, oneStepStd)
 }
 
 // write emits the message of observation k when there is something to say.
@@ -467,7 +467,7 @@ func cumulative(steps []online.ForecastStep, truth []float64) []cumulativeMetric
 	var s score
 	n := min(len(steps), len(truth))
 	for i := range n {
-		s.add(truth[i], steps[i].Mean, steps[i].Std)
+		s.add(truth[i], steps[i].Mean, steps[i].Std, steps[i].OneStepStd)
 		k := i + 1
 		if k == n || (k >= 10 && slices.Contains([]int{10, 20, 50}, k)) || (k >= 100 && k%100 == 0) {
 			out = append(out, cumulativeMetrics{Steps: k, metrics: s.metrics()})

@@ -18,11 +18,16 @@ type score struct {
 	sse, sae   float64 // Σ(y − μ)², Σ|y − μ|
 	covered    int     // targets with |y − μ| ≤ z95·σ
 	nlpd       float64 // Σ ½log(2πσ²) + (y − μ)²/(2σ²)
+	// The same two scores for the one-step-bar baseline: the same mean with
+	// the level-1 std of its step, as if fed-back inputs were exact.
+	baseCovered int
+	baseNLPD    float64
 }
 
-// add scores the Gaussian prediction N(mean, std²) of y. A zero std gives an
-// infinite log density term when y ≠ mean.
-func (s *score) add(y, mean, std float64) {
+// add scores the Gaussian prediction N(mean, std²) of y, and the baseline
+// N(mean, baseStd²). A zero std gives an infinite log density term when
+// y ≠ mean.
+func (s *score) add(y, mean, std, baseStd float64) {
 	s.n++
 	d := y - s.yMean
 	s.yMean += d / float64(s.n)
@@ -33,8 +38,17 @@ func (s *score) add(y, mean, std float64) {
 	if math.Abs(e) <= z95*std {
 		s.covered++
 	}
+	s.nlpd += gaussNLPD(e, std)
+	if math.Abs(e) <= z95*baseStd {
+		s.baseCovered++
+	}
+	s.baseNLPD += gaussNLPD(e, baseStd)
+}
+
+// gaussNLPD is −log N(e; 0, std²).
+func gaussNLPD(e, std float64) float64 {
 	v := std * std
-	s.nlpd += 0.5*math.Log(2*math.Pi*v) + e*e/(2*v)
+	return 0.5*math.Log(2*math.Pi*v) + e*e/(2*v)
 }
 
 // metrics are the summary statistics of a score. NaN (no targets; or, for
@@ -46,6 +60,9 @@ type metrics struct {
 	MAE        jsonFloat `json:"mae"`
 	Coverage95 jsonFloat `json:"coverage95"`
 	NLPD       jsonFloat `json:"nlpd"`
+	// The one-step-bar baseline (same means, level-1 std at every step).
+	Coverage95OneStepBar jsonFloat `json:"coverage95_one_step_bar"`
+	NLPDOneStepBar       jsonFloat `json:"nlpd_one_step_bar"`
 }
 
 // metrics returns, over the n scored targets:
@@ -54,10 +71,13 @@ type metrics struct {
 //	RMSE = √(Σ(y−μ)²/n),  MAE = Σ|y−μ|/n
 //	coverage95 = #{|y−μ| ≤ 1.959964·σ}/n
 //	NLPD = Σ(½log(2πσ²) + (y−μ)²/(2σ²))/n
+//
+// and the last two again for the one-step-bar baseline.
 func (s *score) metrics() metrics {
 	if s.n == 0 {
 		nan := jsonFloat(math.NaN())
-		return metrics{NMSE: nan, RMSE: nan, MAE: nan, Coverage95: nan, NLPD: nan}
+		return metrics{NMSE: nan, RMSE: nan, MAE: nan, Coverage95: nan, NLPD: nan,
+			Coverage95OneStepBar: nan, NLPDOneStepBar: nan}
 	}
 	n := float64(s.n)
 	nmse := math.NaN()
@@ -71,6 +91,9 @@ func (s *score) metrics() metrics {
 		MAE:        jsonFloat(s.sae / n),
 		Coverage95: jsonFloat(float64(s.covered) / n),
 		NLPD:       jsonFloat(s.nlpd / n),
+
+		Coverage95OneStepBar: jsonFloat(float64(s.baseCovered) / n),
+		NLPDOneStepBar:       jsonFloat(s.baseNLPD / n),
 	}
 }
 
