@@ -100,6 +100,31 @@ func BenchmarkUpdateNoSwap(b *testing.B) {
 	}
 }
 
+// BenchmarkLevel2Amortised is BenchmarkUpdateNoSwap at M = 100 (i.i.d.
+// regressors, full rank) with the level-2 inference (γ by evidence, noise,
+// d_eff; O(r³)) run every K samples, against K = 0 (never): the amortised
+// cost of keeping the hyperparameters current.
+func BenchmarkLevel2Amortised(b *testing.B) {
+	for _, K := range []int{0, 100, 500, 1000} {
+		b.Run(fmt.Sprintf("M=100/K=%d", K), func(b *testing.B) {
+			m, X, y := benchModelOn(b, iidData, 100, 20, 1)
+			m.cfg.NoiseEvery, m.cfg.AutoGamma = K, K > 0
+			rows := len(y)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				k := i % rows
+				mean, v := m.Observe(X[k*20 : (k+1)*20])
+				m.prepared = false
+				m.sinceSwap = m.cfg.SwapInterval
+				j, _ := m.swapCandidate()
+				m.learnPrepared(y[k], 1)
+				sinkF += mean + v + float64(j)
+			}
+		})
+	}
+}
+
 // BenchmarkSwap is one accepted working-set swap: rank-2 eigen-update of Ω,
 // new feature map, statistics rebuilt from the window of W = 4M samples.
 func BenchmarkSwap(b *testing.B) {
