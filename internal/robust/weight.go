@@ -7,13 +7,13 @@ import (
 )
 
 // WeightFunc names a weight function v(r) of the standardised residual r = e/ŝ
-// for weighted LS-SVM (book §5.3, eq. 5.30 and Table 5.1; De Brabanter et al.
-// 2009).
+// for weighted LS-SVM (book §5.3; De Brabanter et al. 2009 for Huber,
+// logistic and Myriad).
 type WeightFunc int
 
 const (
 	// Hampel: v = 1 for |r| ≤ c1, (c2 − |r|)/(c2 − c1) for c1 < |r| ≤ c2,
-	// Floor beyond (book eq. 5.30 with c1 = 2.5, c2 = 3, floor 10⁻⁴).
+	// Floor beyond (book §5.3: c1 = 2.5, c2 = 3, floor 10⁻⁴).
 	Hampel WeightFunc = iota
 	// Huber: v = min(1, c1/|r|).
 	Huber
@@ -48,7 +48,7 @@ func ParseWeightFunc(s string) (WeightFunc, error) {
 	return 0, fmt.Errorf("%w %q (want hampel, huber, logistic or myriad)", ErrUnknownWeightFunc, s)
 }
 
-// Defaults of the book (§5.3, eq. 5.30).
+// Defaults of the book (§5.3).
 const (
 	DefaultC1    = 2.5
 	DefaultC2    = 3.0
@@ -105,9 +105,8 @@ func (w Weights) Validate() error {
 // r = e/ŝ (book §5.3; see the WeightFunc constants for the formulas).
 // Non-finite r gets Floor: an absurd residual gets the least weight, never
 // NaN. Weight is even in r, O(1) and does not allocate. w should have passed
-// Validate; with invalid parameters the result is still in [Floor, 1] (or
-// Floor when it is NaN is never returned for a finite Floor), but meaningless.
-// It panics for an unknown Func.
+// Validate; with invalid C1, C2 the result is meaningless but, for a Floor in
+// [0, 1), still in [Floor, 1] and never NaN. It panics for an unknown Func.
 func (w Weights) Weight(r float64) float64 {
 	if math.IsNaN(r) || math.IsInf(r, 0) {
 		return w.Floor
