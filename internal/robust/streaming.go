@@ -49,7 +49,7 @@ const MaxWindow = math.MaxInt32
 // finite values added. It keeps the window twice: as a ring (arrival order,
 // for eviction) and in an order-statistic AVL tree whose node i is ring slot
 // i, so both live in one pool of W nodes allocated by NewStreamingScale
-// (≈ 32·W bytes); no method but State allocates.
+// (24·W bytes); no method but State allocates.
 //
 // Costs, n = Len() ≤ W:
 //   - Add: O(log W) worst case (one AVL removal and one insertion);

@@ -27,7 +27,7 @@ func TestWeight(t *testing.T) {
 		{"hampel c1", hampel, 2.5, 1, 0},
 		{"hampel -c1", hampel, -2.5, 1, 0},
 		{"hampel just above c1", hampel, math.Nextafter(2.5, 3), 1, 1e-15},
-		{"hampel mid", hampel, 2.75, 0.5, 0},           // (3−2.75)/0.5
+		{"hampel mid", hampel, 2.75, 0.5, 0},            // (3−2.75)/0.5
 		{"hampel -mid", hampel, -2.6, 0.8, 2.2e-16 * 2}, // (3−2.6)/0.5
 		{"hampel near c2", hampel, 2.9999, 2e-4, 1e-11}, // (3−2.9999)/0.5, cancellation
 		{"hampel c2", hampel, 3, 1e-4, 0},               // formula gives 0 → floor
@@ -45,10 +45,10 @@ func TestWeight(t *testing.T) {
 		{"huber Inf", huber, inf, 1e-4, 0},
 		{"logistic 0", logistic, 0, 1, 0},
 		{"logistic tiny", logistic, 1e-300, 1, 0},
-		{"logistic 1", logistic, 1, 0.7615941559557649, 2.2e-16 * 2},          // tanh 1
-		{"logistic -2", logistic, -2, 0.9640275800758169 / 2, 2.2e-16 * 2},   // tanh 2 / 2
-		{"logistic 100", logistic, 100, 0.01, 2.2e-16 * 2},                   // tanh 100 = 1
-		{"logistic floor", logistic, 1e5, 1e-4, 0},                           // 1e-5 < floor
+		{"logistic 1", logistic, 1, 0.7615941559557649, 2.2e-16 * 2},       // tanh 1
+		{"logistic -2", logistic, -2, 0.9640275800758169 / 2, 2.2e-16 * 2}, // tanh 2 / 2
+		{"logistic 100", logistic, 100, 0.01, 2.2e-16 * 2},                 // tanh 100 = 1
+		{"logistic floor", logistic, 1e5, 1e-4, 0},                         // 1e-5 < floor
 		{"logistic -Inf", logistic, -inf, 1e-4, 0},
 		{"myriad 0", myriad, 0, 1, 0},
 		{"myriad δ", myriad, 1, 0.5, 0},
