@@ -156,6 +156,11 @@ func (c *backtestCommand) checkFlags(set map[string]bool) error {
 	return nil
 }
 
+// iteratedWorkingSet caps M for an iterated backtest without --config: on the
+// Santa Fe laser the iterated error keeps falling up to M ≈ 600 of 1000
+// training points and is flat beyond.
+const iteratedWorkingSet = 600
+
 // plan checks that the protocol can run on s with cfg and returns the run.
 func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stderr io.Writer) (*backtest, error) {
 	if s.nu != cfg.Model.Inputs {
@@ -199,6 +204,22 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 	case s.nu > 0 && bt.train+H > n:
 		return nil, usageErrorf("backtest: the model has inputs, so the %d forecast steps need their inputs in the file: --train + --horizon must be ≤ %d (got %d)",
 			H, n, bt.train+H)
+	}
+	if c.config == "" {
+		// No configuration: the iterated protocol is a batch task, so the
+		// defaults follow it — fit on every training value, a working set
+		// sized for a batch fit, and lag orders ranked by iterated
+		// validation at this horizon. σ², γ and the lags stay inferred.
+		m := cfg.Model
+		m.Warmup = bt.train
+		m.WorkingSet = min(iteratedWorkingSet, 3*bt.train/5)
+		m.Tuning = "iterated"
+		if m.Warmup >= 3*H && m.WorkingSet >= 2 {
+			bt.cfg = m.Learner(cfg.Forecast)
+			fmt.Fprintf(stderr, "backtest: no --config: warm-up = --train = %d, working_set = %d, lags ranked by %d-step iterated validation\n",
+				m.Warmup, m.WorkingSet, H)
+			return bt, nil
+		}
 	}
 	if bt.train < warmup {
 		// Fit on whatever the training part has (the protocol allows any

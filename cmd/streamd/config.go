@@ -89,6 +89,13 @@ type ModelConfig struct {
 	// SelectPatience stops the batch entropy search after this many
 	// consecutive rejected swaps.
 	SelectPatience Auto[int] `yaml:"select_patience"`
+	// Tuning ranks the lag orders of lags: auto: evidence (level 3, one-step)
+	// or iterated (validation of forecast.horizon-step iterated forecasts on
+	// the warm-up window).
+	Tuning string `yaml:"tuning"`
+	// TuneWorkingSet is the working-set size used while ranking structures;
+	// auto = min(working_set, 200).
+	TuneWorkingSet Auto[int] `yaml:"tune_working_set"`
 }
 
 // KernelConfig is model.kernel.
@@ -178,6 +185,8 @@ func DefaultConfig() Config {
 			Scale:          "robust",
 			SelectIter:     Auto[int]{Auto: true},
 			SelectPatience: Auto[int]{Auto: true},
+			Tuning:         "evidence",
+			TuneWorkingSet: Auto[int]{Auto: true},
 		},
 		Robust:   RobustConfig{Enabled: false, Weight: "hampel", C1: 2.5, C2: 3, Window: 200, Clean: true},
 		Forecast: ForecastConfig{Horizon: 20, Every: 1, Level: 0.95},
@@ -453,6 +462,12 @@ func (m *ModelConfig) validate(p *problems, at string) {
 	if !m.NoiseEvery.Auto && m.NoiseEvery.Value < 0 {
 		p.add(at+".noise_every", "must be auto or ≥ 0 (got %d)", m.NoiseEvery.Value)
 	}
+	if m.Tuning != "evidence" && m.Tuning != "iterated" {
+		p.add(at+".tuning", "must be evidence or iterated (got %q)", m.Tuning)
+	}
+	if !m.TuneWorkingSet.Auto && m.TuneWorkingSet.Value < 1 {
+		p.add(at+".tune_working_set", "must be auto or ≥ 1 (got %d)", m.TuneWorkingSet.Value)
+	}
 	if m.Scale != "robust" && m.Scale != "standard" && m.Scale != "none" {
 		p.add(at+".scale", "must be robust, standard or none (got %q)", m.Scale)
 	}
@@ -590,6 +605,14 @@ func (m *ModelConfig) Learner(f ForecastConfig) online.Config {
 	if m.SelectPatience.Auto {
 		sel.Patience = max(4*m.WorkingSet, 100)
 	}
+	tuning := online.TuneEvidence
+	if m.Tuning == "iterated" {
+		tuning = online.TuneIterated
+	}
+	tuneSize := min(m.WorkingSet, 200)
+	if !m.TuneWorkingSet.Auto {
+		tuneSize = m.TuneWorkingSet.Value
+	}
 	scale := online.ScaleRobust
 	switch m.Scale {
 	case "standard":
@@ -619,6 +642,9 @@ func (m *ModelConfig) Learner(f ForecastConfig) online.Config {
 		Scale:         scale,
 		AutoSigma2:    autoSigma2,
 		LagCandidates: lagCandidates,
+		Tuning:        tuning,
+		TuneSize:      tuneSize,
+		TuneHorizon:   f.Horizon,
 	}
 }
 

@@ -125,6 +125,7 @@ func TestBadConfig(t *testing.T) {
 		{"robust c2", "robust: {c1: 3, c2: 2}\n", []string{"robust.c2", "got 2"}},
 		{"robust not yet applied", "robust: {enabled: true}\n", []string{"robust.enabled", "not available"}},
 		{"window too large", "model: {window: 2000000000}\n", []string{"model.window", "got 2000000000"}},
+		{"tuning", "model: {tuning: crossval}\n", []string{"model.tuning", `"crossval"`}},
 		{"broker", "kafka: {brokers: [localhost]}\n", []string{"kafka.brokers[0]", `"localhost"`}},
 		{"no brokers", "kafka: {brokers: []}\n", []string{"kafka.brokers"}},
 		{"state topic consumed", "kafka: {input_topics: [streamd-state]}\n", []string{"kafka.input_topics"}},
@@ -232,7 +233,7 @@ forecast: {horizon: 5, every: 2, level: 0.9}
 			Seed:       42,
 			Select:     narx.SelectOptions{MaxIter: 11, Patience: 12},
 		},
-		Warmup: 300, Horizon: 5, Every: 2, Level: 0.9, Scale: online.ScaleStandard,
+		Warmup: 300, Horizon: 5, Every: 2, Level: 0.9, Scale: online.ScaleStandard, TuneSize: 50, TuneHorizon: 5,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("mapping\n got %+v\nwant %+v", got, want)
