@@ -81,24 +81,7 @@ func TestFixedSizeEqualsDualLSSVM(t *testing.T) {
 	}{{30, 2, 0.5, 10}, {60, 3, 1, 100}, {100, 4, 2, 1}} {
 		t.Run(fmt.Sprintf("N=%d,n=%d", tc.N, tc.n), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(tc.N)))
-			X, y := randRegression(rng, tc.N, tc.n, 0.1)
-			cfg := baseConfig(tc.n, tc.N)
-			cfg.Kernel.Sigma2, cfg.Gamma = tc.sigma2, tc.gamma
-			m, err := NewModel(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := m.Fit(X, y, nil); err != nil {
-				t.Fatal(err)
-			}
-			vals := m.eig.Values()
-			// A negative smallest eigenvalue makes the ratio negative: check both.
-			if cond := vals[len(vals)-1] / vals[0]; !(vals[0] > 0 && cond < 1e6) {
-				t.Fatalf("test setup: cond(Ω) = %g, too large for a 1e-8 comparison", cond)
-			}
-			if m.fm.r != tc.N {
-				t.Fatalf("rank %d, want %d (cut-off 0 keeps all)", m.fm.r, tc.N)
-			}
+			m, cfg, X, y := fitFullRank(t, rng, tc.N, tc.n, tc.sigma2, tc.gamma)
 			alpha, b := dualLSSVM(t, cfg.Kernel, X, y, tc.n, tc.gamma)
 			Xt, _ := randRegression(rng, 50, tc.n, 0)
 			for i := 0; i < 50; i++ {
@@ -124,6 +107,32 @@ func TestFixedSizeEqualsDualLSSVM(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fitFullRank fits a fixed-size model with M = N on N random samples, every
+// eigenpair kept, and fails the test if Ω is too ill-conditioned for 1e-8
+// comparisons (the primal path amplifies rounding by √cond(Ω)).
+func fitFullRank(t *testing.T, rng *rand.Rand, N, n int, sigma2, gamma float64) (*Model, Config, []float64, []float64) {
+	t.Helper()
+	X, y := randRegression(rng, N, n, 0.1)
+	cfg := baseConfig(n, N)
+	cfg.Kernel.Sigma2, cfg.Gamma = sigma2, gamma
+	m, err := NewModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Fit(X, y, nil); err != nil {
+		t.Fatal(err)
+	}
+	vals := m.eig.Values()
+	// A negative smallest eigenvalue makes the ratio negative: check both.
+	if cond := vals[len(vals)-1] / vals[0]; !(vals[0] > 0 && cond < 1e6) {
+		t.Fatalf("test setup: cond(Ω) = %g, too large for a 1e-8 comparison", cond)
+	}
+	if m.fm.r != N {
+		t.Fatalf("rank %d, want %d (cut-off 0 keeps all)", m.fm.r, N)
+	}
+	return m, cfg, X, y
 }
 
 // batchTheta solves θ = (A + D/γ)⁻¹ r from scratch for features ψ_k = [φ(x_k); 1]
