@@ -167,7 +167,7 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 		return nil, usageErrorf("backtest: the model has %d exogenous inputs (model.inputs) but --inputs names %d columns", cfg.Model.Inputs, s.nu)
 	}
 	bt := &backtest{
-		cfg:    cfg.Model.Learner(cfg.Forecast),
+		cfg:    cfg.Model.Learner(cfg.Forecast, cfg.Robust),
 		scale:  cfg.Model.Scale,
 		s:      s,
 		series: seriesName(c.data),
@@ -215,7 +215,7 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 		m.WorkingSet = min(iteratedWorkingSet, 3*bt.train/5)
 		m.Tuning = "iterated"
 		if m.Warmup >= 3*H && m.WorkingSet >= 2 {
-			bt.cfg = m.Learner(cfg.Forecast)
+			bt.cfg = m.Learner(cfg.Forecast, cfg.Robust)
 			fmt.Fprintf(stderr, "backtest: no --config: warm-up = --train = %d, working_set = %d, lags ranked by %d-step iterated validation\n",
 				m.Warmup, m.WorkingSet, H)
 			return bt, nil
@@ -228,7 +228,7 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 			bt.train, warmup, bt.train)
 		m := cfg.Model
 		m.Warmup = bt.train // also narrows lags: auto to what the shorter warm-up holds
-		bt.cfg = m.Learner(cfg.Forecast)
+		bt.cfg = m.Learner(cfg.Forecast, cfg.Robust)
 	}
 	return bt, nil
 }

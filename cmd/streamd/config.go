@@ -18,6 +18,7 @@ import (
 
 	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/robust"
 )
 
 // Config is the YAML configuration of streamd (DESIGN §4). The model and
@@ -114,6 +115,9 @@ type RobustConfig struct {
 	C2      float64 `yaml:"c2"`
 	// Window is the number of recent residuals of the robust scale estimate.
 	Window int `yaml:"window"`
+	// Scale is the robust scale of the residuals: iqr (IQR/1.349) or mad
+	// (1.483·MAD).
+	Scale string `yaml:"scale"`
 	// Clean feeds an outlier's one-step prediction, not the outlier, into the
 	// lag buffer.
 	Clean bool `yaml:"clean"`
@@ -188,7 +192,7 @@ func DefaultConfig() Config {
 			Tuning:         "evidence",
 			TuneWorkingSet: Auto[int]{Auto: true},
 		},
-		Robust:   RobustConfig{Enabled: false, Weight: "hampel", C1: 2.5, C2: 3, Window: 200, Clean: true},
+		Robust:   RobustConfig{Enabled: false, Weight: "hampel", C1: 2.5, C2: 3, Window: 200, Scale: "iqr", Clean: true},
 		Forecast: ForecastConfig{Horizon: 20, Every: 1, Level: 0.95},
 	}
 }
@@ -350,8 +354,8 @@ func (k *KafkaConfig) validate(p *problems) {
 var robustWeights = []string{"hampel", "huber", "logistic", "myriad"}
 
 func (r *RobustConfig) validate(p *problems) {
-	if r.Enabled {
-		p.add("robust.enabled", "robust reweighting is not available in this version: set it to false")
+	if _, err := robust.ParseScaleKind(r.Scale); err != nil {
+		p.add("robust.scale", "must be iqr or mad (got %q)", r.Scale)
 	}
 	if !slices.Contains(robustWeights, r.Weight) {
 		p.add("robust.weight", "must be one of %s (got %q)", strings.Join(robustWeights, ", "), r.Weight)
@@ -563,7 +567,7 @@ func (m *ModelConfig) depth() int {
 //     O(M·n): at M = 400, n = 20 about 0.2 s for warmup = 1000);
 //   - select_patience: auto → max(4·M, 100) consecutive rejections, by which
 //     time a random member–candidate pair rarely raises the entropy.
-func (m *ModelConfig) Learner(f ForecastConfig) online.Config {
+func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 	ylags := m.yLags()
 	var lagCandidates []int
 	if m.Lags.Auto {
@@ -645,7 +649,16 @@ func (m *ModelConfig) Learner(f ForecastConfig) online.Config {
 		Tuning:        tuning,
 		TuneSize:      tuneSize,
 		TuneHorizon:   f.Horizon,
+		Robust:        r.online(),
 	}
+}
+
+// online maps the robust section; it must be valid.
+func (r *RobustConfig) online() online.Robust {
+	w, _ := robust.ParseWeightFunc(r.Weight)
+	k, _ := robust.ParseScaleKind(r.Scale)
+	return online.Robust{Enabled: r.Enabled, Window: r.Window, Scale: k, Clean: r.Clean,
+		Weights: robust.Weights{Func: w, C1: r.C1, C2: r.C2, Floor: robust.DefaultFloor}}
 }
 
 // Lags is a lag specification: auto, a count c (lags 1..c), or an explicit

@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/robust"
 )
 
 func TestEmptyConfigIsDefault(t *testing.T) {
@@ -57,7 +58,7 @@ func TestConfigFilesLoad(t *testing.T) {
 			t.Errorf("%v", err)
 			continue
 		}
-		oc := c.Model.Learner(c.Forecast)
+		oc := c.Model.Learner(c.Forecast, c.Robust)
 		if err := oc.Validate(); err != nil {
 			t.Errorf("%s: online config: %v", f, err)
 		}
@@ -67,7 +68,7 @@ func TestConfigFilesLoad(t *testing.T) {
 				t.Errorf("%s: %v", f, err)
 				continue
 			}
-			if err := m.Learner(c.Forecast).Validate(); err != nil {
+			if err := m.Learner(c.Forecast, c.Robust).Validate(); err != nil {
 				t.Errorf("%s: series[%d] online config: %v", f, i, err)
 			}
 		}
@@ -123,7 +124,7 @@ func TestBadConfig(t *testing.T) {
 		{"level", "forecast: {level: 95}\n", []string{"forecast.level", "got 95"}},
 		{"robust weight", "robust: {weight: tukey}\n", []string{"robust.weight", `"tukey"`}},
 		{"robust c2", "robust: {c1: 3, c2: 2}\n", []string{"robust.c2", "got 2"}},
-		{"robust not yet applied", "robust: {enabled: true}\n", []string{"robust.enabled", "not available"}},
+		{"robust scale", "robust: {scale: sn}\n", []string{"robust.scale", `"sn"`}},
 		{"window too large", "model: {window: 2000000000}\n", []string{"model.window", "got 2000000000"}},
 		{"tuning", "model: {tuning: crossval}\n", []string{"model.tuning", `"crossval"`}},
 		{"broker", "kafka: {brokers: [localhost]}\n", []string{"kafka.brokers[0]", `"localhost"`}},
@@ -182,7 +183,7 @@ func TestLagForms(t *testing.T) {
 			t.Errorf("%s: %v", tc.yaml, err)
 			continue
 		}
-		oc := c.Model.Learner(c.Forecast)
+		oc := c.Model.Learner(c.Forecast, c.Robust)
 		e := oc.Model.Embedding
 		if !slices.Equal(e.YLags, tc.ylags) || !reflect.DeepEqual(e.InputLags, tc.inputLags) {
 			t.Errorf("%s: embedding %v %v, want %v %v", tc.yaml, e.YLags, e.InputLags, tc.ylags, tc.inputLags)
@@ -218,7 +219,7 @@ forecast: {horizon: 5, every: 2, level: 0.9}
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := c.Model.Learner(c.Forecast)
+	got := c.Model.Learner(c.Forecast, c.Robust)
 	want := online.Config{
 		Model: narx.Config{
 			Embedding:  narx.Embedding{YLags: []int{1, 2, 3, 4}},
@@ -234,13 +235,15 @@ forecast: {horizon: 5, every: 2, level: 0.9}
 			Select:     narx.SelectOptions{MaxIter: 11, Patience: 12},
 		},
 		Warmup: 300, Horizon: 5, Every: 2, Level: 0.9, Scale: online.ScaleStandard, TuneSize: 50, TuneHorizon: 5,
+		Robust: online.Robust{Enabled: false, Window: 200, Scale: robust.ScaleIQR, Clean: true,
+			Weights: robust.Weights{Func: robust.Hampel, C1: 2.5, C2: 3, Floor: robust.DefaultFloor}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("mapping\n got %+v\nwant %+v", got, want)
 	}
 
 	def := DefaultConfig()
-	d := def.Model.Learner(def.Forecast)
+	d := def.Model.Learner(def.Forecast, def.Robust)
 	if d.Model.Gamma != DefaultAutoGamma || !d.Model.AutoGamma || !d.AutoSigma2 || d.Model.Kernel.Sigma2 != 2*30 ||
 		!slices.Equal(d.LagCandidates, autoLagOrders) ||
 		d.Model.Window != 400 || d.Model.Select.MaxIter != 20*500 || d.Model.Select.Patience != 400 {
@@ -267,7 +270,7 @@ func TestAutoLagCandidates(t *testing.T) {
 			t.Errorf("%s: %v", tc.yaml, err)
 			continue
 		}
-		oc := c.Model.Learner(c.Forecast)
+		oc := c.Model.Learner(c.Forecast, c.Robust)
 		if !slices.Equal(oc.LagCandidates, tc.want) {
 			t.Errorf("%s: candidates %v, want %v", tc.yaml, oc.LagCandidates, tc.want)
 		}

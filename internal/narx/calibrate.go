@@ -41,6 +41,9 @@ const (
 	// calRefitEvery is the refit period in learned samples: a refit costs
 	// about 40 passes over the window, ~1 µs per sample amortised.
 	calRefitEvery = 256
+	// calMinWeight: residuals of samples learned with a smaller weight are
+	// left out of the calibration.
+	calMinWeight = 0.5
 	// calMaxScale bounds ρ: beyond it the data would be saying that the
 	// prior variance of f is far too small, which level 2 should fix instead.
 	calMaxScale = 10

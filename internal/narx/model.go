@@ -319,7 +319,11 @@ func (m *Model) Learn(y, v float64) (swapped bool) {
 	if math.IsNaN(y) || math.IsInf(y, 0) || !(v >= 0) || math.IsInf(v, 0) {
 		return false
 	}
-	m.cal.add(y-m.lastMean, m.lastA, m.lastB)
+	// Samples a robust weighting discounts by more than half are outliers to
+	// the calibration too: the bars describe the clean process.
+	if v >= calMinWeight {
+		m.cal.add(y-m.lastMean, m.lastA, m.lastB)
+	}
 	m.sinceCal++
 	if m.sinceCal >= calRefitEvery || m.cal.count == calMin {
 		m.cal.refit()

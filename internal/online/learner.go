@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/streamd/streamd/internal/narx"
+	"github.com/streamd/streamd/internal/robust"
 )
 
 // Config fixes a Learner. Validate reports bad values; zero fields are not
@@ -45,7 +46,28 @@ type Config struct {
 	TuneSize int
 	// TuneHorizon is the forecast length TuneIterated validates (0 = Horizon).
 	TuneHorizon int
+	// Robust reweighting (DESIGN §3, book ch. 5); off when !Robust.Enabled.
+	Robust Robust
 }
+
+// Robust configures robust reweighting. Each learned sample gets the weight
+// Weights.Weight(e/ŝ) of its one-step residual e standardised by ŝ, the robust
+// scale of the last Window residuals; |e/ŝ| > Weights.C2 flags an outlier.
+// With Clean, an outlier's one-step prediction, not the outlier, enters the
+// lag history, so later regressors are not driven by it. The warm-up fit is
+// the book's weighted LS-SVM: refitted with the weights of its own residuals
+// until they settle.
+type Robust struct {
+	Enabled bool
+	Weights robust.Weights
+	Window  int
+	Scale   robust.ScaleKind
+	Clean   bool
+}
+
+// robustMinResiduals is how many residuals the streaming scale needs before
+// it replaces the model's own predictive std as ŝ.
+const robustMinResiduals = 20
 
 // tuneHorizon resolves TuneHorizon.
 func (c Config) tuneHorizon() int {
@@ -104,6 +126,14 @@ func (c Config) Validate() error {
 	}
 	if h := c.tuneHorizon(); c.Tuning == TuneIterated && (h < 1 || c.Warmup < h*3) {
 		return fmt.Errorf("iterated tuning needs a horizon ≥ 1 and warmup ≥ 3·horizon (got horizon %d, warmup %d)", h, c.Warmup)
+	}
+	if c.Robust.Enabled {
+		if err := c.Robust.Weights.Validate(); err != nil {
+			return fmt.Errorf("robust weights: %w", err)
+		}
+		if c.Robust.Window < robustMinResiduals {
+			return fmt.Errorf("robust window must be ≥ %d (got %d)", robustMinResiduals, c.Robust.Window)
+		}
 	}
 	if c.TuneSize < 0 || c.TuneHorizon < 0 {
 		return fmt.Errorf("tuning working-set size must be ≥ 0 (got %d)", c.TuneSize)
@@ -188,6 +218,11 @@ type Learner struct {
 	uHold    [][]float64
 	steps    []narx.Step
 	out      []ForecastStep
+
+	// rscale is the streaming robust scale of one-step residuals (model
+	// units); nil when robust reweighting is off.
+	rscale   *robust.StreamingScale
+	outliers int64
 }
 
 // NewLearner returns a Learner in warm-up.
@@ -213,7 +248,31 @@ func NewLearner(cfg Config) (*Learner, error) {
 	for h := range l.uHold {
 		l.uHold[h] = make([]float64, nu)
 	}
+	if cfg.Robust.Enabled {
+		l.rscale = robust.NewStreamingScale(cfg.Robust.Window, cfg.Robust.Scale)
+	}
 	return l, nil
+}
+
+// Outliers returns the number of learned samples flagged as outliers.
+func (l *Learner) Outliers() int64 { return l.outliers }
+
+// weigh returns the robust weight of a one-step residual e (model units) with
+// predictive variance variance, whether it is an outlier, and records e in
+// the residual scale. Weight 1 and no outlier when robust reweighting is off.
+func (l *Learner) weigh(e, variance float64) (v float64, outlier bool) {
+	if l.rscale == nil {
+		return 1, false
+	}
+	s := math.Sqrt(variance)
+	if l.rscale.Len() >= robustMinResiduals {
+		if rs := l.rscale.Scale(); rs > 0 {
+			s = rs
+		}
+	}
+	r := e / s
+	l.rscale.Add(e)
+	return l.cfg.Robust.Weights.Weight(r), !(math.Abs(r) <= l.cfg.Robust.Weights.C2)
 }
 
 // Config returns the Learner's configuration.
@@ -284,10 +343,18 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	l.hist.Regressor(l.x, l.uNorm)
 	mean, variance := l.model.Observe(l.x)
 	res := Result{Fitted: true, Prediction: l.yLoc + l.yScale*mean,
-		Std: l.yScale * math.Sqrt(variance), Weight: 1}
+		Std: l.yScale * math.Sqrt(variance)}
 	res.Residual = o.Y - res.Prediction
+	res.Weight, res.Outlier = l.weigh(y-mean, variance)
 	res.Swapped = l.model.Learn(y, res.Weight)
-	l.hist.Push(y, l.uNorm)
+	lagValue := y
+	if res.Outlier {
+		l.outliers++
+		if l.cfg.Robust.Clean {
+			lagValue = mean
+		}
+	}
+	l.hist.Push(lagValue, l.uNorm)
 	l.learned++
 	return l.maybeForecast(res), nil
 }
@@ -383,12 +450,8 @@ func (l *Learner) fit() error {
 	if err := l.chooseStructure(&cfg, ys, us); err != nil {
 		return err
 	}
-	m, err := narx.NewModel(cfg)
+	m, err := l.fitWeighted(cfg, ys, us)
 	if err != nil {
-		return err
-	}
-	X, y := embed(cfg.Embedding, ys, us, l.nu, cfg.Embedding.Depth())
-	if err := m.Fit(X, y, nil); err != nil {
 		return err
 	}
 	l.setStructure(m)
@@ -398,6 +461,66 @@ func (l *Learner) fit() error {
 	l.warmY, l.warmU, l.warmT = nil, nil, nil
 	return nil
 }
+
+// fitWeighted fits cfg on the warm-up window. With robust reweighting it is
+// the book's weighted LS-SVM (§5.2): fit, robust scale of the residuals,
+// weights, refit, until no weight moves by more than 1e-3 (at most
+// robustFitIter fits); with Clean, targets flagged as outliers are replaced by
+// their fitted values, in the targets and in later regressors alike, and ys
+// is updated in place so that the lag history is primed with cleaned values.
+func (l *Learner) fitWeighted(cfg narx.Config, ys, us []float64) (*narx.Model, error) {
+	depth := cfg.Embedding.Depth()
+	var v []float64
+	for iter := 0; ; iter++ {
+		m, err := narx.NewModel(cfg)
+		if err != nil {
+			return nil, err
+		}
+		X, y := embed(cfg.Embedding, ys, us, l.nu, depth)
+		if err := m.Fit(X, y, v); err != nil {
+			return nil, err
+		}
+		if !l.cfg.Robust.Enabled || iter == robustFitIter-1 {
+			return m, nil
+		}
+		n := cfg.Embedding.Dim()
+		e := make([]float64, len(y))
+		for k := range y {
+			e[k] = y[k] - m.Predict(X[k*n:(k+1)*n])
+		}
+		var s float64
+		if l.cfg.Robust.Scale == robust.ScaleMAD {
+			s = robust.MADScale(e, nil)
+		} else {
+			s = robust.IQRScale(e, nil)
+		}
+		if !(s > 0) {
+			return m, nil // a perfect fit: nothing to reweigh
+		}
+		next := make([]float64, len(y))
+		moved := 0.0
+		for k := range e {
+			r := e[k] / s
+			next[k] = l.cfg.Robust.Weights.Weight(r)
+			if v != nil {
+				moved = max(moved, math.Abs(next[k]-v[k]))
+			} else {
+				moved = max(moved, 1-next[k])
+			}
+			if l.cfg.Robust.Clean && !(math.Abs(r) <= l.cfg.Robust.Weights.C2) {
+				ys[depth+k] -= e[k] // the fitted value
+			}
+		}
+		v = next
+		if moved < 1e-3 {
+			return m, nil
+		}
+	}
+}
+
+// robustFitIter bounds the weighted refits of the warm-up (the book finds two
+// or three enough).
+const robustFitIter = 4
 
 // setStructure installs a model whose embedding may differ from the
 // configured one, resizing what depends on the regressor dimension.

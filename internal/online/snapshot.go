@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/streamd/streamd/internal/narx"
+	"github.com/streamd/streamd/internal/robust"
 )
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
@@ -34,6 +35,9 @@ type learnerState struct {
 	YLoc, YScale float64
 	ULoc, UScale []float64
 
+	RobustScale *robust.StreamingScaleState
+	Outliers    int64
+
 	LastT               int64
 	HaveT               bool
 	Step, Seen, Learned int64
@@ -49,7 +53,12 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 		Model: l.model.State(), Hist: l.hist.State(),
 		WarmY: slices.Clone(l.warmY), WarmU: slices.Clone(l.warmU), WarmT: slices.Clone(l.warmT),
 		YLoc: l.yLoc, YScale: l.yScale, ULoc: slices.Clone(l.uLoc), UScale: slices.Clone(l.uScale),
-		LastT: l.lastT, HaveT: l.haveT, Step: l.step, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
+		Outliers: l.outliers,
+		LastT:    l.lastT, HaveT: l.haveT, Step: l.step, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
+	}
+	if l.rscale != nil {
+		rs := l.rscale.State()
+		st.RobustScale = &rs
 	}
 	var buf bytes.Buffer
 	buf.Write(snapshotMagic[:])
@@ -111,6 +120,17 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 			return fmt.Errorf("online: snapshot history is not finite")
 		}
 	}
+	if (st.RobustScale != nil) != (fresh.rscale != nil) {
+		return fmt.Errorf("online: snapshot robust state does not fit the configuration")
+	}
+	if st.RobustScale != nil {
+		rs, err := robust.StreamingScaleFromState(*st.RobustScale)
+		if err != nil || rs.Window() != l.cfg.Robust.Window || rs.Kind() != l.cfg.Robust.Scale {
+			return fmt.Errorf("online: snapshot robust scale does not fit: %v", err)
+		}
+		fresh.rscale = rs
+	}
+	fresh.outliers = st.Outliers
 	fresh.warmY, fresh.warmU, fresh.warmT = st.WarmY, st.WarmU, st.WarmT
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
 	fresh.lastT, fresh.haveT, fresh.step, fresh.seen, fresh.learned, fresh.sinceFc =
