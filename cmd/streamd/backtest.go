@@ -26,6 +26,7 @@ import (
 type backtestCommand struct {
 	data, config, protocol      string
 	column, inputs, timeColumn  string
+	truthColumn                 string
 	train, horizon, evalFrom    int
 	forecasts, reportPath, plot string
 }
@@ -61,6 +62,7 @@ func (c *backtestCommand) flags(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.column, "column", "", "CSV column of y: `NAME|INDEX` (default: the only column not used otherwise)")
 	fs.StringVar(&c.inputs, "inputs", "", "CSV columns of the exogenous inputs, comma-separated `COLS`")
 	fs.StringVar(&c.timeColumn, "time", "", "CSV column of the time `COL` (integer, RFC 3339 or date; default: the sample number)")
+	fs.StringVar(&c.truthColumn, "truth", "", "CSV column `COL` to score against instead of y (e.g. the clean signal behind contaminated observations); the model still learns y")
 	fs.IntVar(&c.train, "train", 0, "iterated: learn the first `N` values (default: all but the last --horizon)")
 	fs.IntVar(&c.horizon, "horizon", 0, "forecast horizon `H` (default: forecast.horizon of the configuration)")
 	fs.IntVar(&c.evalFrom, "eval-from", 0, "prequential: 1-based index `K` of the first scored target (default: the first after warm-up)")
@@ -234,7 +236,7 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 }
 
 func (c *backtestCommand) readData(stdin io.Reader) (*series, error) {
-	cols := columns{y: c.column, time: c.timeColumn}
+	cols := columns{y: c.column, time: c.timeColumn, truth: c.truthColumn}
 	if c.inputs != "" {
 		for _, col := range strings.Split(c.inputs, ",") {
 			cols.inputs = append(cols.inputs, strings.TrimSpace(col))
@@ -359,15 +361,15 @@ func (b *backtest) prequential(ctx context.Context) (*report, error) {
 			return nil, err
 		}
 		if res.Fitted && k >= from {
-			b.add(1, b.s.y[k], res.Prediction, res.Std, res.Std)
+			b.add(1, b.s.target(k), res.Prediction, res.Std, res.Std)
 			tk := float64(b.s.t[k])
-			b.actual = append(b.actual, plotter.XY{X: tk, Y: b.s.y[k]})
+			b.actual = append(b.actual, plotter.XY{X: tk, Y: b.s.target(k)})
 			b.band = append(b.band, bandPoint{t: tk, mean: res.Prediction,
 				lo: res.Prediction - z*res.Std, hi: res.Prediction + z*res.Std})
 		}
 		for _, st := range res.Forecast {
 			if j := k + st.H; st.H >= 2 && j < n && j >= from {
-				b.add(st.H, b.s.y[j], st.Mean, st.Std, st.OneStepStd)
+				b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd)
 			}
 		}
 		if err := b.write(k, res); err != nil {
@@ -421,11 +423,11 @@ func (b *backtest) iterated(ctx context.Context) (*report, error) {
 		if j >= b.s.len() {
 			break
 		}
-		b.add(st.H, b.s.y[j], st.Mean, st.Std, st.OneStepStd)
+		b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd)
 		nEval++
 	}
 	for j := max(0, train-2*H); j < min(b.s.len(), train+H); j++ {
-		b.actual = append(b.actual, plotter.XY{X: float64(b.s.t[j]), Y: b.s.y[j]})
+		b.actual = append(b.actual, plotter.XY{X: float64(b.s.t[j]), Y: b.s.target(j)})
 	}
 	for _, st := range steps {
 		b.band = append(b.band, bandPoint{t: float64(st.T), mean: st.Mean, lo: st.Lo, hi: st.Hi})
@@ -442,7 +444,7 @@ func (b *backtest) iterated(ctx context.Context) (*report, error) {
 	rep := b.report("iterated", train)
 	rep.NEval = nEval
 	rep.Config.Horizon = H
-	rep.Cumulative = cumulative(steps, b.s.y[train:min(b.s.len(), train+H)])
+	rep.Cumulative = cumulative(steps, b.s.targets(train, min(b.s.len(), train+H)))
 	return rep, nil
 }
 
@@ -582,6 +584,7 @@ type modelReport struct {
 	DEff          float64 `json:"d_eff"`
 	Swaps         int     `json:"swaps"`
 	EigenRefresh  int     `json:"eigen_refresh"`
+	Outliers      int64   `json:"outliers"` // samples flagged by robust reweighting
 	SamplesWeight float64 `json:"samples_weight"`
 	Entropy       float64 `json:"entropy"`
 }
@@ -629,7 +632,7 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 		m := b.l.Model()
 		info := m.Info()
 		rep.Model = modelReport{M: info.M, Rank: info.Rank, Sigma2: m.Config().Kernel.Sigma2, Gamma: info.Gamma,
-			NoiseStd: modelInfo(b.l).NoiseStd, DEff: info.DEff, Swaps: info.Swaps, EigenRefresh: info.EigenRefresh,
+			NoiseStd: modelInfo(b.l).NoiseStd, DEff: info.DEff, Swaps: info.Swaps, EigenRefresh: info.EigenRefresh, Outliers: b.l.Outliers(),
 			SamplesWeight: info.SamplesWeight, Entropy: info.Entropy}
 	}
 	return rep

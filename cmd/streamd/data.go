@@ -17,14 +17,25 @@ import (
 // series is a time series read from a file: target y, optional exogenous
 // inputs u (row-major, nu per sample) and times t.
 type series struct {
-	t    []int64
-	y    []float64
-	nu   int
-	u    []float64
-	line []int // source line of each sample, for messages
+	t     []int64
+	y     []float64
+	nu    int
+	u     []float64
+	truth []float64 // what forecasts are scored against; nil = y
+	line  []int     // source line of each sample, for messages
 }
 
 func (s *series) len() int { return len(s.y) }
+
+// target is the value forecasts of sample k are scored against: the truth
+// column when one was given (e.g. the clean signal behind contaminated
+// observations), else y.
+func (s *series) target(k int) float64 {
+	if s.truth != nil {
+		return s.truth[k]
+	}
+	return s.y[k]
+}
 
 // inputs returns u_k (a view).
 func (s *series) inputs(k int) []float64 { return s.u[k*s.nu : (k+1)*s.nu] }
@@ -34,9 +45,10 @@ type columns struct {
 	y      string   // name or 0-based index; "" = the only column not otherwise used
 	inputs []string // names or 0-based indices
 	time   string   // name or 0-based index; "" = t is the 1-based sample number
+	truth  string   // name or 0-based index of the scoring target; "" = y
 }
 
-func (c columns) any() bool { return c.y != "" || len(c.inputs) > 0 || c.time != "" }
+func (c columns) any() bool { return c.y != "" || len(c.inputs) > 0 || c.time != "" || c.truth != "" }
 
 // errData marks a problem with the content of a data file.
 var errData = errors.New("bad data")
@@ -128,6 +140,13 @@ func readCSV(r io.Reader, cols columns) (*series, error) {
 		}
 		used[ucols[i]] = true
 	}
+	truthCol := -1
+	if cols.truth != "" {
+		if truthCol, err = columnIndex(header, cols.truth, "--truth"); err != nil {
+			return nil, err
+		}
+		used[truthCol] = true
+	}
 	var ycol int
 	if cols.y != "" {
 		if ycol, err = columnIndex(header, cols.y, "--column"); err != nil {
@@ -171,6 +190,15 @@ func readCSV(r io.Reader, cols columns) (*series, error) {
 			}
 			s.u = append(s.u, v)
 		}
+		if truthCol >= 0 {
+			v := math.NaN()
+			if cell := strings.TrimSpace(rec[truthCol]); cell != "" {
+				if v, err = parseFinite(cell); err != nil {
+					return nil, dataErrorf(line, "column %s: %v", header[truthCol], err)
+				}
+			}
+			s.truth = append(s.truth, v)
+		}
 		t := int64(len(s.y) + 1)
 		if tcol >= 0 {
 			if t, err = parseTime(strings.TrimSpace(rec[tcol])); err != nil {
@@ -189,6 +217,12 @@ func readCSV(r io.Reader, cols columns) (*series, error) {
 		return nil, dataErrorf(s.line[k], "column %s is empty", header[ycol])
 	}
 	s.y, s.t, s.line, s.u = s.y[:end], s.t[:end], s.line[:end], s.u[:end*s.nu]
+	if s.truth != nil {
+		s.truth = s.truth[:end]
+		if k := slices.IndexFunc(s.truth, math.IsNaN); k >= 0 {
+			return nil, dataErrorf(s.line[k], "column %s is empty", header[truthCol])
+		}
+	}
 	return s, nil
 }
 
@@ -228,4 +262,12 @@ func parseTime(s string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%q is not an integer, RFC 3339 time or date", s)
+}
+
+// targets returns the scoring targets of samples [from, to).
+func (s *series) targets(from, to int) []float64 {
+	if s.truth != nil {
+		return s.truth[from:to]
+	}
+	return s.y[from:to]
 }

@@ -28,9 +28,13 @@ from --seed. Kinds and their columns:
   sinc          x,y,f   y = sin(x)/x + noise at uniform x in [-10, 10]; f is the true value
 
 --noise adds Gaussian noise of that std (series kinds: as a fraction of the
-series' std; sinc: absolute, default 0.1). For sinc, --contamination ε draws
-each sample's noise with variance 15·noise² with probability ε, and --outliers
-replaces that many targets by ±5.
+series' std; sinc: absolute, default 0.1). For the series kinds, --spikes p
+adds ±10 noise std to a fraction p of the samples and writes the columns
+t,y,clean,spike (the series without spikes, and 1 at a spike). For sinc,
+--contamination ε draws each sample's noise with variance 15·noise² with
+probability ε, --outliers replaces that many targets by ±5, and --test N
+appends N rows on an even grid of [-10, 10] whose y is the true sinc (score a
+fit with --protocol iterated --train n --horizon N).
 
 Flags:
 `
@@ -44,6 +48,8 @@ func (generateCommand) Run(_ context.Context, args []string, _ io.Reader, stdout
 	tau := fs.Float64("tau", 17, "Mackey–Glass delay τ")
 	contam := fs.Float64("contamination", 0, "sinc: fraction ε of samples with 15× noise variance")
 	outliers := fs.Int("outliers", 0, "sinc: number of gross outliers (±5)")
+	test := fs.Int("test", 0, "sinc: noise-free grid rows appended for scoring")
+	spikes := fs.Float64("spikes", 0, "series kinds: fraction of samples with a ±10 noise std spike")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, generateUsage)
 		fs.PrintDefaults()
@@ -75,13 +81,30 @@ func (generateCommand) Run(_ context.Context, args []string, _ io.Reader, stdout
 		default:
 			y = synth.Chua(*n)
 		}
+		std := 0.0
 		if *noise > 0 {
 			_, sd := meanStd(y)
-			y = synth.AddNoise(y, *noise*sd, *seed)
+			std = *noise * sd
+			y = synth.AddNoise(y, std, *seed)
 		}
-		fmt.Fprintln(w, "t,y")
-		for i, v := range y {
-			fmt.Fprintf(w, "%d,%s\n", i, f(v))
+		if *spikes <= 0 {
+			fmt.Fprintln(w, "t,y")
+			for i, v := range y {
+				fmt.Fprintf(w, "%d,%s\n", i, f(v))
+			}
+			break
+		}
+		if std == 0 {
+			return usageErrorf("generate: --spikes are sized in noise std: give --noise")
+		}
+		spiked, at := synth.AddSpikes(y, *spikes, 10*std, *seed)
+		fmt.Fprintln(w, "t,y,clean,spike")
+		for i := range y {
+			flag := 0
+			if at[i] {
+				flag = 1
+			}
+			fmt.Fprintf(w, "%d,%s,%s,%d\n", i, f(spiked[i]), f(y[i]), flag)
 		}
 	case "sinc":
 		std := *noise
@@ -93,6 +116,10 @@ func (generateCommand) Run(_ context.Context, args []string, _ io.Reader, stdout
 		fmt.Fprintln(w, "x,y,f")
 		for i := range x {
 			fmt.Fprintf(w, "%s,%s,%s\n", f(x[i]), f(y[i]), f(truth[i]))
+		}
+		for i := 0; i < *test; i++ {
+			xi := -10 + 20*float64(i)/float64(max(*test-1, 1))
+			fmt.Fprintf(w, "%s,%s,%s\n", f(xi), f(synth.Sinc(xi)), f(synth.Sinc(xi)))
 		}
 	default:
 		return usageErrorf("generate: unknown kind %q (mackey-glass, lorenz, chua, sinc)", kind)

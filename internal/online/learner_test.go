@@ -2,6 +2,7 @@ package online
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -208,12 +209,17 @@ func TestAdversarialSeriesStayFinite(t *testing.T) {
 		},
 	}
 	for _, kern := range []narx.Kernel{{Type: narx.RBF, Sigma2: 4}, {Type: narx.Linear}} {
-		for name, f := range cases {
-			t.Run(kern.Type.String()+"/"+name, func(t *testing.T) {
-				cfg := testConfig()
-				cfg.Model.Kernel = kern
-				adversarial(t, cfg, f)
-			})
+		for _, rob := range []bool{false, true} {
+			for name, f := range cases {
+				t.Run(fmt.Sprintf("%v/robust=%v/%s", kern.Type, rob, name), func(t *testing.T) {
+					cfg := testConfig()
+					if rob {
+						cfg = robustConfig(true)
+					}
+					cfg.Model.Kernel = kern
+					adversarial(t, cfg, f)
+				})
+			}
 		}
 	}
 }

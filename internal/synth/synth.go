@@ -156,3 +156,19 @@ func AddNoise(y []float64, std float64, seed uint64) []float64 {
 	}
 	return out
 }
+
+// AddSpikes returns y with a fraction p of its samples moved by ±size (sign at
+// random), and which samples were moved.
+func AddSpikes(y []float64, p, size float64, seed uint64) ([]float64, []bool) {
+	rng := rand.New(rand.NewPCG(seed, 0x5b1c))
+	out := make([]float64, len(y))
+	at := make([]bool, len(y))
+	for i, v := range y {
+		out[i] = v
+		if rng.Float64() < p {
+			at[i] = true
+			out[i] += float64(1-2*rng.IntN(2)) * size
+		}
+	}
+	return out, at
+}
