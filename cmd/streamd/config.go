@@ -90,9 +90,11 @@ type ModelConfig struct {
 	// SelectPatience stops the batch entropy search after this many
 	// consecutive rejected swaps.
 	SelectPatience Auto[int] `yaml:"select_patience"`
-	// Tuning ranks the lag orders of lags: auto: evidence (level 3, one-step)
-	// or iterated (validation of forecast.horizon-step iterated forecasts on
-	// the warm-up window).
+	// Tuning ranks the lag orders of lags: auto (and σ² under robust-cv):
+	// evidence (level 3, one-step), iterated (validation of
+	// forecast.horizon-step iterated forecasts on the warm-up window) or
+	// robust-cv (repeated 5-fold cross-validation, trimmed mean of squared
+	// errors, book §5.3).
 	Tuning string `yaml:"tuning"`
 	// TuneWorkingSet is the working-set size used while ranking structures;
 	// auto = min(working_set, 200).
@@ -466,8 +468,8 @@ func (m *ModelConfig) validate(p *problems, at string) {
 	if !m.NoiseEvery.Auto && m.NoiseEvery.Value < 0 {
 		p.add(at+".noise_every", "must be auto or ≥ 0 (got %d)", m.NoiseEvery.Value)
 	}
-	if m.Tuning != "evidence" && m.Tuning != "iterated" {
-		p.add(at+".tuning", "must be evidence or iterated (got %q)", m.Tuning)
+	if !slices.Contains([]string{"evidence", "iterated", "robust-cv"}, m.Tuning) {
+		p.add(at+".tuning", "must be evidence, iterated or robust-cv (got %q)", m.Tuning)
 	}
 	if !m.TuneWorkingSet.Auto && m.TuneWorkingSet.Value < 1 {
 		p.add(at+".tune_working_set", "must be auto or ≥ 1 (got %d)", m.TuneWorkingSet.Value)
@@ -610,8 +612,11 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 		sel.Patience = max(4*m.WorkingSet, 100)
 	}
 	tuning := online.TuneEvidence
-	if m.Tuning == "iterated" {
+	switch m.Tuning {
+	case "iterated":
 		tuning = online.TuneIterated
+	case "robust-cv":
+		tuning = online.TuneRobustCV
 	}
 	tuneSize := min(m.WorkingSet, 200)
 	if !m.TuneWorkingSet.Auto {

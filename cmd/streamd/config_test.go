@@ -126,7 +126,7 @@ func TestBadConfig(t *testing.T) {
 		{"robust c2", "robust: {c1: 3, c2: 2}\n", []string{"robust.c2", "got 2"}},
 		{"robust scale", "robust: {scale: sn}\n", []string{"robust.scale", `"sn"`}},
 		{"window too large", "model: {window: 2000000000}\n", []string{"model.window", "got 2000000000"}},
-		{"tuning", "model: {tuning: crossval}\n", []string{"model.tuning", `"crossval"`}},
+		{"tuning", "model: {tuning: crossval}\n", []string{"model.tuning", `"crossval"`, "robust-cv"}},
 		{"broker", "kafka: {brokers: [localhost]}\n", []string{"kafka.brokers[0]", `"localhost"`}},
 		{"no brokers", "kafka: {brokers: []}\n", []string{"kafka.brokers"}},
 		{"state topic consumed", "kafka: {input_topics: [streamd-state]}\n", []string{"kafka.input_topics"}},

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -91,6 +92,20 @@ const (
 	// dynamics an iterated forecast needs (on the Santa Fe laser, the
 	// intensity collapses); this scores what the forecasts are for.
 	TuneIterated
+	// TuneRobustCV ranks lag orders and kernel widths (σ² = c·2^k around the
+	// median squared distance, k = −3..3) by repeated V-fold cross-validation
+	// scored with the (0, β2)-trimmed mean of squared errors (book §5.3):
+	// the largest errors, which outliers cause, do not decide. Each fold is
+	// fitted with the robust weighting when it is on.
+	TuneRobustCV
+)
+
+// Robust cross-validation design (book §5.3: V = 10 is usual; 5 folds
+// repeated twice cost the same and average over two partitions).
+const (
+	cvFolds   = 5
+	cvRepeats = 2
+	cvTrim    = 0.1 // β2: the largest 10 % of squared errors are dropped
 )
 
 // Scale names a normalisation.
@@ -483,32 +498,15 @@ func (l *Learner) fitWeighted(cfg narx.Config, ys, us []float64) (*narx.Model, e
 		if !l.cfg.Robust.Enabled || iter == robustFitIter-1 {
 			return m, nil
 		}
-		n := cfg.Embedding.Dim()
-		e := make([]float64, len(y))
-		for k := range y {
-			e[k] = y[k] - m.Predict(X[k*n:(k+1)*n])
-		}
-		var s float64
-		if l.cfg.Robust.Scale == robust.ScaleMAD {
-			s = robust.MADScale(e, nil)
-		} else {
-			s = robust.IQRScale(e, nil)
-		}
+		next, e, s, moved := l.reweigh(m, X, y, v)
 		if !(s > 0) {
 			return m, nil // a perfect fit: nothing to reweigh
 		}
-		next := make([]float64, len(y))
-		moved := 0.0
-		for k := range e {
-			r := e[k] / s
-			next[k] = l.cfg.Robust.Weights.Weight(r)
-			if v != nil {
-				moved = max(moved, math.Abs(next[k]-v[k]))
-			} else {
-				moved = max(moved, 1-next[k])
-			}
-			if l.cfg.Robust.Clean && !(math.Abs(r) <= l.cfg.Robust.Weights.C2) {
-				ys[depth+k] -= e[k] // the fitted value
+		if l.cfg.Robust.Clean {
+			for k := range e {
+				if !(math.Abs(e[k]/s) <= l.cfg.Robust.Weights.C2) {
+					ys[depth+k] -= e[k] // the fitted value
+				}
 			}
 		}
 		v = next
@@ -516,6 +514,35 @@ func (l *Learner) fitWeighted(cfg narx.Config, ys, us []float64) (*narx.Model, e
 			return m, nil
 		}
 	}
+}
+
+// reweigh returns the robust weights of m's in-sample residuals on (X, y),
+// the residuals, their robust scale ŝ (0 for a perfect fit) and the largest
+// change of a weight from prev (nil meaning all 1).
+func (l *Learner) reweigh(m *narx.Model, X, y, prev []float64) (v, e []float64, s, moved float64) {
+	n := len(X) / max(len(y), 1)
+	e = make([]float64, len(y))
+	for k := range y {
+		e[k] = y[k] - m.Predict(X[k*n:(k+1)*n])
+	}
+	if l.cfg.Robust.Scale == robust.ScaleMAD {
+		s = robust.MADScale(e, nil)
+	} else {
+		s = robust.IQRScale(e, nil)
+	}
+	if !(s > 0) {
+		return nil, e, 0, 0
+	}
+	v = make([]float64, len(y))
+	for k := range e {
+		v[k] = l.cfg.Robust.Weights.Weight(e[k] / s)
+		p := 1.0
+		if prev != nil {
+			p = prev[k]
+		}
+		moved = max(moved, math.Abs(v[k]-p))
+	}
+	return v, e, s, moved
 }
 
 // robustFitIter bounds the weighted refits of the warm-up (the book finds two
@@ -547,8 +574,11 @@ func (l *Learner) chooseStructure(cfg *narx.Config, ys, us []float64) error {
 		cfg.Embedding.YLags = cands[0]
 		return nil
 	}
-	if l.cfg.Tuning == TuneIterated {
+	switch l.cfg.Tuning {
+	case TuneIterated:
 		return l.chooseByIteratedValidation(cfg, cands, ys, us)
+	case TuneRobustCV:
+		return l.chooseByRobustCV(cfg, cands, ys, us)
 	}
 	from := 0
 	for _, c := range cands {
@@ -662,6 +692,105 @@ func (l *Learner) chooseByIteratedValidation(cfg *narx.Config, cands [][]int, ys
 	best.Size = cfg.Size
 	*cfg = best
 	return nil
+}
+
+// chooseByRobustCV implements TuneRobustCV. Candidates are compared on the
+// same targets (those after the largest candidate lag) and the same folds.
+func (l *Learner) chooseByRobustCV(cfg *narx.Config, cands [][]int, ys, us []float64) error {
+	from := 0
+	for _, c := range cands {
+		e := cfg.Embedding
+		e.YLags = c
+		from = max(from, e.Depth())
+	}
+	N := len(ys) - from
+	if N < 2*cvFolds {
+		return fmt.Errorf("online: robust cross-validation needs ≥ %d targets (got %d)", 2*cvFolds, N)
+	}
+	// Fold assignment: a seeded shuffle per repeat, shared by all candidates.
+	folds := make([][]int, cvRepeats)
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0xcf))
+	for r := range folds {
+		folds[r] = make([]int, N)
+		for i, p := range rng.Perm(N) {
+			folds[r][p] = i % cvFolds
+		}
+	}
+	best, bestScore := narx.Config{}, math.Inf(1)
+	var sq, scratch []float64
+	for _, c := range cands {
+		trial := *cfg
+		trial.Embedding.YLags = c
+		X, y := embed(trial.Embedding, ys, us, l.nu, from)
+		n := trial.Embedding.Dim()
+		widths := []float64{trial.Kernel.Sigma2}
+		if l.cfg.AutoSigma2 && trial.Kernel.Type == narx.RBF {
+			center := narx.MedianSqDist(X, n, 2000, trial.Seed)
+			widths = widths[:0]
+			for k := -3; k <= 3; k++ {
+				widths = append(widths, center*math.Pow(2, float64(k)))
+			}
+		}
+		for _, w := range widths {
+			t := trial
+			t.Kernel.Sigma2 = w
+			sq = sq[:0]
+			for r := range folds {
+				for f := 0; f < cvFolds; f++ {
+					var Xt, yt, Xv, yv []float64
+					for i, fi := range folds[r] {
+						if fi == f {
+							Xv, yv = append(Xv, X[i*n:(i+1)*n]...), append(yv, y[i])
+						} else {
+							Xt, yt = append(Xt, X[i*n:(i+1)*n]...), append(yt, y[i])
+						}
+					}
+					m, err := l.fitRobustly(t, Xt, yt)
+					if err != nil {
+						return err
+					}
+					for i, v := range yv {
+						d := v - m.Predict(Xv[i*n:(i+1)*n])
+						sq = append(sq, d*d)
+					}
+				}
+			}
+			if cap(scratch) < len(sq) {
+				scratch = make([]float64, len(sq))
+			}
+			if score := robust.TrimmedMean(sq, scratch, 0, cvTrim); score < bestScore || best.Size == 0 {
+				bestScore, best = score, t
+			}
+		}
+	}
+	*cfg = best
+	return nil
+}
+
+// fitRobustly fits cfg on (X, y), reweighted as in fitWeighted when robust
+// weighting is on (without cleaning: the folds' regressors are fixed).
+func (l *Learner) fitRobustly(cfg narx.Config, X, y []float64) (*narx.Model, error) {
+	var v []float64
+	for iter := 0; ; iter++ {
+		m, err := narx.NewModel(cfg)
+		if err != nil {
+			return nil, err
+		}
+		if err := m.Fit(X, y, v); err != nil {
+			return nil, err
+		}
+		if !l.cfg.Robust.Enabled || iter == robustFitIter-1 {
+			return m, nil
+		}
+		next, _, s, moved := l.reweigh(m, X, y, v)
+		if !(s > 0) {
+			return m, nil
+		}
+		v = next
+		if moved < 1e-3 {
+			return m, nil
+		}
+	}
 }
 
 // embed returns the regressors (row-major) and targets for targets k ≥ from
