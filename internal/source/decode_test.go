@@ -1,0 +1,102 @@
+package source
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+var ts = time.UnixMilli(1_700_000_000_000)
+
+func decoder() *Decoder { return &Decoder{Fields: DefaultFields, MaxBytes: 256, Inputs: 1} }
+
+func TestDecodeAccepts(t *testing.T) {
+	for _, tc := range []struct {
+		name, key, value string
+		want             Record
+	}{
+		{"full", "", `{"series":"s1","t":1037,"y":86.0,"u":[0.3]}`, Record{Series: "s1", T: 1037, Y: 86, U: []float64{0.3}}},
+		{"key names the series", "s2", `{"t":5,"y":-1e-3,"u":[1]}`, Record{Series: "s2", T: 5, Y: -0.001, U: []float64{1}}},
+		{"field wins over key", "k", `{"series":"s3","t":1,"y":1,"u":[2]}`, Record{Series: "s3", T: 1, Y: 1, U: []float64{2}}},
+		{"rfc3339 time", "s", `{"t":"2026-11-21T10:00:00.5Z","y":2,"u":[0]}`, Record{Series: "s", T: time.Date(2026, 11, 21, 10, 0, 0, 5e8, time.UTC).UnixMilli(), Y: 2, U: []float64{0}}},
+		{"no t: record timestamp", "s", `{"y":3,"u":[0]}`, Record{Series: "s", T: ts.UnixMilli(), Y: 3, U: []float64{0}}},
+		{"unknown fields ignored", "s", `{"y":3,"u":[0],"t":1,"note":"x"}`, Record{Series: "s", T: 1, Y: 3, U: []float64{0}}},
+	} {
+		got, err := decoder().Decode([]byte(tc.key), []byte(tc.value), ts)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if got.Series != tc.want.Series || got.T != tc.want.T || got.Y != tc.want.Y || len(got.U) != len(tc.want.U) || got.U[0] != tc.want.U[0] {
+			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The bad-input table of issue 5: each is rejected with its reason.
+func TestDecodeRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name, key, value string
+		reason           Reason
+	}{
+		{"invalid json", "s", `{"y":1,`, ReasonInvalidJSON},
+		{"not an object", "s", `[1,2]`, ReasonInvalidJSON},
+		{"trailing data", "s", `{"y":1,"u":[0]} {}`, ReasonInvalidJSON},
+		{"missing y", "s", `{"t":1,"u":[0]}`, ReasonMissingY},
+		{"y NaN string", "s", `{"y":"NaN","u":[0]}`, ReasonNonFiniteY},
+		{"y overflows to Inf", "s", `{"y":1e999,"u":[0]}`, ReasonNonFiniteY},
+		{"y null", "s", `{"y":null,"u":[0]}`, ReasonNonFiniteY},
+		{"wrong u length", "s", `{"y":1,"u":[0,1]}`, ReasonBadInputs},
+		{"u missing", "s", `{"y":1}`, ReasonBadInputs},
+		{"u not an array", "s", `{"y":1,"u":3}`, ReasonBadInputs},
+		{"u overflows", "s", `{"y":1,"u":[-1e400]}`, ReasonNonFiniteInput},
+		{"bad t", "s", `{"y":1,"u":[0],"t":"yesterday"}`, ReasonBadTime},
+		{"fractional t", "s", `{"y":1,"u":[0],"t":1.5}`, ReasonBadTime},
+		{"no key and no series", "", `{"y":1,"u":[0]}`, ReasonMissingSeries},
+		{"series not a string", "s", `{"series":7,"y":1,"u":[0]}`, ReasonMissingSeries},
+		{"oversize", "s", `{"y":1,"u":[0],"pad":"` + strings.Repeat("x", 300) + `"}`, ReasonOversize},
+	} {
+		_, err := decoder().Decode([]byte(tc.key), []byte(tc.value), ts)
+		var re *RejectError
+		if !errors.As(err, &re) || !errors.Is(err, ErrRejected) {
+			t.Errorf("%s: accepted or untyped error %v", tc.name, err)
+			continue
+		}
+		if re.Reason != tc.reason {
+			t.Errorf("%s: reason %s, want %s (%v)", tc.name, re.Reason, tc.reason, err)
+		}
+	}
+}
+
+// FuzzDecode: no input panics, every error is a RejectError with a known
+// reason, and an accepted record is valid.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"series":"s1","t":1037,"y":86.0,"u":[0.3]}`, `{"y":1e999}`, `{"y":"NaN","u":[0]}`,
+		`{"t":"2026-11-21T10:00:00Z","y":1,"u":[1]}`, `[`, `{"y":1,"u":[0,1]}`, ``} {
+		f.Add([]byte("k"), []byte(s))
+	}
+	known := map[Reason]bool{}
+	for _, r := range Reasons {
+		known[r] = true
+	}
+	f.Fuzz(func(t *testing.T, key, value []byte) {
+		rec, err := decoder().Decode(key, value, ts)
+		if err != nil {
+			var re *RejectError
+			if !errors.As(err, &re) || !known[re.Reason] {
+				t.Fatalf("error %v is not a known rejection", err)
+			}
+			return
+		}
+		if rec.Series == "" || math.IsNaN(rec.Y) || math.IsInf(rec.Y, 0) || len(rec.U) != 1 {
+			t.Fatalf("invalid record accepted: %+v", rec)
+		}
+		for _, u := range rec.U {
+			if math.IsNaN(u) || math.IsInf(u, 0) {
+				t.Fatalf("non-finite input accepted: %+v", rec)
+			}
+		}
+	})
+}
