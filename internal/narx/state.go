@@ -142,3 +142,21 @@ func (m *Model) SetState(s ModelState) error {
 	*m = *r
 	return nil
 }
+
+// SizeBytes returns the bytes held by m's numeric buffers: working set,
+// eigendecomposition, RLS, feature map, retained window, calibration ring and
+// workspaces (Go object headers excluded). 0 before the fit.
+func (m *Model) SizeBytes() int {
+	if !m.fitted {
+		return 0
+	}
+	f := len(m.ws.points) + len(m.ws.rowSum) + len(m.ws.diag) + len(m.fm.f) + len(m.fm.vals) +
+		len(m.win.x) + len(m.win.y) + len(m.win.v) + len(m.win.cx) + len(m.win.cy) + len(m.win.cv) +
+		4*calWindow + len(m.x) + len(m.k) + len(m.psi) + len(m.col) + len(m.alpha)
+	fw := m.forecastWs
+	f += len(fw.x) + len(fw.g) + len(fw.k) + len(fw.psi) + len(fw.cov) + len(fw.next) + len(fw.hist.buf)
+	if sw := m.swapWs; sw != nil {
+		f += len(sw.fmOld.f) + len(sw.fmOld.vals) + len(sw.phiX) + len(sw.oldPoint)
+	}
+	return 8*f + m.eig.SizeBytes() + m.rls.SizeBytes()
+}

@@ -269,6 +269,22 @@ func NewLearner(cfg Config) (*Learner, error) {
 	return l, nil
 }
 
+// SizeBytes returns the bytes held by the Learner's numeric state: the model
+// (narx.Model.SizeBytes), the warm-up buffer, the lag history and the
+// forecast buffers. Go object headers are excluded, so it is a lower bound
+// of the memory a series costs.
+func (l *Learner) SizeBytes() int {
+	f := len(l.warmY) + len(l.warmU) + len(l.warmT) + len(l.x) + len(l.uNorm) + 5*len(l.out) + 3*len(l.steps)
+	for _, u := range l.uHold {
+		f += len(u)
+	}
+	n := 8*f + l.model.SizeBytes()
+	if l.rscale != nil {
+		n += 32 * l.cfg.Robust.Window // the streaming scale's tree nodes and ring
+	}
+	return n
+}
+
 // Outliers returns the number of learned samples flagged as outliers.
 func (l *Learner) Outliers() int64 { return l.outliers }
 

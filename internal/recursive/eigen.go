@@ -999,3 +999,19 @@ func eigAllFinite(x []float64) bool {
 	}
 	return s == 0
 }
+
+// SizeBytes returns the bytes held by the receiver's buffers (the matrix, the
+// decomposition and the update workspaces), excluding Go object headers.
+func (e *SymEigen) SizeBytes() int {
+	n := len(e.vals)
+	f := 2 * n * n // A and U
+	for _, b := range [][]float64{e.vals, e.probe, e.z, e.d, e.w, e.dl, e.wl, e.zhat, e.tau, e.delta, e.key, e.vnew,
+		e.p1, e.p2, e.p3, e.ug, e.q, e.prod, e.unew, e.syevWork} {
+		f += cap(b)
+	}
+	i := 0
+	for _, b := range [][]int{e.col, e.org, e.nd, e.df, e.src, e.pos} {
+		i += cap(b)
+	}
+	return 8*f + 8*i
+}

@@ -1148,3 +1148,13 @@ func rlsNorm(x []float64) float64 {
 	}
 	return blas64.Nrm2(blas64.Vector{N: len(x), Inc: 1, Data: x})
 }
+
+// SizeBytes returns the bytes held by the receiver's float64 buffers (its
+// state and workspaces), excluding Go object headers.
+func (r *RLS) SizeBytes() int {
+	n := 0
+	for _, b := range [][]float64{r.aBuf, r.rv, r.theta, r.pf, r.wf, r.cpsi, r.ch, r.res, r.z, r.p, r.q, r.sv, r.x, r.old, r.u} {
+		n += cap(b)
+	}
+	return 8 * n
+}
