@@ -195,6 +195,10 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 		bt.train = c.train
 	}
 	need := cfg.Model.depth() + cfg.Model.WorkingSet
+	if c.config == "" {
+		// The no-config branch below shrinks M to fit the training part.
+		need = cfg.Model.depth() + min(cfg.Model.WorkingSet, 2)
+	}
 	switch {
 	case H < 1:
 		return nil, usageErrorf("backtest: the iterated protocol needs a horizon ≥ 1: give --horizon")

@@ -387,3 +387,37 @@ func TestBacktestCancel(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestBacktestTruthColumn: --truth scores against another column while the
+// model learns y. y is a sine plus noise of std 0.3, truth the sine: one-step
+// errors against y include the noise, against the truth they do not.
+func TestBacktestTruthColumn(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var b strings.Builder
+	b.WriteString("y,truth\n")
+	for k := range 400 {
+		v := math.Sin(2 * math.Pi * float64(k) / 20)
+		fmt.Fprintf(&b, "%.10g,%.10g\n", v+0.3*rng.NormFloat64(), v)
+	}
+	data := writeFile(t, "noisy.csv", b.String())
+	cfg := writeFile(t, "sine.yaml", sineConfig)
+	score := func(extra ...string) reportJSON {
+		args := append([]string{"--data", data, "--column", "y", "--config", cfg, "--report", "-"}, extra...)
+		stdout, stderr, code := backtestRun(t, args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		return readReport(t, []byte(stdout))
+	}
+	noisy, clean := score(), score("--truth", "truth")
+	// The noise of y is independent of the prediction made before it, so
+	// RMSE²(against y) ≈ RMSE²(against truth) + 0.3². Tolerance 0.03: the
+	// mean of 200 squared N(0, 0.3²) draws has std 0.09·√(2/200) = 0.009.
+	rn, rc := val(noisy.Metrics.ByHorizon[0].RMSE), val(clean.Metrics.ByHorizon[0].RMSE)
+	if d := rn*rn - rc*rc - 0.09; !(rc < rn) || math.Abs(d) > 0.03 {
+		t.Errorf("h=1 RMSE against y %g, against truth %g: RMSE² gap %g, want 0.09", rn, rc, rn*rn-rc*rc)
+	}
+	if _, stderr, code := backtestRun(t, "--data", data, "--column", "y", "--truth", "nope", "--config", cfg); code != 2 {
+		t.Errorf("unknown --truth column: exit %d (%s)", code, stderr)
+	}
+}

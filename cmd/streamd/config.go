@@ -278,6 +278,14 @@ func (c *Config) Validate() error {
 		// valid, or its problems would be reported again under every entry.
 		return errors.Join(p...)
 	}
+	if len(p) == 0 {
+		// The sections are each valid; their combination must satisfy the
+		// Learner too (e.g. tuning: iterated needs warmup ≥ 3·horizon), so
+		// that a valid file never fails later when a series starts.
+		if err := c.Model.Learner(c.Forecast, c.Robust).Validate(); err != nil {
+			p.add("model", "with the forecast and robust sections: %v", err)
+		}
+	}
 	for i, s := range c.Series {
 		at := fmt.Sprintf("series[%d]", i)
 		if s.Match == "" {
@@ -291,6 +299,11 @@ func (c *Config) Validate() error {
 			continue
 		}
 		m.validate(&p, at+".model")
+		if len(p) == 0 {
+			if err := m.Learner(c.Forecast, c.Robust).Validate(); err != nil {
+				p.add(at+".model", "with the forecast and robust sections: %v", err)
+			}
+		}
 	}
 	return errors.Join(p...)
 }
@@ -368,8 +381,8 @@ func (r *RobustConfig) validate(p *problems) {
 	if !(r.C2 > r.C1) || math.IsInf(r.C2, 0) {
 		p.add("robust.c2", "must be finite and > robust.c1 = %v (got %v)", r.C1, r.C2)
 	}
-	if r.Window < 10 {
-		p.add("robust.window", "must be ≥ 10 (got %d)", r.Window)
+	if r.Window < 20 {
+		p.add("robust.window", "must be ≥ 20 (got %d)", r.Window)
 	}
 }
 

@@ -126,6 +126,8 @@ func TestBadConfig(t *testing.T) {
 		{"robust c2", "robust: {c1: 3, c2: 2}\n", []string{"robust.c2", "got 2"}},
 		{"robust scale", "robust: {scale: sn}\n", []string{"robust.scale", `"sn"`}},
 		{"window too large", "model: {window: 2000000000}\n", []string{"model.window", "got 2000000000"}},
+		{"iterated tuning needs a horizon", "model: {tuning: iterated}\nforecast: {horizon: 0}\n", []string{"model", "iterated tuning"}},
+		{"robust window", "robust: {enabled: true, window: 15}\n", []string{"robust.window", "got 15"}},
 		{"tuning", "model: {tuning: crossval}\n", []string{"model.tuning", `"crossval"`, "robust-cv"}},
 		{"broker", "kafka: {brokers: [localhost]}\n", []string{"kafka.brokers[0]", `"localhost"`}},
 		{"no brokers", "kafka: {brokers: []}\n", []string{"kafka.brokers"}},

@@ -74,7 +74,7 @@ func readSeries(r io.Reader, cols columns) (*series, error) {
 	}
 	if _, perr := strconv.ParseFloat(first, 64); perr == nil {
 		if cols.any() {
-			return nil, fmt.Errorf("%w: --column, --inputs and --time need a CSV file with a header line (the first line is the number %s)",
+			return nil, fmt.Errorf("%w: --column, --inputs, --time and --truth need a CSV file with a header line (the first line is the number %s)",
 				errData, first)
 		}
 		return readPlain(bytes.NewReader(b))

@@ -55,3 +55,50 @@ func TestGenerate(t *testing.T) {
 		t.Errorf("missing kind: %v", err)
 	}
 }
+
+// --spikes writes the spiked series, the clean one and the spike flags: y and
+// clean differ exactly at the flagged rows, by 10 noise std. --test appends
+// noise-free grid rows whose y is the true sinc.
+func TestGenerateSpikesAndTestRows(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), []string{"generate", "mackey-glass", "-n", "2000", "-noise", "0.01", "-spikes", "0.05"}, nil, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if lines[0] != "t,y,clean,spike" {
+		t.Fatalf("header %q", lines[0])
+	}
+	spikes := 0
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		y, _ := strconv.ParseFloat(f[1], 64)
+		c, _ := strconv.ParseFloat(f[2], 64)
+		if (f[3] == "1") != (y != c) {
+			t.Fatalf("row %q: flag and difference disagree", l)
+		}
+		if f[3] == "1" {
+			spikes++
+		}
+	}
+	if spikes < 60 || spikes > 140 { // 5 % of 2000 = 100, ±4σ
+		t.Errorf("%d spikes in 2000 rows at p = 0.05", spikes)
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"generate", "sinc", "-n", "10", "-test", "5"}, nil, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	lines = strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 16 {
+		t.Fatalf("%d lines, want header + 10 + 5", len(lines))
+	}
+	for _, l := range lines[11:] {
+		f := strings.Split(l, ",")
+		if f[1] != f[2] {
+			t.Errorf("test row %q: y is not the true value", l)
+		}
+	}
+	var ue *usageError
+	if err := run(context.Background(), []string{"generate", "lorenz", "-spikes", "0.1"}, nil, &out, &errb); !errors.As(err, &ue) {
+		t.Errorf("spikes without noise: %v", err)
+	}
+}

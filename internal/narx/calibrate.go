@@ -70,17 +70,18 @@ func newCalibration(level float64) *calibration {
 		b: make([]float64, calWindow), scale: 1, tau: 1, level: level, z2: make([]float64, calWindow)}
 }
 
-// add records a one-step residual e with the variance parts predicted for it.
-// Non-finite values are dropped.
-func (c *calibration) add(e, a, b float64) {
+// add records a one-step residual e with the variance parts predicted for it
+// and reports whether it was kept. Non-finite values are dropped.
+func (c *calibration) add(e, a, b float64) bool {
 	if math.IsNaN(e) || math.IsInf(e, 0) || !(a > 0) || !(b >= 0) || math.IsInf(a+b, 0) {
-		return
+		return false
 	}
 	c.e2[c.head], c.a[c.head], c.b[c.head] = e*e, a, b
 	c.head = (c.head + 1) % calWindow
 	if c.count < calWindow {
 		c.count++
 	}
+	return true
 }
 
 func (c *calibration) logLik(rho float64) float64 {

@@ -321,11 +321,12 @@ func (m *Model) Learn(y, v float64) (swapped bool) {
 	}
 	// Samples a robust weighting discounts by more than half are outliers to
 	// the calibration too: the bars describe the clean process.
-	if v >= calMinWeight {
-		m.cal.add(y-m.lastMean, m.lastA, m.lastB)
+	reachedMin := false
+	if v >= calMinWeight && m.cal.add(y-m.lastMean, m.lastA, m.lastB) {
+		reachedMin = m.cal.count == calMin
 	}
 	m.sinceCal++
-	if m.sinceCal >= calRefitEvery || m.cal.count == calMin {
+	if m.sinceCal >= calRefitEvery || reachedMin {
 		m.cal.refit()
 		m.sinceCal = 0
 	}

@@ -42,8 +42,8 @@ type Config struct {
 	// Tuning ranks the lag candidates: by level-3 evidence (TuneEvidence) or
 	// by iterated validation on the warm-up window (TuneIterated).
 	Tuning Tuning
-	// TuneSize is the working-set size used while ranking structures (0 = the
-	// model's); the final fit uses Model.Size.
+	// TuneSize is the working-set size used while ranking structures, by
+	// every Tuning (0 = the model's); the final fit uses Model.Size.
 	TuneSize int
 	// TuneHorizon is the forecast length TuneIterated validates (0 = Horizon).
 	TuneHorizon int
@@ -145,6 +145,9 @@ func (c Config) Validate() error {
 	if c.Robust.Enabled {
 		if err := c.Robust.Weights.Validate(); err != nil {
 			return fmt.Errorf("robust weights: %w", err)
+		}
+		if !(c.Robust.Weights.C2 > 0) {
+			return fmt.Errorf("robust c2 (the outlier threshold) must be > 0 (got %v)", c.Robust.Weights.C2)
 		}
 		if c.Robust.Window < robustMinResiduals {
 			return fmt.Errorf("robust window must be ≥ %d (got %d)", robustMinResiduals, c.Robust.Window)
@@ -607,6 +610,7 @@ func (l *Learner) chooseStructure(cfg *narx.Config, ys, us []float64) error {
 	for _, c := range cands {
 		trial := *cfg
 		trial.Embedding.YLags = c
+		l.tuneSize(&trial)
 		X, y := embed(trial.Embedding, ys, us, l.nu, from)
 		sigma2, ev, err := l.fitStructure(&trial, X, y)
 		if err != nil {
@@ -617,8 +621,16 @@ func (l *Learner) chooseStructure(cfg *narx.Config, ys, us []float64) error {
 			bestEv, best = ev, trial
 		}
 	}
+	best.Size = cfg.Size
 	*cfg = best
 	return nil
+}
+
+// tuneSize sets the working-set size used while ranking structures.
+func (l *Learner) tuneSize(trial *narx.Config) {
+	if l.cfg.TuneSize > 0 {
+		trial.Size = l.cfg.TuneSize
+	}
 }
 
 // fitStructure returns the kernel width to use for trial on (X, y) — by the
@@ -643,7 +655,7 @@ func (l *Learner) fitStructure(trial *narx.Config, X, y []float64) (sigma2, logE
 }
 
 // chooseByIteratedValidation implements TuneIterated: with H the horizon and
-// N the warm-up length, origins N−H−k·H/4 (k = 4..0). Each lag candidate is
+// N the warm-up length, origins N−H−k·max(H/4, 1) (k = 4..0). Each lag candidate is
 // fitted on the targets before the first origin at TuneSize (σ² and γ by
 // evidence), then forecasts H steps iterated from every origin (true values
 // only up to the origin); the smallest total squared error wins. Only the lag
@@ -652,8 +664,9 @@ func (l *Learner) fitStructure(trial *narx.Config, X, y []float64) (sigma2, logE
 func (l *Learner) chooseByIteratedValidation(cfg *narx.Config, cands [][]int, ys, us []float64) error {
 	N, H := len(ys), l.cfg.tuneHorizon()
 	origins := make([]int, 5)
+	step := max(H/4, 1) // five distinct origins even for H < 4
 	for k := range origins {
-		origins[k] = N - H - (4-k)*H/4
+		origins[k] = N - H - (4-k)*step
 	}
 	train := origins[0]
 	bestSSE := math.Inf(1)
@@ -663,9 +676,7 @@ func (l *Learner) chooseByIteratedValidation(cfg *narx.Config, cands [][]int, ys
 	for _, c := range cands {
 		trial := *cfg
 		trial.Embedding.YLags = c
-		if l.cfg.TuneSize > 0 {
-			trial.Size = l.cfg.TuneSize
-		}
+		l.tuneSize(&trial)
 		depth := trial.Embedding.Depth()
 		if train-depth < 2 {
 			continue
@@ -723,13 +734,30 @@ func (l *Learner) chooseByRobustCV(cfg *narx.Config, cands [][]int, ys, us []flo
 	if N < 2*cvFolds {
 		return fmt.Errorf("online: robust cross-validation needs ≥ %d targets (got %d)", 2*cvFolds, N)
 	}
-	// Fold assignment: a seeded shuffle per repeat, shared by all candidates.
+	// Fold assignment, shared by all candidates. Without lags of y the
+	// samples are exchangeable: a seeded shuffle per repeat. With lags, a
+	// validation target also sits in the regressors of the next depth rows,
+	// so folds are contiguous blocks (shifted between repeats) and training
+	// rows within depth of the block are left out (blocked CV).
+	gap := 0
+	for _, c := range cands {
+		if len(c) > 0 {
+			gap = max(gap, c[len(c)-1])
+		}
+	}
 	folds := make([][]int, cvRepeats)
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0xcf))
 	for r := range folds {
 		folds[r] = make([]int, N)
-		for i, p := range rng.Perm(N) {
-			folds[r][p] = i % cvFolds
+		if gap == 0 {
+			for i, p := range rng.Perm(N) {
+				folds[r][p] = i % cvFolds
+			}
+			continue
+		}
+		shift := r * N / (cvFolds * cvRepeats)
+		for i := range folds[r] {
+			folds[r][i] = ((i + shift) % N) * cvFolds / N
 		}
 	}
 	best, bestScore := narx.Config{}, math.Inf(1)
@@ -737,6 +765,7 @@ func (l *Learner) chooseByRobustCV(cfg *narx.Config, cands [][]int, ys, us []flo
 	for _, c := range cands {
 		trial := *cfg
 		trial.Embedding.YLags = c
+		l.tuneSize(&trial)
 		X, y := embed(trial.Embedding, ys, us, l.nu, from)
 		n := trial.Embedding.Dim()
 		widths := []float64{trial.Kernel.Sigma2}
@@ -754,10 +783,14 @@ func (l *Learner) chooseByRobustCV(cfg *narx.Config, cands [][]int, ys, us []flo
 			for r := range folds {
 				for f := 0; f < cvFolds; f++ {
 					var Xt, yt, Xv, yv []float64
-					for i, fi := range folds[r] {
-						if fi == f {
+					fr := folds[r]
+					for i, fi := range fr {
+						switch {
+						case fi == f:
 							Xv, yv = append(Xv, X[i*n:(i+1)*n]...), append(yv, y[i])
-						} else {
+						case gap > 0 && nearFold(fr, i, f, gap):
+							// within the lag window of the validation block
+						default:
 							Xt, yt = append(Xt, X[i*n:(i+1)*n]...), append(yt, y[i])
 						}
 					}
@@ -779,8 +812,19 @@ func (l *Learner) chooseByRobustCV(cfg *narx.Config, cands [][]int, ys, us []flo
 			}
 		}
 	}
+	best.Size = cfg.Size
 	*cfg = best
 	return nil
+}
+
+// nearFold reports whether row i lies within gap rows of a row of fold f.
+func nearFold(folds []int, i, f, gap int) bool {
+	for j := max(0, i-gap); j <= min(len(folds)-1, i+gap); j++ {
+		if folds[j] == f {
+			return true
+		}
+	}
+	return false
 }
 
 // fitRobustly fits cfg on (X, y), reweighted as in fitWeighted when robust

@@ -96,7 +96,9 @@ func TestRobustSnapshotRoundTrip(t *testing.T) {
 	y, _ := spiky(900, 8)
 	a, _ := NewLearner(robustConfig(true))
 	for i := 0; i < 500; i++ {
-		a.Observe(Observation{T: int64(i), Y: y[i]})
+		if _, err := a.Observe(Observation{T: int64(i), Y: y[i]}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	snap, err := a.MarshalBinary()
 	if err != nil {
@@ -107,8 +109,11 @@ func TestRobustSnapshotRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 500; i < 900; i++ {
-		ra, _ := a.Observe(Observation{T: int64(i), Y: y[i]})
-		rb, _ := b.Observe(Observation{T: int64(i), Y: y[i]})
+		ra, errA := a.Observe(Observation{T: int64(i), Y: y[i]})
+		rb, errB := b.Observe(Observation{T: int64(i), Y: y[i]})
+		if errA != nil || errB != nil {
+			t.Fatal(errA, errB)
+		}
 		if ra.Prediction != rb.Prediction || ra.Weight != rb.Weight || ra.Outlier != rb.Outlier || ra.Std != rb.Std {
 			t.Fatalf("sample %d: %+v vs %+v", i, ra, rb)
 		}

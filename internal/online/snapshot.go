@@ -15,7 +15,7 @@ import (
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
 // rejects every other version with ErrSnapshotVersion.
-const SnapshotVersion = 1
+const SnapshotVersion = 2
 
 var snapshotMagic = [4]byte{'S', 'D', 'L', 'S'}
 
@@ -106,6 +106,9 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		return err
 	}
 	fitted := st.Model.Fitted
+	if len(st.ULoc) != len(st.UScale) {
+		return fmt.Errorf("online: snapshot input scales do not match")
+	}
 	if fitted && (len(st.ULoc) != l.nu || len(st.UScale) != l.nu || !finiteScale(st.YLoc, st.YScale) || st.Step < 1) ||
 		len(st.WarmU) != len(st.WarmY)*l.nu || len(st.WarmT) != len(st.WarmY) {
 		return fmt.Errorf("online: snapshot does not fit the configuration")
@@ -124,6 +127,9 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		return fmt.Errorf("online: snapshot robust state does not fit the configuration")
 	}
 	if st.RobustScale != nil {
+		if st.RobustScale.Window != l.cfg.Robust.Window || st.RobustScale.Kind != l.cfg.Robust.Scale {
+			return fmt.Errorf("online: snapshot robust scale does not fit the configuration")
+		}
 		rs, err := robust.StreamingScaleFromState(*st.RobustScale)
 		if err != nil || rs.Window() != l.cfg.Robust.Window || rs.Kind() != l.cfg.Robust.Scale {
 			return fmt.Errorf("online: snapshot robust scale does not fit: %v", err)

@@ -67,7 +67,9 @@ type Weights struct {
 	// C1 is Hampel's c1, the Huber threshold, or the Myriad δ; unused by
 	// Logistic. In units of ŝ.
 	C1 float64
-	// C2 is Hampel's c2 (> C1); unused by the others.
+	// C2 is Hampel's c2 (> C1); the other weight functions do not use it
+	// (callers may still use it, as streamd's learner does for flagging
+	// outliers).
 	C2 float64
 	// Floor is the least weight, in [0, 1): every weight is clamped to
 	// [Floor, 1], and Hampel gives Floor beyond c2. The book uses 10⁻⁴ so that

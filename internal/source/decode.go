@@ -91,15 +91,16 @@ func (d *Decoder) Decode(key, value []byte, ts time.Time) (Record, error) {
 		return Record{}, reject(ReasonOversize, "%d bytes, limit %d", len(value), d.MaxBytes)
 	}
 	var obj map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(value))
-	if err := dec.Decode(&obj); err != nil || obj == nil {
+	// Unmarshal, unlike a Decoder, rejects anything after the object.
+	if err := json.Unmarshal(value, &obj); err != nil || obj == nil {
 		return Record{}, reject(ReasonInvalidJSON, "%v", errOr(err, "not an object"))
 	}
-	if dec.More() {
-		return Record{}, reject(ReasonInvalidJSON, "data after the object")
+	present := func(field string) (json.RawMessage, bool) { // null counts as absent
+		raw, ok := obj[field]
+		return raw, ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 	}
 	var rec Record
-	if raw, ok := obj[d.Fields.Series]; ok {
+	if raw, ok := present(d.Fields.Series); ok {
 		if err := json.Unmarshal(raw, &rec.Series); err != nil {
 			return Record{}, reject(ReasonMissingSeries, "%s is not a string", d.Fields.Series)
 		}
@@ -118,7 +119,7 @@ func (d *Decoder) Decode(key, value []byte, ts time.Time) (Record, error) {
 		return Record{}, reject(ReasonNonFiniteY, "%s: %v", d.Fields.Y, err)
 	}
 	rec.Y = y
-	if raw, ok := obj[d.Fields.U]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+	if raw, ok := present(d.Fields.U); ok {
 		var us []json.RawMessage
 		if err := json.Unmarshal(raw, &us); err != nil {
 			return Record{}, reject(ReasonBadInputs, "%s is not an array", d.Fields.U)
@@ -136,7 +137,7 @@ func (d *Decoder) Decode(key, value []byte, ts time.Time) (Record, error) {
 		return Record{}, reject(ReasonBadInputs, "no %s field, want %d inputs", d.Fields.U, d.Inputs)
 	}
 	rec.T = ts.UnixMilli()
-	if raw, ok := obj[d.Fields.T]; ok {
+	if raw, ok := present(d.Fields.T); ok {
 		if rec.T, err = parseTime(raw); err != nil {
 			return Record{}, reject(ReasonBadTime, "%s: %v", d.Fields.T, err)
 		}

@@ -23,6 +23,7 @@ func TestDecodeAccepts(t *testing.T) {
 		{"rfc3339 time", "s", `{"t":"2026-11-21T10:00:00.5Z","y":2,"u":[0]}`, Record{Series: "s", T: time.Date(2026, 11, 21, 10, 0, 0, 5e8, time.UTC).UnixMilli(), Y: 2, U: []float64{0}}},
 		{"no t: record timestamp", "s", `{"y":3,"u":[0]}`, Record{Series: "s", T: ts.UnixMilli(), Y: 3, U: []float64{0}}},
 		{"unknown fields ignored", "s", `{"y":3,"u":[0],"t":1,"note":"x"}`, Record{Series: "s", T: 1, Y: 3, U: []float64{0}}},
+		{"null series and t are absent", "k", `{"series":null,"t":null,"y":3,"u":[0]}`, Record{Series: "k", T: ts.UnixMilli(), Y: 3, U: []float64{0}}},
 	} {
 		got, err := decoder().Decode([]byte(tc.key), []byte(tc.value), ts)
 		if err != nil {
@@ -44,6 +45,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"invalid json", "s", `{"y":1,`, ReasonInvalidJSON},
 		{"not an object", "s", `[1,2]`, ReasonInvalidJSON},
 		{"trailing data", "s", `{"y":1,"u":[0]} {}`, ReasonInvalidJSON},
+		{"trailing bracket", "s", `{"y":1,"u":[0]}]`, ReasonInvalidJSON},
 		{"missing y", "s", `{"t":1,"u":[0]}`, ReasonMissingY},
 		{"y NaN string", "s", `{"y":"NaN","u":[0]}`, ReasonNonFiniteY},
 		{"y overflows to Inf", "s", `{"y":1e999,"u":[0]}`, ReasonNonFiniteY},

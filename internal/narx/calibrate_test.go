@@ -1,0 +1,69 @@
+package narx
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// Residuals drawn with variance a + ρ₀b for known parts a, b: the likelihood
+// fit must recover ρ₀, and with Gaussian residuals the interval scale τ must
+// be near 1. Tolerances: with 512 residuals the ML estimate of ρ has a
+// relative std of roughly √(2/512)·(a+ρb)/(ρb) ≈ 10 % here (b dominates), so
+// 30 % is a 3σ bound; τ is a 95 %-quantile ratio, whose std over 512 draws is
+// about 0.1 — averaged over 50 runs, the mean must lie within 0.05 of 1.
+func TestCalibrationRecoversScales(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, rho0 := range []float64{0.05, 0.5, 2} {
+		var meanRho, meanTau float64
+		const runs = 50
+		for run := 0; run < runs; run++ {
+			c := newCalibration(0.95)
+			for i := 0; i < calWindow; i++ {
+				a := 0.01 * (0.5 + rng.Float64())
+				b := 0.1 * rng.Float64()
+				c.add(math.Sqrt(a+rho0*b)*rng.NormFloat64(), a, b)
+			}
+			c.refit()
+			meanRho += c.scale / runs
+			meanTau += c.tau / runs
+		}
+		if math.Abs(meanRho-rho0) > 0.3*rho0 {
+			t.Errorf("ρ₀ = %g: mean estimate %g", rho0, meanRho)
+		}
+		if math.Abs(meanTau-1) > 0.05 {
+			t.Errorf("ρ₀ = %g: mean τ %g, want ≈ 1 for Gaussian residuals", rho0, meanTau)
+		}
+	}
+}
+
+// Heavy tails: residuals from a Student-t with 3 degrees of freedom, scaled to
+// the predicted variance. The likelihood-optimal variance is inflated by the
+// tails; τ must bring the band back so that 95 % of the residuals fall inside.
+func TestCalibrationIntervalScaleHeavyTails(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	c := newCalibration(0.95)
+	for i := 0; i < calWindow; i++ {
+		a, b := 0.01, 0.0
+		z := rng.NormFloat64()
+		chi := 0.0
+		for k := 0; k < 3; k++ {
+			g := rng.NormFloat64()
+			chi += g * g
+		}
+		c.add(0.1*z/math.Sqrt(chi/3), a, b)
+	}
+	c.refit()
+	in := 0
+	for i := 0; i < c.count; i++ {
+		if c.e2[i] <= 1.959964*1.959964*c.tau*(c.a[i]+c.scale*c.b[i]) {
+			in++
+		}
+	}
+	if cov := float64(in) / float64(c.count); math.Abs(cov-0.95) > 0.005 {
+		t.Errorf("coverage after τ = %g: %g, want 0.95", c.tau, cov)
+	}
+	if c.add(math.NaN(), 1, 0) || c.add(1, 0, 0) || c.add(1, 1, -1) {
+		t.Error("accepted a non-finite or invalid residual")
+	}
+}
