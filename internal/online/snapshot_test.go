@@ -86,3 +86,37 @@ func TestSnapshotRejectsBadInput(t *testing.T) {
 		t.Error("restored into a learner with another window size")
 	}
 }
+
+// FuzzUnmarshalSnapshot: arbitrary bytes never panic, and a restore either
+// succeeds or leaves the learner unchanged (still unfitted here, with its
+// outputs on a fixed stream equal to a fresh learner's).
+func FuzzUnmarshalSnapshot(f *testing.F) {
+	a, _ := NewLearner(testConfig())
+	for i, v := range noisySine(150, 0.1, 11) {
+		a.Observe(Observation{T: int64(i), Y: v})
+	}
+	good, _ := a.MarshalBinary()
+	f.Add(good)
+	f.Add(good[:len(good)/3])
+	f.Add([]byte("SDLS\x00\x02"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		l, _ := NewLearner(testConfig())
+		if err := l.UnmarshalBinary(b); err != nil {
+			if l.Fitted() || l.seen != 0 {
+				t.Fatalf("a failed restore changed the learner: %v", err)
+			}
+			return
+		}
+		// A successful restore must give finite outputs on more data.
+		for i, v := range noisySine(50, 0.1, 12) {
+			res, err := l.Observe(Observation{T: l.lastT + int64(i) + 1, Y: v})
+			if err != nil {
+				return // e.g. a restored stream whose inputs do not fit: rejected cleanly
+			}
+			if math.IsNaN(res.Prediction) || math.IsInf(res.Std, 0) {
+				t.Fatalf("non-finite output after restore: %+v", res)
+			}
+		}
+	})
+}
