@@ -30,8 +30,8 @@ type ModelState struct {
 
 	RNG []byte
 
-	Swaps, EigRefresh, SinceSwap, SinceNoise int
-	NoiseVar, DEff                           float64
+	Swaps, EigRefresh, SinceSwap, SinceNoise, SwapFailures int
+	NoiseVar, DEff                                         float64
 
 	CalE2, CalA, CalB      []float64
 	CalHead, CalCount      int
@@ -56,7 +56,7 @@ func (m *Model) State() ModelState {
 		WinX: slices.Clone(m.win.x), WinY: slices.Clone(m.win.y), WinV: slices.Clone(m.win.v),
 		WinHead: m.win.head, WinCount: m.win.count,
 		RNG:   rng,
-		Swaps: m.swaps, EigRefresh: m.eigRefresh, SinceSwap: m.sinceSwap, SinceNoise: m.sinceNoise,
+		Swaps: m.swaps, EigRefresh: m.eigRefresh, SinceSwap: m.sinceSwap, SinceNoise: m.sinceNoise, SwapFailures: m.swapFailures,
 		NoiseVar: m.noiseVar, DEff: m.dEff,
 		CalE2: slices.Clone(m.cal.e2), CalA: slices.Clone(m.cal.a), CalB: slices.Clone(m.cal.b),
 		CalHead: m.cal.head, CalCount: m.cal.count, CalScale: m.cal.scale, CalTau: m.cal.tau, SinceCal: m.sinceCal,
@@ -133,7 +133,7 @@ func (m *Model) SetState(s ModelState) error {
 	r.psi = make([]float64, M+1)
 	r.forecastWs = newForecastWorkspace(cfg.Embedding, M)
 	r.fitted = true
-	r.swaps, r.eigRefresh, r.sinceSwap, r.sinceNoise = s.Swaps, s.EigRefresh, s.SinceSwap, s.SinceNoise
+	r.swaps, r.eigRefresh, r.sinceSwap, r.sinceNoise, r.swapFailures = s.Swaps, s.EigRefresh, s.SinceSwap, s.SinceNoise, s.SwapFailures
 	r.noiseVar, r.dEff = s.NoiseVar, s.DEff
 	r.cal = &calibration{e2: slices.Clone(s.CalE2), a: slices.Clone(s.CalA), b: slices.Clone(s.CalB),
 		head: s.CalHead, count: s.CalCount, scale: s.CalScale, tau: s.CalTau, level: m.cfg.IntervalLevel,
