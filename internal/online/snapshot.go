@@ -3,10 +3,10 @@ package online
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 
 	"github.com/streamd/streamd/internal/narx"
@@ -15,7 +15,7 @@ import (
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
 // rejects every other version with ErrSnapshotVersion.
-const SnapshotVersion = 2
+const SnapshotVersion = 3
 
 var snapshotMagic = [4]byte{'S', 'D', 'L', 'S'}
 
@@ -45,7 +45,7 @@ type learnerState struct {
 }
 
 // MarshalBinary encodes the Learner's complete state: magic, version (uint16,
-// big-endian), then the gob encoding of the state. The configuration is not
+// big-endian), then the state in the binary layout of binenc.go. The configuration is not
 // included; restore into a Learner built from the same configuration.
 func (l *Learner) MarshalBinary() ([]byte, error) {
 	st := learnerState{
@@ -60,17 +60,9 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 		rs := l.rscale.State()
 		st.RobustScale = &rs
 	}
-	var buf bytes.Buffer
-	buf.Write(snapshotMagic[:])
-	_ = binary.Write(&buf, binary.BigEndian, uint16(SnapshotVersion))
-	if err := gob.NewEncoder(&buf).Encode(&st); err != nil {
-		return nil, fmt.Errorf("online: encode snapshot: %w", err)
-	}
-	return buf.Bytes(), nil
-}
-
-func finiteScale(loc, scale float64) bool {
-	return !math.IsNaN(loc) && !math.IsInf(loc, 0) && scale > 0 && !math.IsInf(scale, 0)
+	b := append([]byte(nil), snapshotMagic[:]...)
+	b = binary.BigEndian.AppendUint16(b, SnapshotVersion)
+	return encodeValue(b, reflect.ValueOf(st)), nil
 }
 
 // UnmarshalBinary restores a state written by MarshalBinary. On error l is
@@ -83,8 +75,12 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		return fmt.Errorf("%w: %d (this build reads %d)", ErrSnapshotVersion, v, SnapshotVersion)
 	}
 	var st learnerState
-	if err := gob.NewDecoder(bytes.NewReader(b[6:])).Decode(&st); err != nil {
+	d := decoder{b: b[6:]}
+	if err := d.decodeValue(reflect.ValueOf(&st).Elem()); err != nil {
 		return fmt.Errorf("online: decode snapshot: %w", err)
+	}
+	if len(d.b) != 0 {
+		return fmt.Errorf("online: decode snapshot: %d bytes after the state", len(d.b))
 	}
 	fresh, err := NewLearner(l.cfg)
 	if err != nil {
@@ -143,4 +139,8 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		st.LastT, st.HaveT, st.Step, st.Seen, st.Learned, st.SinceForecast
 	*l = *fresh
 	return nil
+}
+
+func finiteScale(loc, scale float64) bool {
+	return !math.IsNaN(loc) && !math.IsInf(loc, 0) && scale > 0 && !math.IsInf(scale, 0)
 }

@@ -1,6 +1,7 @@
 package online
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"testing"
@@ -119,4 +120,30 @@ func FuzzUnmarshalSnapshot(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A snapshot claiming a huge slice is refused before anything is allocated
+// for it: every length is checked against the bytes that are left.
+func TestSnapshotHostileLengthIsBounded(t *testing.T) {
+	hostile := []byte("SDLS")
+	hostile = binary.BigEndian.AppendUint16(hostile, SnapshotVersion)
+	hostile = binary.AppendUvarint(hostile, 1<<40) // YLags: 2⁴⁰ ints
+	l, _ := NewLearner(testConfig())
+	var err error
+	allocs := testing.AllocsPerRun(10, func() { err = l.UnmarshalBinary(hostile) })
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	if allocs > 20 {
+		t.Errorf("%v allocations to refuse an 11-byte snapshot", allocs)
+	}
+	a, _ := NewLearner(testConfig())
+	for i, v := range noisySine(300, 0.1, 13) {
+		a.Observe(Observation{T: int64(i), Y: v})
+	}
+	snap, _ := a.MarshalBinary()
+	t.Logf("snapshot of a fitted learner (M = 20, W = 100, 4 lags): %d bytes", len(snap))
+	if err := l.UnmarshalBinary(append(snap, 0)); err == nil {
+		t.Error("accepted trailing bytes")
+	}
 }

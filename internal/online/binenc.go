@@ -1,0 +1,178 @@
+package online
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+)
+
+// The snapshot body is a compact, deterministic binary encoding of the state
+// structs, field by field in declaration order (exported fields only):
+//
+//	bool        1 byte
+//	ints        zig-zag varint (int, int8..int64 and named int types)
+//	uints       uvarint
+//	float64     8 bytes, IEEE 754 bits, little-endian (bit-exact round trip)
+//	string      uvarint length + bytes
+//	slice       uvarint length + elements
+//	*struct     1 byte (0 = nil) + the struct
+//	struct      its fields
+//
+// A decoder checks every length against the bytes left before allocating, so
+// a corrupt or hostile snapshot costs at most its own size in memory. The
+// layout follows the Go types: changing a state struct changes the format,
+// which is what SnapshotVersion is for.
+
+var errSnapshotTruncated = errors.New("online: snapshot truncated")
+
+func encodeValue(b []byte, v reflect.Value) []byte {
+	switch v.Kind() {
+	case reflect.Bool:
+		if v.Bool() {
+			return append(b, 1)
+		}
+		return append(b, 0)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return binary.AppendVarint(b, v.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return binary.AppendUvarint(b, v.Uint())
+	case reflect.Float64:
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.Float()))
+	case reflect.String:
+		b = binary.AppendUvarint(b, uint64(v.Len()))
+		return append(b, v.String()...)
+	case reflect.Slice:
+		b = binary.AppendUvarint(b, uint64(v.Len()))
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return append(b, v.Bytes()...)
+		}
+		for i := 0; i < v.Len(); i++ {
+			b = encodeValue(b, v.Index(i))
+		}
+		return b
+	case reflect.Pointer:
+		if v.IsNil() {
+			return append(b, 0)
+		}
+		return encodeValue(append(b, 1), v.Elem())
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				b = encodeValue(b, v.Field(i))
+			}
+		}
+		return b
+	}
+	panic(fmt.Sprintf("online: snapshot encoding of %s is not supported", v.Type()))
+}
+
+// decoder reads what encodeValue wrote.
+type decoder struct{ b []byte }
+
+func (d *decoder) uvarint() (uint64, error) {
+	x, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		return 0, errSnapshotTruncated
+	}
+	d.b = d.b[n:]
+	return x, nil
+}
+
+// length reads a length whose elements take at least minSize bytes each.
+func (d *decoder) length(minSize int) (int, error) {
+	n, err := d.uvarint()
+	if err != nil {
+		return 0, err
+	}
+	if n > uint64(len(d.b)/max(minSize, 1)) {
+		return 0, fmt.Errorf("online: snapshot length %d exceeds the data", n)
+	}
+	return int(n), nil
+}
+
+func (d *decoder) decodeValue(v reflect.Value) error {
+	switch v.Kind() {
+	case reflect.Bool:
+		if len(d.b) < 1 || d.b[0] > 1 {
+			return errSnapshotTruncated
+		}
+		v.SetBool(d.b[0] == 1)
+		d.b = d.b[1:]
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		x, n := binary.Varint(d.b)
+		if n <= 0 || v.OverflowInt(x) {
+			return errSnapshotTruncated
+		}
+		v.SetInt(x)
+		d.b = d.b[n:]
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		x, err := d.uvarint()
+		if err != nil || v.OverflowUint(x) {
+			return errSnapshotTruncated
+		}
+		v.SetUint(x)
+	case reflect.Float64:
+		if len(d.b) < 8 {
+			return errSnapshotTruncated
+		}
+		v.SetFloat(math.Float64frombits(binary.LittleEndian.Uint64(d.b)))
+		d.b = d.b[8:]
+	case reflect.String:
+		n, err := d.length(1)
+		if err != nil {
+			return err
+		}
+		v.SetString(string(d.b[:n]))
+		d.b = d.b[n:]
+	case reflect.Slice:
+		elem := v.Type().Elem()
+		minSize := 1
+		if elem.Kind() == reflect.Float64 {
+			minSize = 8
+		}
+		n, err := d.length(minSize)
+		if err != nil {
+			return err
+		}
+		if elem.Kind() == reflect.Uint8 {
+			v.SetBytes(append([]byte(nil), d.b[:n]...))
+			d.b = d.b[n:]
+			return nil
+		}
+		s := reflect.MakeSlice(v.Type(), n, n)
+		for i := 0; i < n; i++ {
+			if err := d.decodeValue(s.Index(i)); err != nil {
+				return err
+			}
+		}
+		v.Set(s)
+	case reflect.Pointer:
+		if len(d.b) < 1 || d.b[0] > 1 {
+			return errSnapshotTruncated
+		}
+		present := d.b[0] == 1
+		d.b = d.b[1:]
+		if !present {
+			v.SetZero()
+			return nil
+		}
+		p := reflect.New(v.Type().Elem())
+		if err := d.decodeValue(p.Elem()); err != nil {
+			return err
+		}
+		v.Set(p)
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				if err := d.decodeValue(v.Field(i)); err != nil {
+					return err
+				}
+			}
+		}
+	default:
+		return fmt.Errorf("online: snapshot decoding of %s is not supported", v.Type())
+	}
+	return nil
+}
