@@ -440,7 +440,7 @@ func (b *backtest) iterated(ctx context.Context) (*report, error) {
 		b.msg.Series, b.msg.T, b.msg.Observed = b.series, b.s.t[train-1], nil
 		b.msg.SetSteps(steps)
 		b.msg.IssuedAt = time.Now().UTC()
-		b.msg.Model = modelInfo(b.l)
+		b.msg.Model = sink.ModelInfoOf(b.l)
 		if err := b.out.Write(&b.msg); err != nil {
 			return nil, err
 		}
@@ -464,26 +464,8 @@ func (b *backtest) write(k int, res online.Result) error {
 	}
 	b.msg.SetResult(b.series, b.s.t[k], b.s.y[k], res)
 	b.msg.IssuedAt = time.Now().UTC()
-	b.msg.Model = modelInfo(b.l)
+	b.msg.Model = sink.ModelInfoOf(b.l)
 	return b.out.Write(&b.msg)
-}
-
-// modelInfo summarises l's model for forecast messages: σ² and γ in the
-// model's standardised units, the noise std in the series' units.
-func modelInfo(l *online.Learner) sink.ModelInfo {
-	m := l.Model()
-	info := m.Info()
-	cfg := m.Config()
-	_, scale := l.Scale()
-	return sink.ModelInfo{
-		M:        info.M,
-		Lags:     cfg.Embedding.YLags,
-		Sigma2:   cfg.Kernel.Sigma2,
-		Gamma:    info.Gamma,
-		NoiseStd: scale * math.Sqrt(info.NoiseVar),
-		DEff:     info.DEff,
-		Swaps:    info.Swaps,
-	}
 }
 
 // cumulative scores the first k steps of an iterated forecast for a few k
@@ -636,7 +618,7 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 		m := b.l.Model()
 		info := m.Info()
 		rep.Model = modelReport{M: info.M, Rank: info.Rank, Sigma2: m.Config().Kernel.Sigma2, Gamma: info.Gamma,
-			NoiseStd: modelInfo(b.l).NoiseStd, DEff: info.DEff, Swaps: info.Swaps, EigenRefresh: info.EigenRefresh, Outliers: b.l.Outliers(),
+			NoiseStd: sink.ModelInfoOf(b.l).NoiseStd, DEff: info.DEff, Swaps: info.Swaps, EigenRefresh: info.EigenRefresh, Outliers: b.l.Outliers(),
 			SamplesWeight: info.SamplesWeight, Entropy: info.Entropy}
 	}
 	return rep

@@ -181,6 +181,24 @@ type Observation struct {
 // unchanged.
 var ErrRejected = errors.New("observation rejected")
 
+// RejectError says why an observation was refused. Reason is one of a closed
+// set ("non_finite_y", "bad_inputs", "non_finite_input", "t_not_increasing"),
+// fit for a metric label.
+type RejectError struct {
+	Reason, Detail string
+}
+
+func (e *RejectError) Error() string {
+	return fmt.Sprintf("%v: %s: %s", ErrRejected, e.Reason, e.Detail)
+}
+
+// Unwrap makes errors.Is(err, ErrRejected) true.
+func (e *RejectError) Unwrap() error { return ErrRejected }
+
+func rejectf(reason, format string, args ...any) error {
+	return &RejectError{Reason: reason, Detail: fmt.Sprintf(format, args...)}
+}
+
 // ForecastStep is one step of a forecast in the series' units.
 type ForecastStep struct {
 	H          int
@@ -330,18 +348,18 @@ func (l *Learner) Model() *narx.Model { return l.model }
 // check validates an observation without changing l.
 func (l *Learner) check(o Observation) error {
 	if math.IsNaN(o.Y) || math.IsInf(o.Y, 0) {
-		return fmt.Errorf("%w: y is not finite", ErrRejected)
+		return rejectf("non_finite_y", "y is not finite")
 	}
 	if len(o.U) != l.nu {
-		return fmt.Errorf("%w: %d inputs, want %d", ErrRejected, len(o.U), l.nu)
+		return rejectf("bad_inputs", "%d inputs, want %d", len(o.U), l.nu)
 	}
 	for _, u := range o.U {
 		if math.IsNaN(u) || math.IsInf(u, 0) {
-			return fmt.Errorf("%w: an input is not finite", ErrRejected)
+			return rejectf("non_finite_input", "an input is not finite")
 		}
 	}
 	if l.haveT && o.T <= l.lastT {
-		return fmt.Errorf("%w: t %d is not after %d", ErrRejected, o.T, l.lastT)
+		return rejectf("t_not_increasing", "t %d is not after %d", o.T, l.lastT)
 	}
 	return nil
 }

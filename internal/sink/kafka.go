@@ -96,8 +96,14 @@ func (k *KafkaWriter) WriteForecasts(ctx context.Context, msgs ...*Message) erro
 // with the reject reason and its detail in the headers "streamd-reason" and
 // "streamd-detail", and the origin in "streamd-origin" (topic/partition/offset).
 func (k *KafkaWriter) DeadLetter(ctx context.Context, key, value []byte, reason, detail, origin string) error {
-	return k.WriteRecords(ctx, Record{Key: key, Value: value, Headers: []Header{
-		{"streamd-reason", reason}, {"streamd-detail", detail}, {"streamd-origin", origin}}})
+	return k.WriteRecords(ctx, DeadLetterRecord(key, value, reason, detail, origin))
+}
+
+// DeadLetterRecord is the dead letter DeadLetter writes, for batching them
+// with WriteRecords.
+func DeadLetterRecord(key, value []byte, reason, detail, origin string) Record {
+	return Record{Key: key, Value: value, Headers: []Header{
+		{"streamd-reason", reason}, {"streamd-detail", detail}, {"streamd-origin", origin}}}
 }
 
 // Close flushes pending messages and closes the writer.

@@ -2,6 +2,7 @@
 package sink
 
 import (
+	"math"
 	"time"
 
 	"github.com/streamd/streamd/internal/online"
@@ -85,5 +86,23 @@ func (m *Message) SetSteps(steps []online.ForecastStep) {
 	m.Steps = m.Steps[:0]
 	for _, s := range steps {
 		m.Steps = append(m.Steps, Step{H: s.H, T: s.T, Mean: s.Mean, Std: s.Std, Lo: s.Lo, Hi: s.Hi})
+	}
+}
+
+// ModelInfoOf summarises l's model for forecast messages: σ² and γ in the
+// model's standardised units, the noise std in the series' units.
+func ModelInfoOf(l *online.Learner) ModelInfo {
+	m := l.Model()
+	info := m.Info()
+	cfg := m.Config()
+	_, scale := l.Scale()
+	return ModelInfo{
+		M:        info.M,
+		Lags:     cfg.Embedding.YLags,
+		Sigma2:   cfg.Kernel.Sigma2,
+		Gamma:    info.Gamma,
+		NoiseStd: scale * math.Sqrt(info.NoiseVar),
+		DEff:     info.DEff,
+		Swaps:    info.Swaps,
 	}
 }

@@ -68,7 +68,7 @@ type Decoder struct {
 	// MaxBytes bounds a record value; larger ones are rejected unread.
 	MaxBytes int
 	// Inputs is the number of exogenous inputs every record must carry
-	// (absent u means none).
+	// (absent u means none); negative: any number (the series' model checks).
 	Inputs int
 }
 
@@ -124,7 +124,7 @@ func (d *Decoder) Decode(key, value []byte, ts time.Time) (Record, error) {
 		if err := json.Unmarshal(raw, &us); err != nil {
 			return Record{}, reject(ReasonBadInputs, "%s is not an array", d.Fields.U)
 		}
-		if len(us) != d.Inputs {
+		if d.Inputs >= 0 && len(us) != d.Inputs {
 			return Record{}, reject(ReasonBadInputs, "%d inputs, want %d", len(us), d.Inputs)
 		}
 		rec.U = make([]float64, len(us))

@@ -1,0 +1,204 @@
+// Package daemon owns the running daemon's life cycle: it wires the consumer
+// group (internal/source), one series registry per assigned partition
+// (internal/online) and the forecast and dead-letter writers (internal/sink),
+// and serves metrics and health over HTTP.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/segmentio/kafka-go"
+
+	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/sink"
+	"github.com/streamd/streamd/internal/source"
+)
+
+// Config configures a Daemon. Tag-free: cmd/streamd maps YAML onto it.
+type Config struct {
+	Brokers         []string
+	Group           string
+	InputTopic      string
+	ForecastTopic   string
+	DeadLetterTopic string
+	// Decoder decodes input records (field names, size limit). Its Inputs is
+	// ignored: each series' model checks its own number of inputs.
+	Decoder source.Decoder
+	// Registry gives each series its Learner configuration and caps the live
+	// series of each partition.
+	Registry online.RegistryConfig
+	// Listen is the HTTP address of /metrics, /healthz and /readyz; "" = none.
+	Listen string
+	// FlushEvery bounds how long results wait before they are published and
+	// their input offsets committed. 0 means 20 ms.
+	FlushEvery time.Duration
+	// SessionTimeout of the consumer-group membership (0 = 10 s).
+	SessionTimeout time.Duration
+	// Transport and Dialer replace kafka-go's defaults (TLS, SASL, tests).
+	Transport kafka.RoundTripper
+	Dialer    *kafka.Dialer
+	Logger    *slog.Logger
+}
+
+// flushBatch publishes results as soon as this many are pending.
+const flushBatch = 512
+
+// Daemon runs until Close. Open starts it; Close stops fetching, publishes
+// what was processed, commits its offsets and returns the first error.
+type Daemon struct {
+	cfg       Config
+	consumer  *source.Consumer
+	forecasts *sink.KafkaWriter
+	dead      *sink.KafkaWriter
+	metrics   *metrics
+	http      *http.Server
+	addr      net.Addr
+
+	cancel    context.CancelFunc
+	done      chan struct{}
+	runErr    error
+	closeOnce sync.Once
+	closeErr  error
+
+	assigned atomic.Int64 // partitions currently owned
+	ready    atomic.Bool
+}
+
+// Open validates cfg, starts the HTTP server and joins the consumer group in
+// the background.
+func Open(cfg Config) (*Daemon, error) {
+	if err := cfg.Registry.Validate(); err != nil {
+		return nil, fmt.Errorf("daemon: registry: %w", err)
+	}
+	if cfg.ForecastTopic == "" || cfg.DeadLetterTopic == "" {
+		return nil, errors.New("daemon: forecast and dead-letter topics are required")
+	}
+	if cfg.FlushEvery <= 0 {
+		cfg.FlushEvery = 20 * time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	cfg.Decoder.Inputs = -1
+	consumer, err := source.NewConsumer(source.ConsumerConfig{Brokers: cfg.Brokers, Group: cfg.Group,
+		Topic: cfg.InputTopic, SessionTimeout: cfg.SessionTimeout, MaxBytes: 4 << 20, Dialer: cfg.Dialer,
+		Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	fw, err := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: cfg.Brokers, Topic: cfg.ForecastTopic, Transport: cfg.Transport})
+	if err != nil {
+		return nil, err
+	}
+	dw, err := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: cfg.Brokers, Topic: cfg.DeadLetterTopic, Transport: cfg.Transport})
+	if err != nil {
+		return nil, err
+	}
+	d := &Daemon{cfg: cfg, consumer: consumer, forecasts: fw, dead: dw, metrics: newMetrics(), done: make(chan struct{})}
+	d.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "streamd_partitions_owned", Help: "Input partitions assigned to this instance."},
+		func() float64 { return float64(d.assigned.Load()) }))
+	if cfg.Listen != "" {
+		ln, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("daemon: listen %s: %w", cfg.Listen, err)
+		}
+		d.addr = ln.Addr()
+		d.http = &http.Server{Handler: d.routes(), ReadHeaderTimeout: 5 * time.Second}
+		go d.http.Serve(ln)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d.cancel = cancel
+	go func() {
+		defer close(d.done)
+		if err := d.consumer.Run(ctx, d.partition); err != nil && !errors.Is(err, context.Canceled) {
+			d.runErr = err
+		}
+	}()
+	return d, nil
+}
+
+// Addr returns the HTTP listener's address (nil without one).
+func (d *Daemon) Addr() net.Addr { return d.addr }
+
+// Close stops fetching, lets every partition publish and commit what it
+// processed, leaves the group and closes the writers. It may be called more
+// than once; every call returns the first error.
+func (d *Daemon) Close() error {
+	d.closeOnce.Do(func() {
+		d.cancel()
+		<-d.done
+		errs := []error{d.runErr, d.forecasts.Close(), d.dead.Close()}
+		if d.http != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			errs = append(errs, d.http.Shutdown(ctx))
+			cancel()
+		}
+		d.closeErr = errors.Join(errs...)
+	})
+	return d.closeErr
+}
+
+func (d *Daemon) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(d.metrics.registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !d.ready.Load() {
+			http.Error(w, "not ready: no partition assigned yet", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok\n"))
+	})
+	return mux
+}
+
+// metrics are the daemon's own Prometheus collectors, on a private registry
+// (with the Go and process collectors). No label carries a series id.
+type metrics struct {
+	registry  *prometheus.Registry
+	records   prometheus.Counter
+	rejected  *prometheus.CounterVec
+	forecasts prometheus.Counter
+	fitFailed prometheus.Counter
+	series    prometheus.Gauge
+	evicted   prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		records: prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_input_records_total",
+			Help: "Input records consumed."}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamd_input_rejected_total",
+			Help: "Input records rejected, by reason; each is sent to the dead-letter topic."}, []string{"reason"}),
+		forecasts: prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_forecasts_published_total",
+			Help: "Forecast messages published."}),
+		fitFailed: prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_fit_failures_total",
+			Help: "Warm-up fits that failed; the series keeps buffering and retries."}),
+		series: prometheus.NewGauge(prometheus.GaugeOpts{Name: "streamd_series",
+			Help: "Live series on this instance."}),
+		evicted: prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_series_evicted_total",
+			Help: "Series evicted by the live-series cap."}),
+	}
+	m.registry.MustRegister(m.records, m.rejected, m.forecasts, m.fitFailed, m.series, m.evicted,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, r := range source.Reasons {
+		m.rejected.WithLabelValues(string(r))
+	}
+	for _, r := range []string{"non_finite_y", "bad_inputs", "non_finite_input", "t_not_increasing"} {
+		m.rejected.WithLabelValues(r)
+	}
+	return m
+}

@@ -1,0 +1,205 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/streamd/streamd/internal/narx"
+	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/sink"
+	"github.com/streamd/streamd/internal/source"
+)
+
+func learnerConfig() online.Config {
+	return online.Config{
+		Model: narx.Config{Embedding: narx.Embedding{YLags: narx.Lags(4)}, Kernel: narx.Kernel{Type: narx.RBF, Sigma2: 4},
+			Size: 20, Gamma: 100, Forgetting: 1, Cutoff: 1e-10, Window: 100, SwapInterval: 5, NoiseEvery: 200,
+			Select: narx.SelectOptions{MaxIter: 2000, Patience: 200}, Seed: 3},
+		Warmup: 100, Horizon: 5, Every: 1, Level: 0.95,
+	}
+}
+
+func series(id, n int) []float64 {
+	y := make([]float64, n)
+	for i := range y {
+		y[i] = 10 + 3*math.Sin(0.3*float64(i)+float64(id)) + 0.1*math.Cos(1.7*float64(i*(id+1)))
+	}
+	return y
+}
+
+// drain reads topic's partitions until want messages arrived or ctx ends.
+func drain(ctx context.Context, t *testing.T, addrs []string, topic string, want int) []kafka.Message {
+	t.Helper()
+	var got []kafka.Message
+	for ctx.Err() == nil && len(got) < want {
+		got = got[:0]
+		for p := 0; p < 4; p++ {
+			r := kafka.NewReader(kafka.ReaderConfig{Brokers: addrs, Topic: topic, Partition: p, MaxWait: 250 * time.Millisecond})
+			for {
+				rctx, cancel := context.WithTimeout(ctx, 400*time.Millisecond)
+				m, err := r.ReadMessage(rctx)
+				cancel()
+				if err != nil {
+					break
+				}
+				got = append(got, m)
+			}
+			r.Close()
+		}
+	}
+	return got
+}
+
+// Records in, forecasts out, through a real Kafka-protocol broker over TCP:
+// every valid record past warm-up yields a forecast message whose numbers are
+// bit-identical to a Learner run directly on the same values (the daemon adds
+// nothing to the math); every bad record goes to the dead-letter topic with
+// its reason; metrics and health answer; Close loses nothing.
+func TestDaemonEndToEnd(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "series", "forecasts", "dlq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addrs := c.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	const nSeries, n = 3, 250
+	in, err := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []sink.Record
+	for i := 0; i < n; i++ {
+		for s := 0; s < nSeries; s++ {
+			v := fmt.Sprintf(`{"series":"s%d","t":%d,"y":%.17g}`, s, i+1, series(s, n)[i])
+			recs = append(recs, sink.Record{Key: []byte(fmt.Sprintf("s%d", s)), Value: []byte(v)})
+		}
+		if i == 150 { // the bad-input table, interleaved with the good records
+			for _, bad := range []struct{ key, value string }{
+				{"s0", `{"series":"s0","t":999999,`},                       // invalid JSON
+				{"s0", `{"series":"s0","t":999999}`},                       // missing y
+				{"s1", `{"series":"s1","t":999999,"y":"NaN"}`},             // y "NaN"
+				{"s1", `{"series":"s1","t":999999,"y":1e999}`},             // overflows to Inf
+				{"s2", `{"series":"s2","t":1,"y":3}`},                      // t not increasing
+				{"s2", `{"series":"s2","t":999999,"y":1,"u":[1]}`},         // wrong u length
+				{"", `{"t":5,"y":1}`},                                      // no key, no series
+				{"s0", `{"y":1,"pad":"` + strings.Repeat("x", 600) + `"}`}, // oversize
+			} {
+				recs = append(recs, sink.Record{Key: []byte(bad.key), Value: []byte(bad.value)})
+			}
+		}
+	}
+	if err := in.WriteRecords(ctx, recs...); err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+
+	d, err := Open(Config{Brokers: addrs, Group: "streamd", InputTopic: "series", ForecastTopic: "forecasts",
+		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 512},
+		Registry: online.RegistryConfig{Default: learnerConfig()}, Listen: "127.0.0.1:0",
+		SessionTimeout: 6 * time.Second, Transport: &kafka.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Per series: one message at the fit (forecast only) and one per later record.
+	want := nSeries * (n - 100 + 1)
+	got := drain(ctx, t, addrs, "forecasts", want)
+	dead := drain(ctx, t, addrs, "dlq", 8)
+	base := "http://" + d.Addr().String()
+	metricsText := httpGet(t, base+"/metrics")
+	ready := httpGet(t, base+"/readyz")
+	if err := d.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatalf("second close: %v", err)
+	}
+	if len(got) != want {
+		t.Fatalf("%d forecast messages, want %d", len(got), want)
+	}
+	// Reference: the same Learner over the same values, directly.
+	ref := map[string][]sink.Message{}
+	for s := 0; s < nSeries; s++ {
+		l, _ := online.NewLearner(learnerConfig())
+		id := fmt.Sprintf("s%d", s)
+		for i, v := range series(s, n) {
+			res, err := l.Observe(online.Observation{T: int64(i + 1), Y: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Fitted || res.Forecast != nil {
+				var m sink.Message
+				m.SetResult(id, int64(i+1), v, res)
+				ref[id] = append(ref[id], m)
+			}
+		}
+	}
+	seen := map[string]int{}
+	for _, km := range got {
+		var m sink.Message
+		if err := json.Unmarshal(km.Value, &m); err != nil {
+			t.Fatal(err)
+		}
+		k := seen[m.Series]
+		seen[m.Series]++
+		r := ref[m.Series][k]
+		if m.T != r.T || len(m.Steps) != len(r.Steps) || (m.Observed == nil) != (r.Observed == nil) {
+			t.Fatalf("%s message %d: t %d vs %d", m.Series, k, m.T, r.T)
+		}
+		if m.Observed != nil && *m.Observed != *r.Observed {
+			t.Fatalf("%s t=%d observed %+v, direct run %+v", m.Series, m.T, *m.Observed, *r.Observed)
+		}
+		for h := range m.Steps {
+			if m.Steps[h] != r.Steps[h] {
+				t.Fatalf("%s t=%d step %d: %+v, direct run %+v", m.Series, m.T, h+1, m.Steps[h], r.Steps[h])
+			}
+		}
+	}
+	reasons := map[string]int{}
+	for _, m := range dead {
+		for _, h := range m.Headers {
+			if h.Key == "streamd-reason" {
+				reasons[string(h.Value)]++
+			}
+		}
+	}
+	for _, r := range []string{"invalid_json", "missing_y", "non_finite_y", "t_not_increasing", "bad_inputs", "missing_series", "oversize"} {
+		if reasons[r] == 0 {
+			t.Errorf("no dead letter with reason %s (got %v)", r, reasons)
+		}
+	}
+	if len(dead) != 8 {
+		t.Errorf("%d dead letters, want 8: %v", len(dead), reasons)
+	}
+	for _, want := range []string{`streamd_input_rejected_total{reason="non_finite_y"} 2`, "streamd_forecasts_published_total", "go_goroutines"} {
+		if !strings.Contains(metricsText, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if strings.TrimSpace(ready) != "ok" {
+		t.Errorf("readyz: %q", ready)
+	}
+}
+
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}

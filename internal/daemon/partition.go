@@ -1,0 +1,153 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/sink"
+	"github.com/streamd/streamd/internal/source"
+)
+
+// partitionRun is the state of one assigned partition. It is owned by the
+// partition's goroutine: the registry's Learners are touched by nothing else.
+type partitionRun struct {
+	d        *Daemon
+	p        source.Partition
+	reg      *online.Registry
+	pending  []*sink.Message
+	dead     []sink.Record
+	next     int64 // offset after the last handled record; -1 before any
+	lastLive int
+	evicted  int64
+}
+
+// partition handles one assigned partition until its generation ends. Every
+// record is decoded, learned and, when it yields one, its forecast queued;
+// queued results are published (forecasts, then dead letters) and the input
+// offset committed after them, every FlushEvery or flushBatch records. So a
+// committed offset never covers an unpublished result: after a crash the
+// uncommitted records are read again. The learners start fresh on every
+// assignment (checkpointed state is issue 6).
+func (d *Daemon) partition(ctx context.Context, p source.Partition) {
+	d.assigned.Add(1)
+	defer d.assigned.Add(-1)
+	d.ready.Store(true)
+	reg, err := online.NewRegistry(d.cfg.Registry)
+	if err != nil { // validated in Open
+		d.cfg.Logger.Error("partition: registry", "err", err)
+		return
+	}
+	r := &partitionRun{d: d, p: p, reg: reg, next: -1}
+	defer d.metrics.series.Sub(float64(r.lastLive))
+	tick := time.NewTicker(d.cfg.FlushEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case m, ok := <-p.Messages:
+			if !ok {
+				r.flushFinal()
+				return
+			}
+			r.handle(m)
+			if len(r.pending)+len(r.dead) >= flushBatch {
+				r.flush(ctx)
+			}
+		case <-tick.C:
+			r.flush(ctx)
+		case <-ctx.Done():
+			r.flushFinal()
+			return
+		}
+	}
+}
+
+func (r *partitionRun) handle(m kafka.Message) {
+	d := r.d
+	d.metrics.records.Inc()
+	r.next = m.Offset + 1
+	origin := fmt.Sprintf("%s/%d/%d", m.Topic, m.Partition, m.Offset)
+	rec, err := d.cfg.Decoder.Decode(m.Key, m.Value, m.Time)
+	if err != nil {
+		var re *source.RejectError
+		if errors.As(err, &re) {
+			r.reject(m, string(re.Reason), re.Detail, origin)
+		}
+		return
+	}
+	l, _, err := r.reg.Get(rec.Series)
+	if err != nil {
+		d.cfg.Logger.Error("series: learner", "err", err)
+		return
+	}
+	res, err := l.Observe(online.Observation{T: rec.T, Y: rec.Y, U: rec.U})
+	var re *online.RejectError
+	switch {
+	case errors.As(err, &re):
+		r.reject(m, re.Reason, re.Detail, origin)
+		return
+	case err != nil:
+		d.metrics.fitFailed.Inc()
+		d.cfg.Logger.Warn("series: fit failed", "err", err)
+		return
+	}
+	if !res.Fitted && res.Forecast == nil {
+		return // warm-up
+	}
+	msg := &sink.Message{IssuedAt: time.Now().UTC()}
+	msg.SetResult(rec.Series, rec.T, rec.Y, res)
+	msg.Model = sink.ModelInfoOf(l)
+	r.pending = append(r.pending, msg)
+}
+
+func (r *partitionRun) reject(m kafka.Message, reason, detail, origin string) {
+	r.d.metrics.rejected.WithLabelValues(reason).Inc()
+	r.dead = append(r.dead, sink.DeadLetterRecord(m.Key, m.Value, reason, detail, origin))
+}
+
+// flush publishes the queued results and commits the input offset after
+// them. On a sink error nothing is committed and the results stay queued for
+// the next flush, so nothing is lost; the records are re-read after a restart.
+func (r *partitionRun) flush(ctx context.Context) {
+	d := r.d
+	if len(r.pending) > 0 {
+		if err := d.forecasts.WriteForecasts(ctx, r.pending...); err != nil {
+			d.cfg.Logger.Warn("flush: forecasts", "err", err)
+			return
+		}
+		d.metrics.forecasts.Add(float64(len(r.pending)))
+		r.pending = r.pending[:0]
+	}
+	if len(r.dead) > 0 {
+		if err := d.dead.WriteRecords(ctx, r.dead...); err != nil {
+			d.cfg.Logger.Warn("flush: dead letters", "err", err)
+			return
+		}
+		r.dead = r.dead[:0]
+	}
+	if live := r.reg.Len(); live != r.lastLive {
+		d.metrics.series.Add(float64(live - r.lastLive))
+		r.lastLive = live
+	}
+	if ev := r.reg.Evicted(); ev != r.evicted {
+		d.metrics.evicted.Add(float64(ev - r.evicted))
+		r.evicted = ev
+	}
+	if r.next >= 0 {
+		if err := r.p.Commit(r.next); err != nil {
+			d.cfg.Logger.Warn("flush: commit", "err", err)
+		}
+	}
+}
+
+// flushFinal flushes when the generation's context has ended: the writes use
+// a fresh, bounded context so shutdown publishes what was processed.
+func (r *partitionRun) flushFinal() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r.flush(ctx)
+}

@@ -1,0 +1,131 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// ConsumerConfig configures a Consumer.
+type ConsumerConfig struct {
+	Brokers []string
+	Group   string
+	Topic   string
+	// SessionTimeout of the group membership; kfake and Kafka reject values
+	// below the broker's minimum (6 s by default). 0 means 10 s.
+	SessionTimeout time.Duration
+	// MaxBytes bounds a fetch (kafka-go's default of 1 MB is kept if 0).
+	MaxBytes int
+	// Dialer, when set, replaces kafka-go's default dialer (TLS, SASL).
+	Dialer *kafka.Dialer
+	Logger *slog.Logger
+}
+
+// Partition is what a PartitionFunc gets: the partition, the messages in
+// offset order, and Commit to mark offsets consumed.
+type Partition struct {
+	ID       int
+	Messages <-chan kafka.Message
+	// Commit records that every message before offset next was handled. It
+	// may be called from the partition's goroutine only.
+	Commit func(next int64) error
+}
+
+// PartitionFunc handles one assigned partition until its context ends (the
+// generation ended: rebalance or shutdown). It runs in its own goroutine.
+type PartitionFunc func(ctx context.Context, p Partition)
+
+// Consumer runs a consumer group over one topic with kafka-go's explicit
+// generation API: one goroutine and one partition-bound reader per assigned
+// partition, offsets committed explicitly. (kafka-go's Reader with a GroupID
+// is avoided: it serves stale messages after a rebalance, kafka-go #1398.)
+type Consumer struct {
+	cfg ConsumerConfig
+}
+
+// NewConsumer validates cfg.
+func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
+	if len(cfg.Brokers) == 0 || cfg.Group == "" || cfg.Topic == "" {
+		return nil, errors.New("source: consumer needs brokers, a group and a topic")
+	}
+	if cfg.SessionTimeout == 0 {
+		cfg.SessionTimeout = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Consumer{cfg: cfg}, nil
+}
+
+// Run joins the group and calls fn for every partition assigned, until ctx
+// ends; then it leaves the group. It returns ctx's error, or a setup error.
+func (c *Consumer) Run(ctx context.Context, fn PartitionFunc) error {
+	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
+		ID: c.cfg.Group, Brokers: c.cfg.Brokers, Topics: []string{c.cfg.Topic}, Dialer: c.cfg.Dialer,
+		HeartbeatInterval: c.cfg.SessionTimeout / 10, SessionTimeout: c.cfg.SessionTimeout,
+		RebalanceTimeout: c.cfg.SessionTimeout, JoinGroupBackoff: 500 * time.Millisecond,
+		StartOffset: kafka.FirstOffset,
+	})
+	if err != nil {
+		return fmt.Errorf("source: consumer group: %w", err)
+	}
+	defer cg.Close() // leaves the group, so a peer takes over at once
+	for ctx.Err() == nil {
+		gen, err := cg.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, kafka.ErrGroupClosed) {
+				break
+			}
+			// Rebalance in progress and other transient join errors: retry.
+			c.cfg.Logger.Debug("consumer group: join", "err", err)
+			continue
+		}
+		for _, a := range gen.Assignments[c.cfg.Topic] {
+			c.startPartition(gen, a, fn)
+		}
+	}
+	return ctx.Err()
+}
+
+// startPartition runs fn for assignment a within generation gen. kafka-go's
+// Next waits for every Start function to return before rejoining, so the
+// final commit below still belongs to a valid generation.
+func (c *Consumer) startPartition(gen *kafka.Generation, a kafka.PartitionAssignment, fn PartitionFunc) {
+	gen.Start(func(gctx context.Context) {
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: c.cfg.Brokers, Topic: c.cfg.Topic, Partition: a.ID,
+			MaxBytes: c.cfg.MaxBytes, MaxWait: 500 * time.Millisecond, Dialer: c.cfg.Dialer})
+		defer r.Close()
+		if err := r.SetOffset(a.Offset); err != nil {
+			c.cfg.Logger.Error("partition: set offset", "partition", a.ID, "err", err)
+			return
+		}
+		msgs := make(chan kafka.Message, 256)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { // fetch loop: hands messages over in offset order
+			defer wg.Done()
+			defer close(msgs)
+			for {
+				m, err := r.FetchMessage(gctx)
+				if err != nil {
+					return // the generation ended (or the reader failed: the next generation retries)
+				}
+				select {
+				case msgs <- m:
+				case <-gctx.Done():
+					return
+				}
+			}
+		}()
+		commit := func(next int64) error {
+			return gen.CommitOffsets(map[string]map[int]int64{c.cfg.Topic: {a.ID: next}})
+		}
+		fn(gctx, Partition{ID: a.ID, Messages: msgs, Commit: commit})
+		wg.Wait()
+	})
+}
