@@ -45,6 +45,9 @@ type KafkaConfig struct {
 	DeadLetterTopic string   `yaml:"dead_letter_topic"`
 	// MaxRecordBytes rejects larger input records (to the dead-letter topic).
 	MaxRecordBytes int `yaml:"max_record_bytes"`
+	// MaxSeriesPerPartition caps the live series of one input partition; the
+	// least recently seen series is evicted beyond it.
+	MaxSeriesPerPartition int `yaml:"max_series_per_partition"`
 	// Fields names the keys of an input value.
 	Fields FieldsConfig `yaml:"fields"`
 }
@@ -164,14 +167,15 @@ const (
 func DefaultConfig() Config {
 	return Config{
 		Kafka: KafkaConfig{
-			Brokers:         []string{"127.0.0.1:9092"},
-			Group:           "streamd",
-			InputTopics:     []string{"series"},
-			ForecastTopic:   "forecasts",
-			StateTopic:      "streamd-state",
-			DeadLetterTopic: "series-dlq",
-			MaxRecordBytes:  1 << 20,
-			Fields:          FieldsConfig{Series: "series", T: "t", Y: "y", U: "u"},
+			Brokers:               []string{"127.0.0.1:9092"},
+			Group:                 "streamd",
+			InputTopics:           []string{"series"},
+			ForecastTopic:         "forecasts",
+			StateTopic:            "streamd-state",
+			DeadLetterTopic:       "series-dlq",
+			MaxRecordBytes:        1 << 20,
+			MaxSeriesPerPartition: 100000,
+			Fields:                FieldsConfig{Series: "series", T: "t", Y: "y", U: "u"},
 		},
 		HTTP: HTTPConfig{Listen: "127.0.0.1:9464"},
 		Model: ModelConfig{
@@ -359,6 +363,9 @@ func (k *KafkaConfig) validate(p *problems) {
 	}
 	if slices.Contains(k.InputTopics, k.StateTopic) || slices.Contains(k.InputTopics, k.ForecastTopic) {
 		p.add("kafka.input_topics", "must not include the forecast or state topic (got %q)", k.InputTopics)
+	}
+	if k.MaxSeriesPerPartition < 1 {
+		p.add("kafka.max_series_per_partition", "must be ≥ 1 (got %d)", k.MaxSeriesPerPartition)
 	}
 	if k.MaxRecordBytes < 1 {
 		p.add("kafka.max_record_bytes", "must be ≥ 1 (got %d)", k.MaxRecordBytes)

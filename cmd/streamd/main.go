@@ -31,6 +31,7 @@ var commands = []struct {
 	name, summary string
 	cmd           func() command
 }{
+	{"run", "run the daemon: Kafka in, forecasts out", func() command { return runCommand{} }},
 	{"backtest", "run a file through the Learner and score its forecasts", func() command { return &backtestCommand{} }},
 	{"generate", "write a synthetic benchmark series (Mackey–Glass, Lorenz, Chua, sinc) as CSV", func() command { return generateCommand{} }},
 	{"version", "print the version", func() command { return versionCommand{} }},

@@ -29,7 +29,7 @@ import (
 type Config struct {
 	Brokers         []string
 	Group           string
-	InputTopic      string
+	InputTopics     []string
 	ForecastTopic   string
 	DeadLetterTopic string
 	// Decoder decodes input records (field names, size limit). Its Inputs is
@@ -92,7 +92,7 @@ func Open(cfg Config) (*Daemon, error) {
 	}
 	cfg.Decoder.Inputs = -1
 	consumer, err := source.NewConsumer(source.ConsumerConfig{Brokers: cfg.Brokers, Group: cfg.Group,
-		Topic: cfg.InputTopic, SessionTimeout: cfg.SessionTimeout, MaxBytes: 4 << 20, Dialer: cfg.Dialer,
+		Topics: cfg.InputTopics, SessionTimeout: cfg.SessionTimeout, MaxBytes: 4 << 20, Dialer: cfg.Dialer,
 		Logger: cfg.Logger})
 	if err != nil {
 		return nil, err

@@ -106,7 +106,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 	}
 	in.Close()
 
-	d, err := Open(Config{Brokers: addrs, Group: "streamd", InputTopic: "series", ForecastTopic: "forecasts",
+	d, err := Open(Config{Brokers: addrs, Group: "streamd", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
 		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 512},
 		Registry: online.RegistryConfig{Default: learnerConfig()}, Listen: "127.0.0.1:0",
 		SessionTimeout: 6 * time.Second, Transport: &kafka.Transport{}})

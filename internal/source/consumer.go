@@ -15,7 +15,7 @@ import (
 type ConsumerConfig struct {
 	Brokers []string
 	Group   string
-	Topic   string
+	Topics  []string
 	// SessionTimeout of the group membership; kfake and Kafka reject values
 	// below the broker's minimum (6 s by default). 0 means 10 s.
 	SessionTimeout time.Duration
@@ -26,9 +26,10 @@ type ConsumerConfig struct {
 	Logger *slog.Logger
 }
 
-// Partition is what a PartitionFunc gets: the partition, the messages in
-// offset order, and Commit to mark offsets consumed.
+// Partition is what a PartitionFunc gets: the topic and partition, the
+// messages in offset order, and Commit to mark offsets consumed.
 type Partition struct {
+	Topic    string
 	ID       int
 	Messages <-chan kafka.Message
 	// Commit records that every message before offset next was handled. It
@@ -40,7 +41,7 @@ type Partition struct {
 // generation ended: rebalance or shutdown). It runs in its own goroutine.
 type PartitionFunc func(ctx context.Context, p Partition)
 
-// Consumer runs a consumer group over one topic with kafka-go's explicit
+// Consumer runs a consumer group over its topics with kafka-go's explicit
 // generation API: one goroutine and one partition-bound reader per assigned
 // partition, offsets committed explicitly. (kafka-go's Reader with a GroupID
 // is avoided: it serves stale messages after a rebalance, kafka-go #1398.)
@@ -50,8 +51,8 @@ type Consumer struct {
 
 // NewConsumer validates cfg.
 func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
-	if len(cfg.Brokers) == 0 || cfg.Group == "" || cfg.Topic == "" {
-		return nil, errors.New("source: consumer needs brokers, a group and a topic")
+	if len(cfg.Brokers) == 0 || cfg.Group == "" || len(cfg.Topics) == 0 {
+		return nil, errors.New("source: consumer needs brokers, a group and topics")
 	}
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = 10 * time.Second
@@ -66,7 +67,7 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 // ends; then it leaves the group. It returns ctx's error, or a setup error.
 func (c *Consumer) Run(ctx context.Context, fn PartitionFunc) error {
 	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
-		ID: c.cfg.Group, Brokers: c.cfg.Brokers, Topics: []string{c.cfg.Topic}, Dialer: c.cfg.Dialer,
+		ID: c.cfg.Group, Brokers: c.cfg.Brokers, Topics: c.cfg.Topics, Dialer: c.cfg.Dialer,
 		HeartbeatInterval: c.cfg.SessionTimeout / 10, SessionTimeout: c.cfg.SessionTimeout,
 		RebalanceTimeout: c.cfg.SessionTimeout, JoinGroupBackoff: 500 * time.Millisecond,
 		StartOffset: kafka.FirstOffset,
@@ -85,8 +86,10 @@ func (c *Consumer) Run(ctx context.Context, fn PartitionFunc) error {
 			c.cfg.Logger.Debug("consumer group: join", "err", err)
 			continue
 		}
-		for _, a := range gen.Assignments[c.cfg.Topic] {
-			c.startPartition(gen, a, fn)
+		for _, topic := range c.cfg.Topics { // in configuration order: deterministic
+			for _, a := range gen.Assignments[topic] {
+				c.startPartition(gen, topic, a, fn)
+			}
 		}
 	}
 	return ctx.Err()
@@ -95,9 +98,9 @@ func (c *Consumer) Run(ctx context.Context, fn PartitionFunc) error {
 // startPartition runs fn for assignment a within generation gen. kafka-go's
 // Next waits for every Start function to return before rejoining, so the
 // final commit below still belongs to a valid generation.
-func (c *Consumer) startPartition(gen *kafka.Generation, a kafka.PartitionAssignment, fn PartitionFunc) {
+func (c *Consumer) startPartition(gen *kafka.Generation, topic string, a kafka.PartitionAssignment, fn PartitionFunc) {
 	gen.Start(func(gctx context.Context) {
-		r := kafka.NewReader(kafka.ReaderConfig{Brokers: c.cfg.Brokers, Topic: c.cfg.Topic, Partition: a.ID,
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: c.cfg.Brokers, Topic: topic, Partition: a.ID,
 			MaxBytes: c.cfg.MaxBytes, MaxWait: 500 * time.Millisecond, Dialer: c.cfg.Dialer})
 		defer r.Close()
 		if err := r.SetOffset(a.Offset); err != nil {
@@ -123,9 +126,9 @@ func (c *Consumer) startPartition(gen *kafka.Generation, a kafka.PartitionAssign
 			}
 		}()
 		commit := func(next int64) error {
-			return gen.CommitOffsets(map[string]map[int]int64{c.cfg.Topic: {a.ID: next}})
+			return gen.CommitOffsets(map[string]map[int]int64{topic: {a.ID: next}})
 		}
-		fn(gctx, Partition{ID: a.ID, Messages: msgs, Commit: commit})
+		fn(gctx, Partition{Topic: topic, ID: a.ID, Messages: msgs, Commit: commit})
 		wg.Wait()
 	})
 }
