@@ -62,6 +62,7 @@ type Daemon struct {
 	forecasts *sink.KafkaWriter
 	dead      *sink.KafkaWriter
 	metrics   *metrics
+	dir       *directory
 	http      *http.Server
 	addr      net.Addr
 
@@ -105,7 +106,8 @@ func Open(cfg Config) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{cfg: cfg, consumer: consumer, forecasts: fw, dead: dw, metrics: newMetrics(), done: make(chan struct{})}
+	d := &Daemon{cfg: cfg, consumer: consumer, forecasts: fw, dead: dw, metrics: newMetrics(), dir: newDirectory(),
+		done: make(chan struct{})}
 	d.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "streamd_partitions_owned", Help: "Input partitions assigned to this instance."},
 		func() float64 { return float64(d.assigned.Load()) }))
@@ -161,6 +163,7 @@ func (d *Daemon) routes() http.Handler {
 		}
 		w.Write([]byte("ok\n"))
 	})
+	d.apiRoutes(mux)
 	return mux
 }
 

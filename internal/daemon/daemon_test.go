@@ -120,6 +120,11 @@ func TestDaemonEndToEnd(t *testing.T) {
 	base := "http://" + d.Addr().String()
 	metricsText := httpGet(t, base+"/metrics")
 	ready := httpGet(t, base+"/readyz")
+	list := httpGet(t, base+"/v1/series?limit=2")
+	detail := httpGet(t, base+"/v1/series/s1")
+	whatIf, whatIfCode := httpPost(t, base+"/v1/series/s1/forecast", `{"horizon": 7}`)
+	_, missingCode := httpPost(t, base+"/v1/series/nope/forecast", `{"horizon": 7}`)
+	_, badCode := httpPost(t, base+"/v1/series/s1/forecast", `{"horizon": 0}`)
 	if err := d.Close(); err != nil {
 		t.Fatalf("close: %v", err)
 	}
@@ -191,6 +196,54 @@ func TestDaemonEndToEnd(t *testing.T) {
 	if strings.TrimSpace(ready) != "ok" {
 		t.Errorf("readyz: %q", ready)
 	}
+
+	// The series API: a paginated list, a detail with the latest forecast,
+	// and a what-if forecast computed from the live model — bit-identical to
+	// the direct Learner's forecast at the same state, which it leaves as is.
+	var page struct {
+		Total  int             `json:"total"`
+		Series []SeriesSummary `json:"series"`
+	}
+	if err := json.Unmarshal([]byte(list), &page); err != nil || page.Total != nSeries || len(page.Series) != 2 || page.Series[0].ID != "s0" {
+		t.Errorf("list: %s (%v)", list, err)
+	}
+	var sum SeriesSummary
+	if err := json.Unmarshal([]byte(detail), &sum); err != nil || !sum.Fitted || sum.Latest == nil || sum.LastT != n || sum.Bytes == 0 {
+		t.Errorf("detail: %s (%v)", detail, err)
+	}
+	if whatIfCode != http.StatusOK || missingCode != http.StatusNotFound || badCode != http.StatusBadRequest {
+		t.Fatalf("what-if codes %d, %d, %d: %s", whatIfCode, missingCode, badCode, whatIf)
+	}
+	var wi sink.Message
+	if err := json.Unmarshal([]byte(whatIf), &wi); err != nil || len(wi.Steps) != 7 {
+		t.Fatalf("what-if: %s (%v)", whatIf, err)
+	}
+	direct, _ := online.NewLearner(learnerConfig())
+	for i, v := range series(1, n) {
+		direct.Observe(online.Observation{T: int64(i + 1), Y: v})
+	}
+	steps := make([]online.ForecastStep, 7)
+	if err := direct.Forecast(steps, nil); err != nil {
+		t.Fatal(err)
+	}
+	var ref1 sink.Message
+	ref1.SetSteps(steps)
+	for h := range ref1.Steps {
+		if wi.Steps[h] != ref1.Steps[h] {
+			t.Errorf("what-if step %d: %+v, direct %+v", h+1, wi.Steps[h], ref1.Steps[h])
+		}
+	}
+}
+
+func httpPost(t *testing.T, url, body string) (string, int) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b), resp.StatusCode
 }
 
 func httpGet(t *testing.T, url string) string {

@@ -24,6 +24,15 @@ type partitionRun struct {
 	next     int64 // offset after the last handled record; -1 before any
 	lastLive int
 	evicted  int64
+
+	// touched holds the latest message of each series changed since the last
+	// flush (nil for a series still in warm-up); its summary is published to
+	// the directory once the flush succeeded.
+	touched map[string]*sink.Message
+	// reqs carries work that must run on this goroutine (what-if forecasts);
+	// gone is closed when the partition run ends.
+	reqs chan func()
+	gone chan struct{}
 }
 
 // partition handles one assigned partition until its generation ends. Every
@@ -37,13 +46,21 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	d.assigned.Add(1)
 	defer d.assigned.Add(-1)
 	d.ready.Store(true)
-	reg, err := online.NewRegistry(d.cfg.Registry)
+	r := &partitionRun{d: d, p: p, next: -1, touched: map[string]*sink.Message{},
+		reqs: make(chan func()), gone: make(chan struct{})}
+	rc := d.cfg.Registry
+	rc.OnEvict = func(id string) { d.dir.drop(r, id); delete(r.touched, id) }
+	reg, err := online.NewRegistry(rc)
 	if err != nil { // validated in Open
 		d.cfg.Logger.Error("partition: registry", "err", err)
 		return
 	}
-	r := &partitionRun{d: d, p: p, reg: reg, next: -1}
-	defer d.metrics.series.Sub(float64(r.lastLive))
+	r.reg = reg
+	defer func() {
+		close(r.gone)
+		d.dir.drop(r, reg.IDs()...)
+		d.metrics.series.Sub(float64(r.lastLive))
+	}()
 	tick := time.NewTicker(d.cfg.FlushEvery)
 	defer tick.Stop()
 	for {
@@ -59,6 +76,8 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 			}
 		case <-tick.C:
 			r.flush(ctx)
+		case fn := <-r.reqs:
+			fn()
 		case <-ctx.Done():
 			r.flushFinal()
 			return
@@ -96,12 +115,38 @@ func (r *partitionRun) handle(m kafka.Message) {
 		return
 	}
 	if !res.Fitted && res.Forecast == nil {
-		return // warm-up
+		if _, ok := r.touched[rec.Series]; !ok {
+			r.touched[rec.Series] = nil // in warm-up: listed, no forecast yet
+		}
+		return
 	}
 	msg := &sink.Message{IssuedAt: time.Now().UTC()}
 	msg.SetResult(rec.Series, rec.T, rec.Y, res)
 	msg.Model = sink.ModelInfoOf(l)
 	r.pending = append(r.pending, msg)
+	r.touched[rec.Series] = msg
+}
+
+// publishSummaries puts the touched series' summaries in the directory.
+func (r *partitionRun) publishSummaries() {
+	for id, msg := range r.touched {
+		l, ok := r.reg.Lookup(id)
+		if !ok {
+			continue
+		}
+		s := SeriesSummary{ID: id, Partition: r.p.ID, Topic: r.p.Topic, LastT: l.LastT(), Fitted: l.Fitted(),
+			Outliers: l.Outliers(), Bytes: l.SizeBytes(), Latest: msg}
+		if l.Fitted() {
+			s.Model = sink.ModelInfoOf(l)
+		}
+		if msg == nil { // nothing new to show: keep the last published forecast
+			if _, old, ok := r.d.dir.lookup(id); ok {
+				s.Latest = old.Latest
+			}
+		}
+		r.d.dir.publish(r, s)
+		delete(r.touched, id)
+	}
 }
 
 func (r *partitionRun) reject(m kafka.Message, reason, detail, origin string) {
@@ -129,6 +174,7 @@ func (r *partitionRun) flush(ctx context.Context) {
 		}
 		r.dead = r.dead[:0]
 	}
+	r.publishSummaries()
 	if live := r.reg.Len(); live != r.lastLive {
 		d.metrics.series.Add(float64(live - r.lastLive))
 		r.lastLive = live

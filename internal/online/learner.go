@@ -306,6 +306,9 @@ func (l *Learner) SizeBytes() int {
 	return n
 }
 
+// LastT returns the time of the last accepted observation (0 before any).
+func (l *Learner) LastT() int64 { return l.lastT }
+
 // Outliers returns the number of learned samples flagged as outliers.
 func (l *Learner) Outliers() int64 { return l.outliers }
 

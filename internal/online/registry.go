@@ -23,6 +23,8 @@ type RegistryConfig struct {
 	// MaxSeries caps the live series; beyond it the least recently used
 	// series is evicted (its state is dropped). 0 means no cap.
 	MaxSeries int
+	// OnEvict, if set, is called with the id of every evicted series.
+	OnEvict func(id string)
 }
 
 // Validate reports the first invalid configuration or pattern.
@@ -102,9 +104,13 @@ func (r *Registry) Get(id string) (l *Learner, created bool, err error) {
 func (r *Registry) insert(id string, l *Learner) {
 	if r.cfg.MaxSeries > 0 && r.lru.Len() >= r.cfg.MaxSeries {
 		oldest := r.lru.Back()
-		delete(r.series, oldest.Value.(*registryEntry).id)
+		gone := oldest.Value.(*registryEntry).id
+		delete(r.series, gone)
 		r.lru.Remove(oldest)
 		r.evicted++
+		if r.cfg.OnEvict != nil {
+			r.cfg.OnEvict(gone)
+		}
 	}
 	r.series[id] = r.lru.PushFront(&registryEntry{id: id, l: l})
 }
