@@ -31,6 +31,7 @@ var commands = []struct {
 	name, summary string
 	cmd           func() command
 }{
+	{"demo", "the whole daemon path on an in-process broker with replayed series", func() command { return demoCommand{} }},
 	{"run", "run the daemon: Kafka in, forecasts out", func() command { return runCommand{} }},
 	{"backtest", "run a file through the Learner and score its forecasts", func() command { return &backtestCommand{} }},
 	{"generate", "write a synthetic benchmark series (Mackey–Glass, Lorenz, Chua, sinc) as CSV", func() command { return generateCommand{} }},

@@ -21,14 +21,19 @@ import (
 
 // SeriesSummary is what /v1/series and /v1/series/{id} report of a series.
 type SeriesSummary struct {
-	ID        string         `json:"id"`
-	Partition int            `json:"partition"`
-	Topic     string         `json:"topic"`
-	LastT     int64          `json:"last_t"`
-	Fitted    bool           `json:"fitted"`
-	Outliers  int64          `json:"outliers"`
-	Bytes     int            `json:"bytes"`
-	Model     sink.ModelInfo `json:"model"`
+	ID        string `json:"id"`
+	Partition int    `json:"partition"`
+	Topic     string `json:"topic"`
+	LastT     int64  `json:"last_t"`
+	Fitted    bool   `json:"fitted"`
+	Outliers  int64  `json:"outliers"`
+	Bytes     int    `json:"bytes"`
+	// Running one-step scores since the fit: the RMSE of the one-step
+	// predictions and the share of values inside their 95 % band.
+	Predicted  int64          `json:"predicted"`
+	OneStepRMS float64        `json:"one_step_rmse"`
+	Coverage95 float64        `json:"coverage95"`
+	Model      sink.ModelInfo `json:"model"`
 	// Latest is the last forecast message published for the series.
 	Latest *sink.Message `json:"latest,omitempty"`
 }
@@ -71,7 +76,7 @@ func (dir *directory) lookup(id string) (*partitionRun, SeriesSummary, bool) {
 	return r, dir.sums[id], ok
 }
 
-func (dir *directory) page(offset, limit int) (items []SeriesSummary, total int) {
+func (dir *directory) page(offset, limit int, withLatest bool) (items []SeriesSummary, total int) {
 	dir.mu.RLock()
 	ids := make([]string, 0, len(dir.sums))
 	for id := range dir.sums {
@@ -88,12 +93,18 @@ func (dir *directory) page(offset, limit int) (items []SeriesSummary, total int)
 	defer dir.mu.RUnlock()
 	for _, id := range ids {
 		if s, ok := dir.sums[id]; ok {
-			s.Latest = nil // the list stays small; the detail has it
+			if !withLatest {
+				s.Latest = nil // the HTTP list stays small; the detail has it
+			}
 			items = append(items, s)
 		}
 	}
 	return items, total
 }
+
+// Series returns a page of the series summaries, sorted by id, each with its
+// latest forecast, and the total number of series.
+func (d *Daemon) Series(offset, limit int) ([]SeriesSummary, int) { return d.dir.page(offset, limit, true) }
 
 // errNotOwned: the series is not (or no longer) on this instance.
 var errNotOwned = errors.New("series not owned by this instance")
@@ -137,7 +148,7 @@ func (d *Daemon) apiRoutes(mux *http.ServeMux) {
 		if err != nil || limit <= 0 || limit > 1000 {
 			limit = 100
 		}
-		items, total := d.dir.page(max(offset, 0), limit)
+		items, total := d.dir.page(max(offset, 0), limit, false)
 		writeJSON(w, http.StatusOK, map[string]any{"total": total, "offset": offset, "limit": limit, "series": items})
 	})
 	mux.HandleFunc("GET /v1/series/{id}", func(w http.ResponseWriter, req *http.Request) {

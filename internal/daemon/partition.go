@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -29,6 +30,7 @@ type partitionRun struct {
 	// flush (nil for a series still in warm-up); its summary is published to
 	// the directory once the flush succeeded.
 	touched map[string]*sink.Message
+	scores  map[string]*oneStep
 	// reqs carries work that must run on this goroutine (what-if forecasts);
 	// gone is closed when the partition run ends.
 	reqs chan func()
@@ -46,10 +48,10 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	d.assigned.Add(1)
 	defer d.assigned.Add(-1)
 	d.ready.Store(true)
-	r := &partitionRun{d: d, p: p, next: -1, touched: map[string]*sink.Message{},
+	r := &partitionRun{d: d, p: p, next: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
 		reqs: make(chan func()), gone: make(chan struct{})}
 	rc := d.cfg.Registry
-	rc.OnEvict = func(id string) { d.dir.drop(r, id); delete(r.touched, id) }
+	rc.OnEvict = func(id string) { d.dir.drop(r, id); delete(r.touched, id); delete(r.scores, id) }
 	reg, err := online.NewRegistry(rc)
 	if err != nil { // validated in Open
 		d.cfg.Logger.Error("partition: registry", "err", err)
@@ -120,11 +122,33 @@ func (r *partitionRun) handle(m kafka.Message) {
 		}
 		return
 	}
+	if res.Fitted {
+		sc := r.scores[rec.Series]
+		if sc == nil {
+			sc = &oneStep{}
+			r.scores[rec.Series] = sc
+		}
+		sc.add(res.Residual, res.Std)
+	}
 	msg := &sink.Message{IssuedAt: time.Now().UTC()}
 	msg.SetResult(rec.Series, rec.T, rec.Y, res)
 	msg.Model = sink.ModelInfoOf(l)
 	r.pending = append(r.pending, msg)
 	r.touched[rec.Series] = msg
+}
+
+// oneStep accumulates a series' one-step scores.
+type oneStep struct {
+	n, in int64
+	sse   float64
+}
+
+func (s *oneStep) add(residual, std float64) {
+	s.n++
+	s.sse += residual * residual
+	if math.Abs(residual) <= 1.959963984540054*std {
+		s.in++
+	}
 }
 
 // publishSummaries puts the touched series' summaries in the directory.
@@ -138,6 +162,10 @@ func (r *partitionRun) publishSummaries() {
 			Outliers: l.Outliers(), Bytes: l.SizeBytes(), Latest: msg}
 		if l.Fitted() {
 			s.Model = sink.ModelInfoOf(l)
+		}
+		if sc := r.scores[id]; sc != nil && sc.n > 0 {
+			s.Predicted, s.OneStepRMS = sc.n, math.Sqrt(sc.sse/float64(sc.n))
+			s.Coverage95 = float64(sc.in) / float64(sc.n)
 		}
 		if msg == nil { // nothing new to show: keep the last published forecast
 			if _, old, ok := r.d.dir.lookup(id); ok {
