@@ -104,7 +104,9 @@ func (dir *directory) page(offset, limit int, withLatest bool) (items []SeriesSu
 
 // Series returns a page of the series summaries, sorted by id, each with its
 // latest forecast, and the total number of series.
-func (d *Daemon) Series(offset, limit int) ([]SeriesSummary, int) { return d.dir.page(offset, limit, true) }
+func (d *Daemon) Series(offset, limit int) ([]SeriesSummary, int) {
+	return d.dir.page(offset, limit, true)
+}
 
 // errNotOwned: the series is not (or no longer) on this instance.
 var errNotOwned = errors.New("series not owned by this instance")
