@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/streamd/streamd/internal/daemon"
@@ -75,5 +76,6 @@ func (c *Config) daemon() (daemon.Config, error) {
 			MaxBytes: c.Kafka.MaxRecordBytes},
 		Registry: reg,
 		Listen:   c.HTTP.Listen,
+		Build:    daemon.BuildInfo{Version: versionOnly(), GoVersion: runtime.Version()},
 	}, nil
 }

@@ -34,14 +34,8 @@ func (versionCommand) Run(_ context.Context, args []string, _ io.Reader, stdout,
 // the module version from the build info (a `go install …@v1.2.3`), else
 // "devel".
 func versionString() string {
-	v := version
+	v := versionOnly()
 	bi, ok := debug.ReadBuildInfo()
-	if v == "" && ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		v = bi.Main.Version
-	}
-	if v == "" {
-		v = "devel"
-	}
 	s := fmt.Sprintf("streamd %s %s %s/%s", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	if !ok {
 		return s
@@ -61,4 +55,16 @@ func versionString() string {
 		s += " rev " + rev + modified
 	}
 	return s
+}
+
+// versionOnly is the release: the -X version if set, else the module version
+// from the build info, else "devel".
+func versionOnly() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
 }

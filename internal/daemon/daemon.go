@@ -45,6 +45,8 @@ type Config struct {
 	FlushEvery time.Duration
 	// SessionTimeout of the consumer-group membership (0 = 10 s).
 	SessionTimeout time.Duration
+	// Build labels the streamd_build_info metric.
+	Build BuildInfo
 	// Transport and Dialer replace kafka-go's defaults (TLS, SASL, tests).
 	Transport kafka.RoundTripper
 	Dialer    *kafka.Dialer
@@ -108,6 +110,10 @@ func Open(cfg Config) (*Daemon, error) {
 	}
 	d := &Daemon{cfg: cfg, consumer: consumer, forecasts: fw, dead: dw, metrics: newMetrics(), dir: newDirectory(),
 		done: make(chan struct{})}
+	d.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "streamd_build_info", Help: "Build information; always 1.",
+		ConstLabels: prometheus.Labels{"version": cfg.Build.Version, "goversion": cfg.Build.GoVersion}},
+		func() float64 { return 1 }))
 	d.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "streamd_partitions_owned", Help: "Input partitions assigned to this instance."},
 		func() float64 { return float64(d.assigned.Load()) }))
@@ -177,7 +183,11 @@ type metrics struct {
 	fitFailed prometheus.Counter
 	series    prometheus.Gauge
 	evicted   prometheus.Counter
+	bytes     prometheus.Gauge
 }
+
+// BuildInfo labels streamd_build_info.
+type BuildInfo struct{ Version, GoVersion string }
 
 func newMetrics() *metrics {
 	m := &metrics{
@@ -194,8 +204,10 @@ func newMetrics() *metrics {
 			Help: "Live series on this instance."}),
 		evicted: prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_series_evicted_total",
 			Help: "Series evicted by the live-series cap."}),
+		bytes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "streamd_series_state_bytes",
+			Help: "Bytes of numeric state held by the live series (Learner.SizeBytes summed)."}),
 	}
-	m.registry.MustRegister(m.records, m.rejected, m.forecasts, m.fitFailed, m.series, m.evicted,
+	m.registry.MustRegister(m.records, m.rejected, m.forecasts, m.fitFailed, m.series, m.evicted, m.bytes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range source.Reasons {
 		m.rejected.WithLabelValues(string(r))

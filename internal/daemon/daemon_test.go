@@ -188,7 +188,8 @@ func TestDaemonEndToEnd(t *testing.T) {
 	if len(dead) != 8 {
 		t.Errorf("%d dead letters, want 8: %v", len(dead), reasons)
 	}
-	for _, want := range []string{`streamd_input_rejected_total{reason="non_finite_y"} 2`, "streamd_forecasts_published_total", "go_goroutines"} {
+	for _, want := range []string{`streamd_input_rejected_total{reason="non_finite_y"} 2`, "streamd_forecasts_published_total",
+		"go_goroutines", "streamd_build_info{", "streamd_series 3", "streamd_series_state_bytes "} {
 		if !strings.Contains(metricsText, want) {
 			t.Errorf("metrics lack %q", want)
 		}

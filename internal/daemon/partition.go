@@ -25,6 +25,9 @@ type partitionRun struct {
 	next     int64 // offset after the last handled record; -1 before any
 	lastLive int
 	evicted  int64
+	bytes    map[string]int // last published SizeBytes per series
+	lastLog  time.Time      // of a reject log line: at most one per second
+	unlogged int            // rejects since the last log line
 
 	// touched holds the latest message of each series changed since the last
 	// flush (nil for a series still in warm-up); its summary is published to
@@ -49,9 +52,16 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	defer d.assigned.Add(-1)
 	d.ready.Store(true)
 	r := &partitionRun{d: d, p: p, next: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
-		reqs: make(chan func()), gone: make(chan struct{})}
+		bytes: map[string]int{},
+		reqs:  make(chan func()), gone: make(chan struct{})}
 	rc := d.cfg.Registry
-	rc.OnEvict = func(id string) { d.dir.drop(r, id); delete(r.touched, id); delete(r.scores, id) }
+	rc.OnEvict = func(id string) {
+		d.dir.drop(r, id)
+		delete(r.touched, id)
+		delete(r.scores, id)
+		d.metrics.bytes.Sub(float64(r.bytes[id]))
+		delete(r.bytes, id)
+	}
 	reg, err := online.NewRegistry(rc)
 	if err != nil { // validated in Open
 		d.cfg.Logger.Error("partition: registry", "err", err)
@@ -62,6 +72,9 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 		close(r.gone)
 		d.dir.drop(r, reg.IDs()...)
 		d.metrics.series.Sub(float64(r.lastLive))
+		for _, b := range r.bytes {
+			d.metrics.bytes.Sub(float64(b))
+		}
 	}()
 	tick := time.NewTicker(d.cfg.FlushEvery)
 	defer tick.Stop()
@@ -158,8 +171,11 @@ func (r *partitionRun) publishSummaries() {
 		if !ok {
 			continue
 		}
+		size := l.SizeBytes()
+		r.d.metrics.bytes.Add(float64(size - r.bytes[id]))
+		r.bytes[id] = size
 		s := SeriesSummary{ID: id, Partition: r.p.ID, Topic: r.p.Topic, LastT: l.LastT(), Fitted: l.Fitted(),
-			Outliers: l.Outliers(), Bytes: l.SizeBytes(), Latest: msg}
+			Outliers: l.Outliers(), Bytes: size, Latest: msg}
 		if l.Fitted() {
 			s.Model = sink.ModelInfoOf(l)
 		}
@@ -179,6 +195,15 @@ func (r *partitionRun) publishSummaries() {
 
 func (r *partitionRun) reject(m kafka.Message, reason, detail, origin string) {
 	r.d.metrics.rejected.WithLabelValues(reason).Inc()
+	// Bad input can arrive in floods: log at most one line a second, with
+	// the count of those not logged since.
+	if now := time.Now(); now.Sub(r.lastLog) >= time.Second {
+		r.d.cfg.Logger.Warn("record rejected", "reason", reason, "detail", detail, "origin", origin,
+			"rejected_since_last_log", r.unlogged)
+		r.lastLog, r.unlogged = now, 0
+	} else {
+		r.unlogged++
+	}
 	r.dead = append(r.dead, sink.DeadLetterRecord(m.Key, m.Value, reason, detail, origin))
 }
 
