@@ -50,6 +50,30 @@ type KafkaConfig struct {
 	MaxSeriesPerPartition int `yaml:"max_series_per_partition"`
 	// Fields names the keys of an input value.
 	Fields FieldsConfig `yaml:"fields"`
+	TLS    TLSConfig    `yaml:"tls"`
+	SASL   SASLConfig   `yaml:"sasl"`
+}
+
+// TLSConfig is kafka.tls: TLS to the brokers.
+type TLSConfig struct {
+	Enabled bool `yaml:"enabled"`
+	// CAFile is a PEM bundle of the CAs that sign the brokers' certificates;
+	// "" uses the system's.
+	CAFile string `yaml:"ca_file"`
+	// CertFile and KeyFile are a client certificate (mutual TLS); optional.
+	CertFile   string `yaml:"cert_file"`
+	KeyFile    string `yaml:"key_file"`
+	ServerName string `yaml:"server_name"`
+	// InsecureSkipVerify disables certificate verification (tests only).
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+}
+
+// SASLConfig is kafka.sasl: SASL authentication to the brokers.
+type SASLConfig struct {
+	// Mechanism is "" (none), plain, scram-sha-256 or scram-sha-512.
+	Mechanism string `yaml:"mechanism"`
+	Username  string `yaml:"username"`
+	Password  string `yaml:"password"`
 }
 
 // FieldsConfig names the JSON keys of an input value
@@ -363,6 +387,18 @@ func (k *KafkaConfig) validate(p *problems) {
 	}
 	if slices.Contains(k.InputTopics, k.StateTopic) || slices.Contains(k.InputTopics, k.ForecastTopic) {
 		p.add("kafka.input_topics", "must not include the forecast or state topic (got %q)", k.InputTopics)
+	}
+	switch k.SASL.Mechanism {
+	case "":
+	case "plain", "scram-sha-256", "scram-sha-512":
+		if k.SASL.Username == "" {
+			p.add("kafka.sasl.username", "must be set for mechanism %s", k.SASL.Mechanism)
+		}
+	default:
+		p.add("kafka.sasl.mechanism", "must be plain, scram-sha-256 or scram-sha-512 (got %q)", k.SASL.Mechanism)
+	}
+	if (k.TLS.CertFile == "") != (k.TLS.KeyFile == "") {
+		p.add("kafka.tls", "cert_file and key_file go together (got %q and %q)", k.TLS.CertFile, k.TLS.KeyFile)
 	}
 	if k.MaxSeriesPerPartition < 1 {
 		p.add("kafka.max_series_per_partition", "must be ≥ 1 (got %d)", k.MaxSeriesPerPartition)

@@ -2,12 +2,20 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"runtime"
 	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
+	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/segmentio/kafka-go/sasl/scram"
 
 	"github.com/streamd/streamd/internal/daemon"
 	"github.com/streamd/streamd/internal/online"
@@ -69,7 +77,18 @@ func (c *Config) daemon() (daemon.Config, error) {
 		reg.Overrides = append(reg.Overrides, online.Override{Match: s.Match, Config: m.Learner(c.Forecast, c.Robust)})
 	}
 	f := c.Kafka.Fields
+	tc, mech, err := c.Kafka.security()
+	if err != nil {
+		return daemon.Config{}, err
+	}
+	var dialer *kafka.Dialer
+	var transport kafka.RoundTripper
+	if tc != nil || mech != nil {
+		dialer = &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, TLS: tc, SASLMechanism: mech}
+		transport = &kafka.Transport{TLS: tc, SASL: mech}
+	}
 	return daemon.Config{
+		Dialer: dialer, Transport: transport,
 		Brokers: c.Kafka.Brokers, Group: c.Kafka.Group, InputTopics: c.Kafka.InputTopics,
 		ForecastTopic: c.Kafka.ForecastTopic, DeadLetterTopic: c.Kafka.DeadLetterTopic,
 		Decoder: source.Decoder{Fields: source.Fields{Series: f.Series, T: f.T, Y: f.Y, U: f.U},
@@ -78,4 +97,44 @@ func (c *Config) daemon() (daemon.Config, error) {
 		Listen:   c.HTTP.Listen,
 		Build:    daemon.BuildInfo{Version: versionOnly(), GoVersion: runtime.Version()},
 	}, nil
+}
+
+// security builds the TLS configuration and SASL mechanism of kafka.tls and
+// kafka.sasl (nil, nil when neither is set).
+func (k *KafkaConfig) security() (*tls.Config, sasl.Mechanism, error) {
+	var tc *tls.Config
+	if k.TLS.Enabled {
+		tc = &tls.Config{ServerName: k.TLS.ServerName, InsecureSkipVerify: k.TLS.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
+		if k.TLS.CAFile != "" {
+			pem, err := os.ReadFile(k.TLS.CAFile)
+			if err != nil {
+				return nil, nil, fmt.Errorf("kafka.tls.ca_file: %w", err)
+			}
+			tc.RootCAs = x509.NewCertPool()
+			if !tc.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, nil, fmt.Errorf("kafka.tls.ca_file: no PEM certificate in %s", k.TLS.CAFile)
+			}
+		}
+		if k.TLS.CertFile != "" {
+			cert, err := tls.LoadX509KeyPair(k.TLS.CertFile, k.TLS.KeyFile)
+			if err != nil {
+				return nil, nil, fmt.Errorf("kafka.tls: %w", err)
+			}
+			tc.Certificates = []tls.Certificate{cert}
+		}
+	}
+	var mech sasl.Mechanism
+	var err error
+	switch k.SASL.Mechanism {
+	case "plain":
+		mech = plain.Mechanism{Username: k.SASL.Username, Password: k.SASL.Password}
+	case "scram-sha-256":
+		mech, err = scram.Mechanism(scram.SHA256, k.SASL.Username, k.SASL.Password)
+	case "scram-sha-512":
+		mech, err = scram.Mechanism(scram.SHA512, k.SASL.Username, k.SASL.Password)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("kafka.sasl: %w", err)
+	}
+	return tc, mech, nil
 }
