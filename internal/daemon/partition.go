@@ -27,7 +27,10 @@ type partitionRun struct {
 	evicted  int64
 	bytes    map[string]int // last published SizeBytes per series
 	lastLog  time.Time      // of a reject log line: at most one per second
-	unlogged int            // rejects since the last log line
+	// committed is the last offset committed, lastCommit when.
+	committed  int64
+	lastCommit time.Time
+	unlogged   int // rejects since the last log line
 
 	// touched holds the latest message of each series changed since the last
 	// flush (nil for a series still in warm-up); its summary is published to
@@ -51,7 +54,7 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	d.assigned.Add(1)
 	defer d.assigned.Add(-1)
 	d.ready.Store(true)
-	r := &partitionRun{d: d, p: p, next: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
+	r := &partitionRun{d: d, p: p, next: -1, committed: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
 		bytes: map[string]int{},
 		reqs:  make(chan func()), gone: make(chan struct{})}
 	rc := d.cfg.Registry
@@ -87,10 +90,10 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 			}
 			r.handle(m)
 			if len(r.pending)+len(r.dead) >= flushBatch {
-				r.flush(ctx)
+				r.flush(ctx, false)
 			}
 		case <-tick.C:
-			r.flush(ctx)
+			r.flush(ctx, false)
 		case fn := <-r.reqs:
 			fn()
 		case <-ctx.Done():
@@ -207,10 +210,11 @@ func (r *partitionRun) reject(m kafka.Message, reason, detail, origin string) {
 	r.dead = append(r.dead, sink.DeadLetterRecord(m.Key, m.Value, reason, detail, origin))
 }
 
-// flush publishes the queued results and commits the input offset after
-// them. On a sink error nothing is committed and the results stay queued for
-// the next flush, so nothing is lost; the records are re-read after a restart.
-func (r *partitionRun) flush(ctx context.Context) {
+// flush publishes the queued results and, every CommitEvery or when final,
+// commits the input offset after them. On a sink error nothing is committed
+// and the results stay queued for the next flush, so nothing is lost; the
+// records are re-read after a restart.
+func (r *partitionRun) flush(ctx context.Context, final bool) {
 	d := r.d
 	if len(r.pending) > 0 {
 		if err := d.forecasts.WriteForecasts(ctx, r.pending...); err != nil {
@@ -236,10 +240,12 @@ func (r *partitionRun) flush(ctx context.Context) {
 		d.metrics.evicted.Add(float64(ev - r.evicted))
 		r.evicted = ev
 	}
-	if r.next >= 0 {
+	if r.next > r.committed && (final || time.Since(r.lastCommit) >= d.cfg.CommitEvery) {
 		if err := r.p.Commit(r.next); err != nil {
 			d.cfg.Logger.Warn("flush: commit", "err", err)
+			return
 		}
+		r.committed, r.lastCommit = r.next, time.Now()
 	}
 }
 
@@ -248,5 +254,5 @@ func (r *partitionRun) flush(ctx context.Context) {
 func (r *partitionRun) flushFinal() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	r.flush(ctx)
+	r.flush(ctx, true)
 }
