@@ -34,32 +34,42 @@ forecast: {horizon: 3}
 `, addrs[0]))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	w, _ := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "in", Transport: &kafka.Transport{}})
+	stderr := runUntilForecasts(ctx, t, cfgPath, addrs, 2, "a", 100, 100-60+1, &kafka.Transport{}, &kafka.Dialer{Timeout: 5 * time.Second})
+	if !strings.Contains(stderr, "streamd stopping") {
+		t.Errorf("no shutdown log line:\n%s", stderr)
+	}
+}
+
+// runUntilForecasts produces n sine records for key to topic "in", runs
+// `streamd run --config cfgPath`, reads want forecasts for key from "out",
+// then cancels the run (as SIGTERM would) and checks that it stopped cleanly.
+// It returns the run's stderr.
+func runUntilForecasts(ctx context.Context, t *testing.T, cfgPath string, addrs []string, partitions int, key string, n, want int,
+	transport *kafka.Transport, dialer *kafka.Dialer) string {
+	t.Helper()
+	w, _ := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "in", Transport: transport})
 	var recs []sink.Record
-	for i := 0; i < 100; i++ {
-		recs = append(recs, sink.Record{Key: []byte("a"), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%g}`, i+1, math.Sin(0.3*float64(i))))})
+	for i := 0; i < n; i++ {
+		recs = append(recs, sink.Record{Key: []byte(key), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%g}`, i+1, math.Sin(0.3*float64(i))))})
 	}
 	if err := w.WriteRecords(ctx, recs...); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
-
 	runCtx, stop := context.WithCancel(ctx)
 	var stderr bytes.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(runCtx, []string{"run", "--config", cfgPath}, nil, &bytes.Buffer{}, &stderr) }()
-	want := 100 - 60 + 1
-	n := 0
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: addrs, Topic: "out", Partition: partitionOf("a"), MaxWait: 250 * time.Millisecond})
-	for n < want {
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: addrs, Topic: "out", Partition: partitionOf(key, partitions),
+		MaxWait: 250 * time.Millisecond, Dialer: dialer})
+	for got := 0; got < want; got++ {
 		m, err := r.ReadMessage(ctx)
 		if err != nil {
-			t.Fatalf("after %d forecasts: %v\n%s", n, err, stderr.String())
+			t.Fatalf("after %d forecasts: %v\n%s", got, err, stderr.String())
 		}
-		if string(m.Key) != "a" {
+		if string(m.Key) != key {
 			t.Fatalf("key %q", m.Key)
 		}
-		n++
 	}
 	r.Close()
 	stop()
@@ -71,15 +81,17 @@ forecast: {horizon: 3}
 	case <-ctx.Done():
 		t.Fatal("run did not stop")
 	}
-	if !strings.Contains(stderr.String(), "streamd stopping") {
-		t.Errorf("no shutdown log line:\n%s", stderr.String())
-	}
+	return stderr.String()
 }
 
-// partitionOf returns the partition kafka-go's Hash balancer gives key among
-// the topic's 2 partitions (partition indices 0 and 1).
-func partitionOf(key string) int {
-	return (&kafka.Hash{}).Balance(kafka.Message{Key: []byte(key)}, 0, 1)
+// partitionOf returns the partition kafka-go's Hash balancer gives key in a
+// topic of n partitions.
+func partitionOf(key string, n int) int {
+	ps := make([]int, n)
+	for i := range ps {
+		ps[i] = i
+	}
+	return (&kafka.Hash{}).Balance(kafka.Message{Key: []byte(key)}, ps...)
 }
 
 // Every example configuration maps onto a daemon configuration.

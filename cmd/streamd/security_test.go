@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -11,7 +10,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"math"
 	"math/big"
 	"net"
 	"os"
@@ -21,8 +19,6 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
-
-	"github.com/streamd/streamd/internal/sink"
 )
 
 // selfSigned writes a CA-less self-signed certificate for 127.0.0.1 and
@@ -95,31 +91,8 @@ forecast: {horizon: 3}
 `, addrs[0], tc.mech, tlsYAML))
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			w, _ := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "in", Transport: &kafka.Transport{TLS: tlsCfg, SASL: mech}})
-			var recs []sink.Record
-			for i := 0; i < 80; i++ {
-				recs = append(recs, sink.Record{Key: []byte("a"), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%g}`, i+1, math.Sin(0.3*float64(i))))})
-			}
-			if err := w.WriteRecords(ctx, recs...); err != nil {
-				t.Fatal(err)
-			}
-			w.Close()
-			runCtx, stop := context.WithCancel(ctx)
-			var stderr bytes.Buffer
-			done := make(chan error, 1)
-			go func() { done <- run(runCtx, []string{"run", "--config", path}, nil, &bytes.Buffer{}, &stderr) }()
-			r := kafka.NewReader(kafka.ReaderConfig{Brokers: addrs, Topic: "out", Partition: 0, MaxWait: 250 * time.Millisecond,
-				Dialer: &kafka.Dialer{Timeout: 5 * time.Second, TLS: tlsCfg, SASLMechanism: mech}})
-			for n := 0; n < 80-60+1; n++ {
-				if _, err := r.ReadMessage(ctx); err != nil {
-					t.Fatalf("after %d forecasts: %v\n%s", n, err, stderr.String())
-				}
-			}
-			r.Close()
-			stop()
-			if err := <-done; err != nil {
-				t.Fatalf("run: %v\n%s", err, stderr.String())
-			}
+			runUntilForecasts(ctx, t, path, addrs, 1, "a", 80, 80-60+1, &kafka.Transport{TLS: tlsCfg, SASL: mech},
+				&kafka.Dialer{Timeout: 5 * time.Second, TLS: tlsCfg, SASLMechanism: mech})
 		})
 	}
 }
