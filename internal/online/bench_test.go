@@ -2,6 +2,7 @@ package online
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/streamd/streamd/internal/narx"
@@ -42,5 +43,42 @@ func BenchmarkObserve(b *testing.B) {
 				sinkF += res.Prediction
 			}
 		})
+	}
+}
+
+// BenchmarkMemory10kSeries fits 10 000 series (M = 32, lags 1..10, warm-up
+// 200) in one registry and reports the heap they hold (after a GC) and the
+// Learners' own SizeBytes, per series. Run with -benchtime=1x.
+func BenchmarkMemory10kSeries(b *testing.B) {
+	const nSeries = 10000
+	cfg := testConfig()
+	cfg.Model.Embedding = narx.Embedding{YLags: narx.Lags(10)}
+	cfg.Model.Size, cfg.Model.Kernel.Sigma2, cfg.Model.Window = 32, 20, 128
+	cfg.Warmup, cfg.Horizon = 200, 10
+	y := synth.AddNoise(synth.MackeyGlass(400, 17, 500), 0.0023, 1)
+	for i := 0; i < b.N; i++ {
+		var before runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		reg, err := NewRegistry(RegistryConfig{Default: cfg})
+		if err != nil {
+			b.Fatal(err)
+		}
+		size := 0
+		for s := 0; s < nSeries; s++ {
+			l, _, _ := reg.Get(fmt.Sprintf("s%d", s))
+			for k := 0; k < 260; k++ {
+				l.Observe(Observation{T: int64(k), Y: y[(k+s)%len(y)]})
+			}
+			size += l.SizeBytes()
+		}
+		var after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heap := float64(after.HeapInuse) - float64(before.HeapInuse)
+		b.ReportMetric(heap/nSeries, "heap-bytes/series")
+		b.ReportMetric(float64(size)/nSeries, "state-bytes/series")
+		b.ReportMetric(heap/(1<<20), "heap-MiB")
+		runtime.KeepAlive(reg)
 	}
 }
