@@ -21,6 +21,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/segmentio/kafka-go"
 
+	"github.com/streamd/streamd/internal/checkpoint"
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
 	"github.com/streamd/streamd/internal/source"
@@ -50,6 +51,18 @@ type Config struct {
 	// shutdown or rebalance. A longer interval only means more records are
 	// re-read after a crash. 0 means 500 ms.
 	CommitEvery time.Duration
+	// StateTopic is the compacted topic of the series' checkpoints
+	// (StateTopicFor names one per input topic when there are several);
+	// "" keeps no state: every assignment starts the series afresh.
+	StateTopic string
+	// A partition checkpoints the series it changed, and then commits its
+	// input offset, after CheckpointRecords records or CheckpointEvery,
+	// whichever comes first, and when it is revoked or the daemon stops.
+	// Shorter means fewer records re-read after a crash; longer means fewer,
+	// larger writes (a series written once per checkpoint however many of
+	// its records it covers). 0 means 50 000 records and 10 s.
+	CheckpointRecords int
+	CheckpointEvery   time.Duration
 	// SessionTimeout of the consumer-group membership (0 = 10 s).
 	SessionTimeout time.Duration
 	// Build labels the streamd_build_info metric.
@@ -81,8 +94,21 @@ type Daemon struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	assigned atomic.Int64 // partitions currently owned
-	ready    atomic.Bool
+	stores  map[string]*checkpoint.Store // by input topic; nil without a state topic
+	parking *parking
+
+	assigned  atomic.Int64 // partitions currently owned
+	restoring atomic.Int64 // partitions of the current generation not yet restored
+	joined    atomic.Bool  // a generation was joined
+}
+
+// generation is called with each new generation's assignment, before its
+// partitions start.
+func (d *Daemon) generation(assigned []source.TopicPartition) {
+	d.metrics.rebalances.Inc()
+	d.restoring.Store(int64(len(assigned)))
+	d.joined.Store(true)
+	d.parking.keep(assigned)
 }
 
 // Open validates cfg, starts the HTTP server and joins the consumer group in
@@ -100,14 +126,25 @@ func Open(cfg Config) (*Daemon, error) {
 	if cfg.CommitEvery <= 0 {
 		cfg.CommitEvery = 500 * time.Millisecond
 	}
+	if cfg.CheckpointRecords <= 0 {
+		cfg.CheckpointRecords = 50000
+	}
+	if cfg.CheckpointEvery <= 0 {
+		cfg.CheckpointEvery = 10 * time.Second
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	cfg.Decoder.Inputs = -1
+	d := &Daemon{cfg: cfg, metrics: newMetrics(), dir: newDirectory(), parking: &parking{m: map[partitionKey]*parked{}},
+		done: make(chan struct{})}
 	consumer, err := source.NewConsumer(source.ConsumerConfig{Brokers: cfg.Brokers, Group: cfg.Group,
 		Topics: cfg.InputTopics, SessionTimeout: cfg.SessionTimeout, MaxBytes: 4 << 20, Dialer: cfg.Dialer,
-		Logger: cfg.Logger})
+		Logger: cfg.Logger, OnGeneration: d.generation})
 	if err != nil {
+		return nil, err
+	}
+	if err := d.openStores(); err != nil {
 		return nil, err
 	}
 	fw, err := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: cfg.Brokers, Topic: cfg.ForecastTopic, Transport: cfg.Transport})
@@ -118,8 +155,7 @@ func Open(cfg Config) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{cfg: cfg, consumer: consumer, forecasts: fw, dead: dw, metrics: newMetrics(), dir: newDirectory(),
-		done: make(chan struct{})}
+	d.consumer, d.forecasts, d.dead = consumer, fw, dw
 	d.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "streamd_build_info", Help: "Build information; always 1.",
 		ConstLabels: prometheus.Labels{"version": cfg.Build.Version, "goversion": cfg.Build.GoVersion}},
@@ -173,8 +209,12 @@ func (d *Daemon) routes() http.Handler {
 	mux.Handle("/metrics", promhttp.HandlerFor(d.metrics.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !d.ready.Load() {
-			http.Error(w, "not ready: no partition assigned yet", http.StatusServiceUnavailable)
+		if !d.joined.Load() {
+			http.Error(w, "not ready: not in the consumer group yet", http.StatusServiceUnavailable)
+			return
+		}
+		if n := d.restoring.Load(); n > 0 {
+			http.Error(w, fmt.Sprintf("not ready: restoring %d partitions", n), http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ok\n"))
@@ -194,6 +234,17 @@ type metrics struct {
 	series    prometheus.Gauge
 	evicted   prometheus.Counter
 	bytes     prometheus.Gauge
+	skipped   prometheus.Counter
+
+	rebalances         prometheus.Counter
+	checkpointSeconds  prometheus.Histogram
+	checkpointBytes    prometheus.Counter
+	checkpointSeries   prometheus.Counter
+	checkpointFailures prometheus.Counter
+	restores           *prometheus.CounterVec
+	restoreSeconds     prometheus.Histogram
+	restored           prometheus.Counter
+	restoreFailures    prometheus.Counter
 }
 
 // BuildInfo labels streamd_build_info.
@@ -216,6 +267,32 @@ func newMetrics() *metrics {
 			Help: "Series evicted by the live-series cap."}),
 		bytes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "streamd_series_state_bytes",
 			Help: "Bytes of numeric state held by the live series (Learner.SizeBytes summed)."}),
+	}
+	m.skipped = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_input_skipped_total",
+		Help: "Input records read again after a restart and skipped: their series' restored checkpoint holds them."})
+	m.rebalances = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_rebalances_total",
+		Help: "Consumer-group generations joined (each follows a rebalance)."})
+	m.checkpointSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamd_checkpoint_duration_seconds",
+		Help: "Time to encode and write one partition's checkpoint until acknowledged.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)})
+	m.checkpointBytes = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_checkpoint_bytes_total",
+		Help: "Bytes of series state written to the state topic."})
+	m.checkpointSeries = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_checkpoint_series_total",
+		Help: "Series checkpoints (and tombstones of evicted series) written to the state topic."})
+	m.checkpointFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_checkpoint_failures_total",
+		Help: "Checkpoint writes that failed; the input offset stays uncommitted and the next flush retries."})
+	m.restores = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamd_partition_restores_total",
+		Help: "Partitions restored on assignment, by source: state_topic (read back) or memory (kept from before a rebalance, nothing newer in the state topic)."},
+		[]string{"from"})
+	m.restoreSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamd_restore_duration_seconds",
+		Help: "Time to restore one assigned partition's series before consuming it.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)})
+	m.restored = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_series_restored_total",
+		Help: "Series restored from the state topic."})
+	m.restoreFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_restore_failures_total",
+		Help: "Checkpoints that could not be restored (another model configuration, or corrupt); the series starts afresh."})
+	m.registry.MustRegister(m.skipped, m.rebalances, m.checkpointSeconds, m.checkpointBytes, m.checkpointSeries,
+		m.checkpointFailures, m.restores, m.restoreSeconds, m.restored, m.restoreFailures)
+	for _, from := range []string{"state_topic", "memory"} {
+		m.restores.WithLabelValues(from)
 	}
 	m.registry.MustRegister(m.records, m.rejected, m.forecasts, m.fitFailed, m.series, m.evicted, m.bytes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/streamd/streamd/internal/checkpoint"
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
 	"github.com/streamd/streamd/internal/source"
@@ -37,46 +38,61 @@ type partitionRun struct {
 	// the directory once the flush succeeded.
 	touched map[string]*sink.Message
 	scores  map[string]*oneStep
+	// With a state topic: store writes the partition's checkpoints;
+	// applied holds each series' last input offset, dirty the series
+	// changed (or evicted) since the last checkpoint, stateEnd the state
+	// partition's end offset after the last write.
+	store           *checkpoint.Store
+	applied         map[string]int64
+	dirty           map[string]struct{}
+	stateEnd        int64
+	sinceCheckpoint int
+	lastCheckpoint  time.Time
 	// reqs carries work that must run on this goroutine (what-if forecasts);
 	// gone is closed when the partition run ends.
 	reqs chan func()
 	gone chan struct{}
 }
 
-// partition handles one assigned partition until its generation ends. Every
-// record is decoded, learned and, when it yields one, its forecast queued;
-// queued results are published (forecasts, then dead letters) and the input
-// offset committed after them, every FlushEvery or flushBatch records. So a
-// committed offset never covers an unpublished result: after a crash the
-// uncommitted records are read again. The learners start fresh on every
-// assignment (checkpointed state is issue 6).
+// partition handles one assigned partition until its generation ends. With
+// a state topic, the partition's series are first restored (state.go), and
+// records their checkpoints already cover are skipped. Every other record is
+// decoded, learned and, when it yields one, its forecast queued; queued
+// results are published (forecasts, then dead letters) every FlushEvery or
+// flushBatch records, and the input offset committed after them — with a
+// state topic, only after a checkpoint covering them was acknowledged. So a
+// committed offset never covers an unpublished result or an unsaved state:
+// after a crash the uncommitted records are read again.
 func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	d.assigned.Add(1)
 	defer d.assigned.Add(-1)
-	d.ready.Store(true)
 	r := &partitionRun{d: d, p: p, next: -1, committed: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
-		bytes: map[string]int{},
-		reqs:  make(chan func()), gone: make(chan struct{})}
-	rc := d.cfg.Registry
-	rc.OnEvict = func(id string) {
-		d.dir.drop(r, id)
-		delete(r.touched, id)
-		delete(r.scores, id)
-		d.metrics.bytes.Sub(float64(r.bytes[id]))
-		delete(r.bytes, id)
+		bytes: map[string]int{}, applied: map[string]int64{}, dirty: map[string]struct{}{}, lastCheckpoint: time.Now(),
+		store: d.stores[p.Topic], reqs: make(chan func()), gone: make(chan struct{})}
+	if r.store != nil {
+		if !r.restore(ctx) {
+			d.restoring.Add(-1)
+			return
+		}
+	} else {
+		reg, err := online.NewRegistry(r.registryConfig())
+		if err != nil { // validated in Open
+			d.cfg.Logger.Error("partition: registry", "err", err)
+			d.restoring.Add(-1)
+			return
+		}
+		r.reg = reg
 	}
-	reg, err := online.NewRegistry(rc)
-	if err != nil { // validated in Open
-		d.cfg.Logger.Error("partition: registry", "err", err)
-		return
-	}
-	r.reg = reg
+	d.restoring.Add(-1)
 	defer func() {
 		close(r.gone)
-		d.dir.drop(r, reg.IDs()...)
+		d.dir.drop(r, r.reg.IDs()...)
 		d.metrics.series.Sub(float64(r.lastLive))
 		for _, b := range r.bytes {
 			d.metrics.bytes.Sub(float64(b))
+		}
+		if r.store != nil && len(r.dirty) == 0 && r.next <= r.committed {
+			d.parking.put(partitionKey{Topic: p.Topic, ID: p.ID}, &parked{reg: r.reg, applied: r.applied, stateEnd: r.stateEnd})
 		}
 	}()
 	tick := time.NewTicker(d.cfg.FlushEvery)
@@ -103,10 +119,34 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	}
 }
 
+// registryConfig is the daemon's registry configuration with r's eviction
+// callback.
+func (r *partitionRun) registryConfig() online.RegistryConfig {
+	rc := r.d.cfg.Registry
+	rc.OnEvict = r.onEvict
+	return rc
+}
+
+// onEvict forgets an evicted series; with a state topic its checkpoint is
+// deleted at the next checkpoint (a tombstone), so a restore cannot revive a
+// state the uninterrupted run no longer has.
+func (r *partitionRun) onEvict(id string) {
+	r.d.dir.drop(r, id)
+	delete(r.touched, id)
+	delete(r.scores, id)
+	r.d.metrics.bytes.Sub(float64(r.bytes[id]))
+	delete(r.bytes, id)
+	delete(r.applied, id)
+	if r.store != nil {
+		r.dirty[id] = struct{}{}
+	}
+}
+
 func (r *partitionRun) handle(m kafka.Message) {
 	d := r.d
 	d.metrics.records.Inc()
 	r.next = m.Offset + 1
+	r.sinceCheckpoint++
 	origin := fmt.Sprintf("%s/%d/%d", m.Topic, m.Partition, m.Offset)
 	rec, err := d.cfg.Decoder.Decode(m.Key, m.Value, m.Time)
 	if err != nil {
@@ -116,10 +156,20 @@ func (r *partitionRun) handle(m kafka.Message) {
 		}
 		return
 	}
+	if pos, ok := r.applied[rec.Series]; ok && m.Offset <= pos {
+		d.metrics.skipped.Inc() // replayed after a restart: the series' state holds it
+		return
+	}
 	l, _, err := r.reg.Get(rec.Series)
 	if err != nil {
 		d.cfg.Logger.Error("series: learner", "err", err)
 		return
+	}
+	if r.store != nil {
+		// Whatever Observe does with the record (learn, buffer, reject), the
+		// series has now seen it.
+		r.applied[rec.Series] = m.Offset
+		r.dirty[rec.Series] = struct{}{}
 	}
 	res, err := l.Observe(online.Observation{T: rec.T, Y: rec.Y, U: rec.U})
 	var re *online.RejectError
@@ -210,8 +260,10 @@ func (r *partitionRun) reject(m kafka.Message, reason, detail, origin string) {
 	r.dead = append(r.dead, sink.DeadLetterRecord(m.Key, m.Value, reason, detail, origin))
 }
 
-// flush publishes the queued results and, every CommitEvery or when final,
-// commits the input offset after them. On a sink error nothing is committed
+// flush publishes the queued results and commits the input offset after
+// them: with a state topic, after a checkpoint (every CheckpointRecords
+// records or CheckpointEvery, and when final); without, every CommitEvery
+// or when final. On a sink error nothing is committed
 // and the results stay queued for the next flush, so nothing is lost; the
 // records are re-read after a restart.
 func (r *partitionRun) flush(ctx context.Context, final bool) {
@@ -240,7 +292,14 @@ func (r *partitionRun) flush(ctx context.Context, final bool) {
 		d.metrics.evicted.Add(float64(ev - r.evicted))
 		r.evicted = ev
 	}
-	if r.next > r.committed && (final || time.Since(r.lastCommit) >= d.cfg.CommitEvery) {
+	if r.store != nil {
+		if !r.checkpointDue(final) || !r.checkpoint(ctx) {
+			return
+		}
+	} else if r.next <= r.committed || (!final && time.Since(r.lastCommit) < d.cfg.CommitEvery) {
+		return
+	}
+	if r.next > r.committed {
 		if err := r.p.Commit(r.next); err != nil {
 			d.cfg.Logger.Warn("flush: commit", "err", err)
 			return

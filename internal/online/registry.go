@@ -126,6 +126,10 @@ func (r *Registry) Put(id string, l *Learner) {
 	r.insert(id, l)
 }
 
+// SetOnEvict replaces the eviction callback (a registry handed from one
+// owner to the next).
+func (r *Registry) SetOnEvict(fn func(id string)) { r.cfg.OnEvict = fn }
+
 // Lookup returns the Learner of series id without creating it or changing
 // the recency order.
 func (r *Registry) Lookup(id string) (*Learner, bool) {

@@ -24,6 +24,16 @@ type ConsumerConfig struct {
 	// Dialer, when set, replaces kafka-go's default dialer (TLS, SASL).
 	Dialer *kafka.Dialer
 	Logger *slog.Logger
+	// OnGeneration, if set, is called with every new generation's
+	// assignment of this member (possibly empty) before its partitions
+	// start. It runs on Run's goroutine.
+	OnGeneration func(assigned []TopicPartition)
+}
+
+// TopicPartition names one partition of a topic.
+type TopicPartition struct {
+	Topic string
+	ID    int
 }
 
 // Partition is what a PartitionFunc gets: the topic and partition, the
@@ -85,6 +95,15 @@ func (c *Consumer) Run(ctx context.Context, fn PartitionFunc) error {
 			// Rebalance in progress and other transient join errors: retry.
 			c.cfg.Logger.Debug("consumer group: join", "err", err)
 			continue
+		}
+		if c.cfg.OnGeneration != nil {
+			var assigned []TopicPartition
+			for _, topic := range c.cfg.Topics {
+				for _, a := range gen.Assignments[topic] {
+					assigned = append(assigned, TopicPartition{topic, a.ID})
+				}
+			}
+			c.cfg.OnGeneration(assigned)
 		}
 		for _, topic := range c.cfg.Topics { // in configuration order: deterministic
 			for _, a := range gen.Assignments[topic] {

@@ -1,0 +1,110 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+func cluster(t *testing.T, opts ...kfake.Opt) []string {
+	t.Helper()
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()
+}
+
+func store(t *testing.T, addrs []string, topic string) *Store {
+	t.Helper()
+	s, err := New(Config{Brokers: addrs, Topic: topic, Transport: &kafka.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Ensure creates a compacted state topic with the input's partition count and
+// accepts it on the next start; a topic with another count, or not
+// compacted, is refused with a message that names the fix.
+func TestEnsure(t *testing.T) {
+	addrs := cluster(t, kfake.SeedTopics(3, "in", "wrong-count"), kfake.SeedTopics(1, "other"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s := store(t, addrs, "in-state")
+	for i := 0; i < 2; i++ { // created, then found
+		n, err := s.Ensure(ctx, "in")
+		if err != nil || n != 3 {
+			t.Fatalf("Ensure #%d = %d, %v; want 3", i, n, err)
+		}
+	}
+	if p, err := s.cleanupPolicy(ctx); err != nil || p != "compact" {
+		t.Errorf("cleanup.policy = %q, %v", p, err)
+	}
+	if _, err := s.Ensure(ctx, "other"); err == nil || !strings.Contains(err.Error(), "must match") {
+		t.Errorf("partition mismatch: %v", err)
+	}
+	if _, err := store(t, addrs, "wrong-count").Ensure(ctx, "in"); err == nil || !strings.Contains(err.Error(), "cleanup.policy") {
+		t.Errorf("a non-compacted topic: %v", err)
+	}
+	if _, err := store(t, addrs, "x").Ensure(ctx, "missing"); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("missing input: %v", err)
+	}
+}
+
+// What Write puts in a partition, Read gives back in order, with the end
+// offset; tombstones come back as nil values; other partitions are untouched;
+// a checkpoint larger than one produce request is split and still complete.
+func TestWriteRead(t *testing.T) {
+	addrs := cluster(t, kfake.SeedTopics(2, "in"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s := store(t, addrs, "state")
+	if _, err := s.Ensure(ctx, "in"); err != nil {
+		t.Fatal(err)
+	}
+	if end, err := s.End(ctx, 1); err != nil || end != 0 {
+		t.Fatalf("empty partition: end %d, %v", end, err)
+	}
+	big := bytes.Repeat([]byte{7}, requestBytes/3+1) // four of them need two requests
+	var entries []Entry
+	for i := 0; i < 4; i++ {
+		entries = append(entries, Entry{Key: fmt.Sprintf("big%d", i), Value: big})
+	}
+	entries = append(entries, Entry{Key: "a", Value: []byte("1")}, Entry{Key: "b", Value: []byte("2")},
+		Entry{Key: "a", Value: nil}, Entry{Key: "b", Value: []byte("3")})
+	end, err := s.Write(ctx, 1, entries)
+	if err != nil || end != int64(len(entries)) {
+		t.Fatalf("Write: end %d, %v; want %d", end, err, len(entries))
+	}
+	var got []Entry
+	var offsets []int64
+	rend, err := s.Read(ctx, 1, func(key string, value []byte, offset int64) {
+		got = append(got, Entry{key, value})
+		offsets = append(offsets, offset)
+	})
+	if err != nil || rend != end {
+		t.Fatalf("Read: end %d, %v; want %d", rend, err, end)
+	}
+	if len(got) != len(entries) {
+		t.Fatalf("read %d records, wrote %d", len(got), len(entries))
+	}
+	for i := range got {
+		if got[i].Key != entries[i].Key || !bytes.Equal(got[i].Value, entries[i].Value) || offsets[i] != int64(i) ||
+			(entries[i].Value == nil) != (got[i].Value == nil) {
+			t.Errorf("record %d: %q (%d bytes, nil %v) at %d; wrote %q (%d bytes)", i, got[i].Key, len(got[i].Value),
+				got[i].Value == nil, offsets[i], entries[i].Key, len(entries[i].Value))
+		}
+	}
+	n := 0
+	if _, err := s.Read(ctx, 0, func(string, []byte, int64) { n++ }); err != nil || n != 0 {
+		t.Errorf("partition 0: %d records, %v", n, err)
+	}
+}

@@ -1,0 +1,248 @@
+package daemon
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/streamd/streamd/internal/checkpoint"
+	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/source"
+)
+
+// Durable state (DESIGN §5). Each partition goroutine checkpoints the series
+// it changed to the same partition of the state topic, then commits the
+// input offset: a committed offset is always covered by acknowledged
+// checkpoints. Each checkpoint carries the input offset of the last record of
+// its series, so after a crash the records read again (those after the last
+// commit) that a series' state already holds are skipped, and none is applied
+// twice. Checkpoints of one partition are written by its goroutine only, in
+// order; the newest record of a key is the series' state.
+
+// partitionKey names an input partition.
+type partitionKey = source.TopicPartition
+
+// parked is the state of a partition this instance gave up cleanly (every
+// change checkpointed): if the partition comes back and its state partition
+// still ends at stateEnd, nobody wrote since and the registry is reused as is
+// instead of being read back.
+type parked struct {
+	reg      *online.Registry
+	applied  map[string]int64
+	stateEnd int64
+}
+
+// parking holds the parked partitions. Safe for concurrent use.
+type parking struct {
+	mu sync.Mutex
+	m  map[partitionKey]*parked
+}
+
+func (pk *parking) put(k partitionKey, p *parked) {
+	pk.mu.Lock()
+	pk.m[k] = p
+	pk.mu.Unlock()
+}
+
+func (pk *parking) take(k partitionKey) *parked {
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	p := pk.m[k]
+	delete(pk.m, k)
+	return p
+}
+
+// keep drops the parked partitions not in assigned: another member owns them
+// now, and their memory is better released.
+func (pk *parking) keep(assigned []partitionKey) {
+	pk.mu.Lock()
+	for k := range pk.m {
+		if !slices.Contains(assigned, k) {
+			delete(pk.m, k)
+		}
+	}
+	pk.mu.Unlock()
+}
+
+// StateTopicFor returns the state topic of input topic: stateTopic itself
+// when it is the only input topic, else stateTopic + "." + input, so that
+// series ids of different input topics never share a compacted key.
+func StateTopicFor(stateTopic string, inputs []string, input string) string {
+	if len(inputs) == 1 {
+		return stateTopic
+	}
+	return stateTopic + "." + input
+}
+
+// openStores creates or checks the state topic of every input topic.
+func (d *Daemon) openStores() error {
+	if d.cfg.StateTopic == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d.stores = map[string]*checkpoint.Store{}
+	for _, in := range d.cfg.InputTopics {
+		s, err := checkpoint.New(checkpoint.Config{Brokers: d.cfg.Brokers, Topic: StateTopicFor(d.cfg.StateTopic, d.cfg.InputTopics, in),
+			Transport: d.cfg.Transport})
+		if err != nil {
+			return err
+		}
+		if _, err := s.Ensure(ctx, in); err != nil {
+			return fmt.Errorf("daemon: %w", err)
+		}
+		d.stores[in] = s
+	}
+	return nil
+}
+
+// restore gives r the state of its partition before any input is consumed:
+// the parked registry if nothing was checkpointed since this instance parked
+// it, else the state partition read to its end. It retries until it succeeds
+// or ctx ends (false: the partition must not be consumed).
+func (r *partitionRun) restore(ctx context.Context) bool {
+	d := r.d
+	key := partitionKey{Topic: r.p.Topic, ID: r.p.ID}
+	p := d.parking.take(key)
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(time.Second):
+			}
+		}
+		start := time.Now()
+		end, err := r.store.End(ctx, r.p.ID)
+		if err != nil {
+			d.cfg.Logger.Warn("restore: state offsets", "partition", r.p.ID, "err", err)
+			continue
+		}
+		if p != nil && p.stateEnd == end {
+			r.reg, r.applied, r.stateEnd = p.reg, p.applied, end
+			r.reg.SetOnEvict(r.onEvict)
+			d.metrics.restores.WithLabelValues("memory").Inc()
+		} else if err := r.readState(ctx); err != nil {
+			d.cfg.Logger.Warn("restore: read state", "partition", r.p.ID, "err", err)
+			continue
+		} else {
+			d.metrics.restores.WithLabelValues("state_topic").Inc()
+		}
+		for _, id := range r.reg.IDs() {
+			r.touched[id] = nil // listed in the directory, no forecast yet
+		}
+		d.metrics.restoreSeconds.Observe(time.Since(start).Seconds())
+		d.cfg.Logger.Info("partition restored", "topic", r.p.Topic, "partition", r.p.ID, "series", r.reg.Len(),
+			"seconds", time.Since(start).Seconds())
+		return true
+	}
+}
+
+// readState reads the state partition to its end into a fresh registry.
+// Series go in the order of their checkpointed offsets, which is the order
+// in which they were last used: the registry's eviction order is the one an
+// uninterrupted run has.
+func (r *partitionRun) readState(ctx context.Context) error {
+	d := r.d
+	latest := map[string][]byte{}
+	end, err := r.store.Read(ctx, r.p.ID, func(key string, value []byte, _ int64) {
+		if value == nil {
+			delete(latest, key)
+			return
+		}
+		latest[key] = value
+	})
+	if err != nil {
+		return err
+	}
+	reg, err := online.NewRegistry(r.registryConfig())
+	if err != nil {
+		return err
+	}
+	type restored struct {
+		id  string
+		l   *online.Learner
+		pos int64
+	}
+	series := make([]restored, 0, len(latest))
+	for id, b := range latest {
+		l, pos, err := online.RestoreCheckpoint(reg.ConfigFor(id), b)
+		if err != nil {
+			// A checkpoint of another configuration (the operator changed
+			// the model) or a corrupt one: the series starts afresh.
+			d.metrics.restoreFailures.Inc()
+			d.cfg.Logger.Warn("restore: series starts afresh", "series", id, "partition", r.p.ID, "err", err)
+			continue
+		}
+		series = append(series, restored{id, l, pos})
+	}
+	slices.SortFunc(series, func(a, b restored) int { return cmp.Or(cmp.Compare(a.pos, b.pos), cmp.Compare(a.id, b.id)) })
+	applied := make(map[string]int64, len(series))
+	for _, s := range series {
+		reg.Put(s.id, s.l)
+		applied[s.id] = s.pos
+	}
+	for id := range applied { // beyond the live-series cap
+		if _, ok := reg.Lookup(id); !ok {
+			delete(applied, id)
+		}
+	}
+	d.metrics.restored.Add(float64(reg.Len()))
+	r.reg, r.applied, r.stateEnd = reg, applied, end
+	return nil
+}
+
+// checkpoint writes the series changed since the last checkpoint (a
+// tombstone for an evicted one), in id order, and returns whether they were
+// all acknowledged.
+func (r *partitionRun) checkpoint(ctx context.Context) bool {
+	d := r.d
+	start := time.Now()
+	ids := make([]string, 0, len(r.dirty))
+	for id := range r.dirty {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	entries := make([]checkpoint.Entry, 0, len(ids))
+	size := 0
+	for _, id := range ids {
+		e := checkpoint.Entry{Key: id}
+		if l, ok := r.reg.Lookup(id); ok {
+			b, err := online.MarshalCheckpoint(l, r.applied[id])
+			if err != nil { // cannot happen for a live learner; keep the offset uncommitted
+				d.cfg.Logger.Error("checkpoint: encode", "series", id, "err", err)
+				return false
+			}
+			e.Value = b
+			size += len(b)
+		}
+		entries = append(entries, e)
+	}
+	if len(entries) > 0 {
+		end, err := r.store.Write(ctx, r.p.ID, entries)
+		if err != nil {
+			d.metrics.checkpointFailures.Inc()
+			d.cfg.Logger.Warn("checkpoint: write", "partition", r.p.ID, "err", err)
+			return false
+		}
+		r.stateEnd = end
+	}
+	clear(r.dirty)
+	r.sinceCheckpoint, r.lastCheckpoint = 0, time.Now()
+	d.metrics.checkpointBytes.Add(float64(size))
+	d.metrics.checkpointSeries.Add(float64(len(entries)))
+	d.metrics.checkpointSeconds.Observe(time.Since(start).Seconds())
+	return true
+}
+
+// checkpointDue reports whether the records handled since the last
+// checkpoint should be checkpointed now.
+func (r *partitionRun) checkpointDue(final bool) bool {
+	if r.next <= r.committed && len(r.dirty) == 0 {
+		return false
+	}
+	return final || r.sinceCheckpoint >= r.d.cfg.CheckpointRecords || time.Since(r.lastCheckpoint) >= r.d.cfg.CheckpointEvery
+}

@@ -1,0 +1,268 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/sink"
+	"github.com/streamd/streamd/internal/source"
+)
+
+// forecastKey identifies a forecast message: series and t (= record index + 1).
+type forecastKey struct {
+	series string
+	t      int64
+}
+
+// referenceForecasts runs each series through a Learner directly, as an
+// uninterrupted daemon would: the forecast message of every record.
+func referenceForecasts(t *testing.T, nSeries, n int) map[forecastKey]sink.Message {
+	t.Helper()
+	ref := map[forecastKey]sink.Message{}
+	for s := 0; s < nSeries; s++ {
+		l, _ := online.NewLearner(learnerConfig())
+		id := fmt.Sprintf("s%d", s)
+		for i, v := range series(s, n) {
+			res, err := l.Observe(online.Observation{T: int64(i + 1), Y: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Fitted || res.Forecast != nil {
+				var m sink.Message
+				m.SetResult(id, int64(i+1), v, res)
+				ref[forecastKey{id, int64(i + 1)}] = m
+			}
+		}
+	}
+	return ref
+}
+
+// produceRange writes records [from, to) of every series, keyed by series.
+func produceRange(ctx context.Context, t *testing.T, addrs []string, nSeries, n, from, to int) {
+	t.Helper()
+	w, _ := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
+	defer w.Close()
+	var recs []sink.Record
+	for i := from; i < to; i++ {
+		for s := 0; s < nSeries; s++ {
+			id := fmt.Sprintf("s%d", s)
+			recs = append(recs, sink.Record{Key: []byte(id), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, i+1, series(s, n)[i]))})
+		}
+	}
+	if err := w.WriteRecords(ctx, recs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// forecastCollector reads every partition of the forecast topic in the
+// background and checks each message against the reference as it arrives: a
+// forecast published twice (after a restart) must be the same numbers.
+type forecastCollector struct {
+	mu     sync.Mutex
+	seen   map[forecastKey]int
+	errs   []string
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func collectForecasts(ctx context.Context, addrs []string, partitions int, ref map[forecastKey]sink.Message) *forecastCollector {
+	ctx, cancel := context.WithCancel(ctx)
+	fc := &forecastCollector{seen: map[forecastKey]int{}, cancel: cancel}
+	for p := 0; p < partitions; p++ {
+		fc.wg.Add(1)
+		go func() {
+			defer fc.wg.Done()
+			r := kafka.NewReader(kafka.ReaderConfig{Brokers: addrs, Topic: "forecasts", Partition: p, MaxWait: 250 * time.Millisecond})
+			defer r.Close()
+			for {
+				km, err := r.ReadMessage(ctx)
+				if err != nil {
+					return
+				}
+				var m sink.Message
+				err = json.Unmarshal(km.Value, &m)
+				k := forecastKey{m.Series, m.T}
+				fc.mu.Lock()
+				fc.seen[k]++
+				if msg := sameForecast(m, ref[k]); err != nil || msg != "" {
+					fc.errs = append(fc.errs, fmt.Sprintf("%s t=%d: %v %s", m.Series, m.T, err, msg))
+				}
+				fc.mu.Unlock()
+			}
+		}()
+	}
+	return fc
+}
+
+// sameForecast compares a published forecast with the reference's, bit for
+// bit; "" when equal.
+func sameForecast(m, r sink.Message) string {
+	if len(m.Steps) != len(r.Steps) || (m.Observed == nil) != (r.Observed == nil) {
+		return fmt.Sprintf("shape: %d steps (observed %v), reference %d (%v)", len(m.Steps), m.Observed != nil, len(r.Steps), r.Observed != nil)
+	}
+	if m.Observed != nil && *m.Observed != *r.Observed {
+		return fmt.Sprintf("observed %+v, reference %+v", *m.Observed, *r.Observed)
+	}
+	for h := range m.Steps {
+		if m.Steps[h] != r.Steps[h] {
+			return fmt.Sprintf("step %d: %+v, reference %+v", h+1, m.Steps[h], r.Steps[h])
+		}
+	}
+	return ""
+}
+
+// waitFor waits until every reference forecast with t ≤ upTo was seen.
+func (fc *forecastCollector) waitFor(ctx context.Context, t *testing.T, ref map[forecastKey]sink.Message, upTo int64) {
+	t.Helper()
+	for {
+		fc.mu.Lock()
+		missing := 0
+		for k := range ref {
+			if k.t <= upTo && fc.seen[k] == 0 {
+				missing++
+			}
+		}
+		fc.mu.Unlock()
+		if missing == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d forecasts up to t = %d never arrived", missing, upTo)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (fc *forecastCollector) stop(t *testing.T) {
+	t.Helper()
+	fc.cancel()
+	fc.wg.Wait()
+	for i, e := range fc.errs {
+		if i == 10 {
+			t.Errorf("... and %d more", len(fc.errs)-10)
+			break
+		}
+		t.Error(e)
+	}
+}
+
+func stateDaemon(t *testing.T, addrs []string, checkpointRecords int) *Daemon {
+	t.Helper()
+	d, err := Open(Config{Brokers: addrs, Group: "g", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
+		DeadLetterTopic: "dlq", StateTopic: "state", CheckpointRecords: checkpointRecords,
+		Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096}, Registry: online.RegistryConfig{Default: learnerConfig()},
+		SessionTimeout: 6 * time.Second, Transport: &kafka.Transport{}, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// A restart continues every series from its checkpoint: the forecasts after
+// it are bit-identical to an uninterrupted run (a series that started afresh
+// would be in warm-up and publish nothing), and nothing is read twice.
+func TestRestartRestoresFromStateTopic(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "series", "forecasts", "dlq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addrs := c.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	const nSeries, n, cut = 6, 260, 170
+	ref := referenceForecasts(t, nSeries, n)
+	fc := collectForecasts(ctx, addrs, 4, ref)
+	defer fc.stop(t)
+
+	produceRange(ctx, t, addrs, nSeries, n, 0, cut)
+	a := stateDaemon(t, addrs, 100)
+	fc.waitFor(ctx, t, ref, cut)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(a.metrics.checkpointSeries); got < nSeries {
+		t.Errorf("%v series checkpoints written, want ≥ %d", got, nSeries)
+	}
+
+	produceRange(ctx, t, addrs, nSeries, n, cut, n)
+	b := stateDaemon(t, addrs, 100)
+	fc.waitFor(ctx, t, ref, n)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(b.metrics.restored); got != nSeries {
+		t.Errorf("%v series restored, want %d", got, nSeries)
+	}
+	if got := testutil.ToFloat64(b.metrics.skipped); got != 0 {
+		t.Errorf("%v records skipped after a clean stop, want 0 (the commit covers them)", got)
+	}
+	fc.mu.Lock()
+	for k, c := range fc.seen {
+		if c != 1 {
+			t.Errorf("%v published %d times after a clean stop", k, c)
+		}
+	}
+	fc.mu.Unlock()
+}
+
+// Two instances share 8 partitions; one stops; the other takes over every
+// partition — reading back the ones it did not own, keeping in memory the
+// ones it did (nothing newer in the state topic) — and continues: every
+// record has its forecast, bit-identical to an uninterrupted run.
+func TestRebalanceHandsStateOver(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(8, "series", "forecasts", "dlq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addrs := c.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	const nSeries, n, cut = 16, 240, 160
+	ref := referenceForecasts(t, nSeries, n)
+	fc := collectForecasts(ctx, addrs, 8, ref)
+	defer fc.stop(t)
+
+	a := stateDaemon(t, addrs, 1000)
+	defer a.Close()
+	b := stateDaemon(t, addrs, 1000)
+	// Both members own partitions before any record arrives.
+	for a.assigned.Load() == 0 || b.assigned.Load() == 0 || a.assigned.Load()+b.assigned.Load() != 8 {
+		if ctx.Err() != nil {
+			t.Fatal("the two members never shared the partitions")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	produceRange(ctx, t, addrs, nSeries, n, 0, cut)
+	fc.waitFor(ctx, t, ref, cut)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	produceRange(ctx, t, addrs, nSeries, n, cut, n)
+	fc.waitFor(ctx, t, ref, n)
+	for a.assigned.Load() != 8 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	fromTopic := testutil.ToFloat64(a.metrics.restores.WithLabelValues("state_topic"))
+	fromMemory := testutil.ToFloat64(a.metrics.restores.WithLabelValues("memory"))
+	if fromMemory == 0 || fromTopic == 0 {
+		t.Errorf("restores: %v from the state topic, %v from memory; want both (b's partitions read back, a's kept)",
+			fromTopic, fromMemory)
+	}
+	if ready := httpGet(t, "http://"+a.Addr().String()+"/readyz"); strings.TrimSpace(ready) != "ok" {
+		t.Errorf("readyz after the takeover: %q", ready)
+	}
+}
+
