@@ -265,4 +265,3 @@ func TestRebalanceHandsStateOver(t *testing.T) {
 		t.Errorf("readyz after the takeover: %q", ready)
 	}
 }
-
