@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -43,6 +44,10 @@ type KafkaConfig struct {
 	ForecastTopic   string   `yaml:"forecast_topic"`
 	StateTopic      string   `yaml:"state_topic"`
 	DeadLetterTopic string   `yaml:"dead_letter_topic"`
+	// CheckpointRecords and CheckpointInterval space the checkpoints of a
+	// partition (and so its offset commits): whichever comes first.
+	CheckpointRecords  int           `yaml:"checkpoint_records"`
+	CheckpointInterval time.Duration `yaml:"checkpoint_interval"`
 	// MaxRecordBytes rejects larger input records (to the dead-letter topic).
 	MaxRecordBytes int `yaml:"max_record_bytes"`
 	// MaxSeriesPerPartition caps the live series of one input partition; the
@@ -197,6 +202,8 @@ func DefaultConfig() Config {
 			ForecastTopic:         "forecasts",
 			StateTopic:            "streamd-state",
 			DeadLetterTopic:       "series-dlq",
+			CheckpointRecords:     50000,
+			CheckpointInterval:    10 * time.Second,
 			MaxRecordBytes:        1 << 20,
 			MaxSeriesPerPartition: 100000,
 			Fields:                FieldsConfig{Series: "series", T: "t", Y: "y", U: "u"},
@@ -377,13 +384,19 @@ func (k *KafkaConfig) validate(p *problems) {
 		}
 	}
 	for _, f := range []struct{ path, v string }{
-		{"kafka.forecast_topic", k.ForecastTopic}, {"kafka.state_topic", k.StateTopic},
+		{"kafka.forecast_topic", k.ForecastTopic},
 		{"kafka.dead_letter_topic", k.DeadLetterTopic}, {"kafka.fields.series", k.Fields.Series},
 		{"kafka.fields.t", k.Fields.T}, {"kafka.fields.y", k.Fields.Y}, {"kafka.fields.u", k.Fields.U},
 	} {
 		if f.v == "" {
 			p.add(f.path, "must not be empty")
 		}
+	}
+	if k.CheckpointRecords < 1 {
+		p.add("kafka.checkpoint_records", "must be ≥ 1 (got %d)", k.CheckpointRecords)
+	}
+	if k.CheckpointInterval < 100*time.Millisecond {
+		p.add("kafka.checkpoint_interval", "must be a duration of at least 100ms, such as 10s (got %v)", k.CheckpointInterval)
 	}
 	if slices.Contains(k.InputTopics, k.StateTopic) || slices.Contains(k.InputTopics, k.ForecastTopic) {
 		p.add("kafka.input_topics", "must not include the forecast or state topic (got %q)", k.InputTopics)

@@ -91,6 +91,7 @@ func (c *Config) daemon() (daemon.Config, error) {
 		Dialer: dialer, Transport: transport,
 		Brokers: c.Kafka.Brokers, Group: c.Kafka.Group, InputTopics: c.Kafka.InputTopics,
 		ForecastTopic: c.Kafka.ForecastTopic, DeadLetterTopic: c.Kafka.DeadLetterTopic,
+		StateTopic: c.Kafka.StateTopic, CheckpointRecords: c.Kafka.CheckpointRecords, CheckpointEvery: c.Kafka.CheckpointInterval,
 		Decoder: source.Decoder{Fields: source.Fields{Series: f.Series, T: f.T, Y: f.Y, U: f.U},
 			MaxBytes: c.Kafka.MaxRecordBytes},
 		Registry: reg,

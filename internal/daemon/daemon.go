@@ -71,6 +71,10 @@ type Config struct {
 	Transport kafka.RoundTripper
 	Dialer    *kafka.Dialer
 	Logger    *slog.Logger
+
+	// refuseCommits makes every offset commit fail (tests: a crash between
+	// a checkpoint and its commit).
+	refuseCommits bool
 }
 
 // flushBatch publishes results as soon as this many are pending.

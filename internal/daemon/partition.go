@@ -300,7 +300,11 @@ func (r *partitionRun) flush(ctx context.Context, final bool) {
 		return
 	}
 	if r.next > r.committed {
-		if err := r.p.Commit(r.next); err != nil {
+		commit := r.p.Commit
+		if d.cfg.refuseCommits {
+			commit = func(int64) error { return errors.New("commit refused (test)") }
+		}
+		if err := commit(r.next); err != nil {
 			d.cfg.Logger.Warn("flush: commit", "err", err)
 			return
 		}
