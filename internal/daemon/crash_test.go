@@ -196,4 +196,3 @@ func lastOffsets(ctx context.Context, t *testing.T, addrs []string, partitions i
 	}
 	return last
 }
-
