@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/streamd/streamd/internal/recursive"
 )
 
 // Calibration of the Nyström-residual variance.
@@ -62,12 +64,11 @@ type calibration struct {
 	scale       float64 // ρ
 	tau         float64 // τ
 	level       float64 // the interval level τ is calibrated for
-	z2          []float64
 }
 
 func newCalibration(level float64) *calibration {
 	return &calibration{e2: make([]float64, calWindow), a: make([]float64, calWindow),
-		b: make([]float64, calWindow), scale: 1, tau: 1, level: level, z2: make([]float64, calWindow)}
+		b: make([]float64, calWindow), scale: 1, tau: 1, level: level}
 }
 
 // add records a one-step residual e with the variance parts predicted for it
@@ -136,10 +137,12 @@ func (c *calibration) refit() {
 		return
 	}
 	c.scale = best
+	// Scratch for the sorted ratios, borrowed for this refit only.
+	z2 := recursive.GetFloats(c.count)
+	defer recursive.PutFloats(z2)
 	for i := 0; i < c.count; i++ {
-		c.z2[i] = c.e2[i] / (c.a[i] + best*c.b[i])
+		z2[i] = c.e2[i] / (c.a[i] + best*c.b[i])
 	}
-	z2 := c.z2[:c.count]
 	slices.Sort(z2)
 	q := z2[min(int(math.Ceil(c.level*float64(len(z2))))-1, len(z2)-1)]
 	zg := distuv.UnitNormal.Quantile(0.5 + c.level/2)

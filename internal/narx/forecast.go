@@ -1,6 +1,10 @@
 package narx
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/streamd/streamd/internal/recursive"
+)
 
 // Step is one step of an iterated forecast, in the model's (standardised) units.
 type Step struct {
@@ -14,9 +18,11 @@ type Step struct {
 	OneStepVar float64
 }
 
-// forecastWorkspace holds what Forecast needs, allocated once per model.
+// forecastWorkspace holds what Forecast needs. Its storage is one buffer
+// borrowed from the shared pool (recursive.GetFloats) for the duration of
+// one Forecast, not kept per model: nothing in it outlives the call.
 type forecastWorkspace struct {
-	hist *History
+	hist History   // the caller's history, copied, advanced with the predictions
 	x, g []float64 // regressor and ∂ŷ/∂x, len n
 	k    []float64 // kernel column, len M
 	psi  []float64 // features, len M+1
@@ -24,17 +30,38 @@ type forecastWorkspace struct {
 	next []float64 // scratch for the shifted covariance
 	d    int       // largest y lag
 	yIdx []int     // y lag of each y coordinate of x
+	buf  []float64
 }
 
-func newForecastWorkspace(e Embedding, m int) *forecastWorkspace {
+// borrow lays out the workspace for embedding e and working-set size m in
+// a pooled buffer, with hist's content copied and the covariance zero.
+func (fw *forecastWorkspace) borrow(e Embedding, m int, hist *History) {
 	n := e.Dim()
 	d := 0
 	if len(e.YLags) > 0 {
 		d = e.YLags[len(e.YLags)-1]
 	}
-	return &forecastWorkspace{hist: NewHistory(e), x: make([]float64, n), g: make([]float64, n),
-		k: make([]float64, m), psi: make([]float64, m+1), cov: make([]float64, d*d),
-		next: make([]float64, d*d), d: d, yIdx: e.YLags}
+	w := 1 + e.Inputs()
+	nb := e.Depth() * w
+	fw.buf = recursive.GetFloats(2*n + 2*m + 1 + 2*d*d + nb + w - 1)
+	b := fw.buf
+	next := func(l int) []float64 {
+		s := b[:l:l]
+		b = b[l:]
+		return s
+	}
+	fw.hist = History{emb: e, width: w, buf: next(nb), lastU: next(w - 1)}
+	fw.hist.CopyFrom(hist)
+	fw.x, fw.g, fw.k, fw.psi = next(n), next(n), next(m), next(m+1)
+	fw.cov, fw.next = next(d*d), next(d*d)
+	clear(fw.cov)
+	clear(fw.next)
+	fw.d, fw.yIdx = d, e.YLags
+}
+
+func (fw *forecastWorkspace) release() {
+	recursive.PutFloats(fw.buf)
+	*fw = forecastWorkspace{}
 }
 
 // Forecast writes len(dst) iterated predictions starting after the last record
@@ -55,11 +82,9 @@ func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
 	if nu > 0 && len(inputs) < len(dst) {
 		panic(fmt.Sprintf("narx: Forecast: %d input rows for %d steps", len(inputs), len(dst)))
 	}
-	fw := m.forecastWs
-	fw.hist.CopyFrom(hist)
-	for i := range fw.cov {
-		fw.cov[i] = 0
-	}
+	var fw forecastWorkspace
+	fw.borrow(m.cfg.Embedding, m.m, hist)
+	defer fw.release()
 	alpha, _ := m.Dual()
 	pts := m.ws.Points()
 	n, r, d := m.n, m.fm.r, fw.d

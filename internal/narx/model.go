@@ -104,10 +104,14 @@ type Model struct {
 	rng *rand.Rand
 	win *window
 
-	// Workspaces, allocated at the fit, reused by every sample.
-	x, k, psi, col, alpha []float64
-	prepared              bool
-	kxx                   float64
+	// Per-sample buffers, allocated at the fit: the prepared regressor, its
+	// kernel column and features (kept from Observe to Learn), and the dual
+	// coefficients cached by Dual. Workspaces of the rare operations (swap,
+	// calibration refit) are borrowed from a shared pool per call (see
+	// recursive.Pool), not kept per model.
+	x, k, psi, alpha []float64
+	prepared         bool
+	kxx              float64
 
 	fitted       bool
 	swaps        int
@@ -117,8 +121,6 @@ type Model struct {
 	noiseVar     float64
 	dEff         float64
 	alphaFresh   bool
-	forecastWs   *forecastWorkspace
-	swapWs       *swapWorkspace
 	swapFailures int
 	level2       Level2
 
@@ -191,7 +193,7 @@ func (m *Model) Fit(X, y, v []float64) error {
 	}
 	m.fm = newFeatureMap(M)
 	m.fm.build(m.eig.Values(), m.eig.Vectors(), m.cfg.Cutoff)
-	m.x, m.k, m.col, m.alpha = make([]float64, n), make([]float64, M), make([]float64, M), make([]float64, M)
+	m.x, m.k, m.alpha = make([]float64, n), make([]float64, M), make([]float64, M)
 	m.psi = make([]float64, M+1)
 	m.win = newWindow(n, m.cfg.Window)
 	for i := max(0, N-m.cfg.Window); i < N; i++ {
@@ -201,7 +203,6 @@ func (m *Model) Fit(X, y, v []float64) error {
 	if err := m.loadStats(X, y, v); err != nil {
 		return err
 	}
-	m.forecastWs = newForecastWorkspace(m.cfg.Embedding, M)
 	m.cal = newCalibration(m.cfg.IntervalLevel)
 	m.fitted, m.alphaFresh, m.prepared = true, false, false
 	m.sinceSwap, m.sinceNoise = 0, 0
@@ -310,7 +311,8 @@ func (m *Model) VarianceParts() (noise, param, nystrom float64) {
 // Observe: the O(M) entropy swap test (see SwapInterval), then the RLS update
 // O(r²). Returns whether a swap was accepted. Non-finite y
 // or v (which the caller should have rejected) leave the model unchanged.
-// No allocation unless a swap is accepted.
+// No allocation unless a swap is accepted (once the shared pools hold the
+// scratch space of the RLS update; see recursive.Pool).
 func (m *Model) Learn(y, v float64) (swapped bool) {
 	if !m.prepared {
 		panic("narx: Learn without Observe")
@@ -379,10 +381,9 @@ func (m *Model) learnPrepared(y, v float64) {
 // r'_win in the new ones; s and n_c do not depend on the features.
 func (m *Model) swap(j int) bool {
 	M, rOld := m.m, m.fm.r
-	if m.swapWs == nil {
-		m.swapWs = newSwapWorkspace(M, m.n)
-	}
-	sw := m.swapWs
+	var sw swapWorkspace
+	sw.borrow(M, m.n, m.win.cap)
+	defer sw.release()
 	sw.fmOld.copyFrom(m.fm)
 	copy(sw.phiX[:rOld], m.psi[:rOld]) // x's features in the old map
 	copy(sw.oldPoint, m.ws.Point(j))
@@ -390,17 +391,18 @@ func (m *Model) swap(j int) bool {
 	aPrev := mat.NewSymDense(rOld+1, nil)
 	aPrev.CopySym(aOld)
 	rPrev := append([]float64(nil), rvOld...)
+	m.rls.ReleaseStats()
 
-	m.ws.Swap(j, m.x, m.k, m.kxx, m.col)
-	if m.eig.ReplaceRowCol(j, m.col) {
+	m.ws.Swap(j, m.x, m.k, m.kxx, sw.col)
+	if m.eig.ReplaceRowCol(j, sw.col) {
 		m.eigRefresh++
 	}
 	m.fm.build(m.eig.Values(), m.eig.Vectors(), m.cfg.Cutoff)
 	rNew := m.fm.r
 
-	X, y, v := m.win.chronological()
-	wOld, rwOld, wNew, rwNew := m.windowStats(j, X, y, v)
-	t := m.swapTransform(j)
+	X, y, v := m.win.chronological(sw.winX, sw.winY, sw.winV)
+	wOld, rwOld, wNew, rwNew := m.windowStats(&sw, j, X, y, v)
+	t := m.swapTransform(&sw, j)
 	// A' = T_ext (A − A_win) T_extᵀ + A'_win and likewise r'.
 	for i := 0; i <= rOld; i++ {
 		for k := i; k <= rOld; k++ {
@@ -448,15 +450,37 @@ func (m *Model) swap(j int) bool {
 	return true
 }
 
-// swapWorkspace holds what swap keeps from before the change.
+// swapWorkspace holds what swap keeps from before the change, and the
+// window in time order. Its storage is one buffer borrowed from the shared
+// pool for the duration of the swap (recursive.GetFloats): nothing in it
+// outlives the swap.
 type swapWorkspace struct {
-	fmOld    *featureMap
-	phiX     []float64 // features of the new member in the old map
-	oldPoint []float64 // the member that left
+	fmOld            featureMap
+	phiX             []float64 // features of the new member in the old map
+	oldPoint         []float64 // the member that left
+	col              []float64 // the new column of Ω
+	winX, winY, winV []float64 // the window, oldest first
+	buf              []float64
 }
 
-func newSwapWorkspace(M, n int) *swapWorkspace {
-	return &swapWorkspace{fmOld: newFeatureMap(M), phiX: make([]float64, M), oldPoint: make([]float64, n)}
+// borrow lays the workspace of a working set of size M, dimension n and
+// window W out in one pooled buffer.
+func (sw *swapWorkspace) borrow(M, n, W int) {
+	sw.buf = recursive.GetFloats(M*M + 3*M + n + W*(n+2))
+	b := sw.buf
+	next := func(l int) []float64 {
+		s := b[:l:l]
+		b = b[l:]
+		return s
+	}
+	sw.fmOld = featureMap{m: M, f: next(M * M), vals: next(M)}
+	sw.phiX, sw.oldPoint, sw.col = next(M), next(n), next(M)
+	sw.winX, sw.winY, sw.winV = next(W*n), next(W), next(W)
+}
+
+func (sw *swapWorkspace) release() {
+	recursive.PutFloats(sw.buf)
+	*sw = swapWorkspace{}
 }
 
 // windowStats returns the window's weighted statistics (A, r) in the old
@@ -464,8 +488,7 @@ func newSwapWorkspace(M, n int) *swapWorkspace {
 // kernel matrix against the new set is formed once; the old one differs in
 // column j only. Both feature matrices are then one GEMM each:
 // Φ = diag(√c)·K·Fᵀ. O(W·M·(n + r + r')).
-func (m *Model) windowStats(j int, X, y, v []float64) (aOld *mat.SymDense, rOld []float64, aNew *mat.SymDense, rNew []float64) {
-	sw := m.swapWs
+func (m *Model) windowStats(sw *swapWorkspace, j int, X, y, v []float64) (aOld *mat.SymDense, rOld []float64, aNew *mat.SymDense, rNew []float64) {
 	N, n, M := len(y), m.n, m.m
 	ro, rn := sw.fmOld.r, m.fm.r
 	rows := max(N, 1)
@@ -506,7 +529,7 @@ func (m *Model) windowStats(j int, X, y, v []float64) (aOld *mat.SymDense, rOld 
 		}
 		return psi
 	}
-	po, pn := features(kOld, sw.fmOld), features(kNew, m.fm)
+	po, pn := features(kOld, &sw.fmOld), features(kNew, m.fm)
 	aOld, aNew = mat.NewSymDense(ro+1, nil), mat.NewSymDense(rn+1, nil)
 	aOld.SymOuterK(1, po.T())
 	aNew.SymOuterK(1, pn.T())
@@ -523,8 +546,7 @@ func (m *Model) windowStats(j int, X, y, v []float64) (aOld *mat.SymDense, rOld 
 // F = Λ_r^{-1/2}U_rᵀ), and the new member's kernel value
 // K(x, x_j') ≈ φ(x)ᵀφ(x_j'). Hence φ'(x) = F'k_S'(x) ≈ T φ(x) with
 // T = F'(I − e_j e_jᵀ)F⁺ + F'e_j φ(x_j')ᵀ. O(r'·r·M).
-func (m *Model) swapTransform(j int) *mat.Dense {
-	sw := m.swapWs
+func (m *Model) swapTransform(sw *swapWorkspace, j int) *mat.Dense {
 	M := m.m
 	ro, rn := sw.fmOld.r, m.fm.r
 	t := mat.NewDense(rn+1, ro+1, nil)
@@ -552,6 +574,7 @@ func (m *Model) refreshNoise() {
 	m.sinceNoise = 0
 	a, rv, s, nc := m.rls.Stats()
 	ev, ok := newEvidence(a, rv, s, nc)
+	m.rls.ReleaseStats() // ev holds what it needs
 	if !ok {
 		// Too little data for level 2: keep the previous estimate, or a unit
 		// noise variance (the data are standardised) before the first.
@@ -610,7 +633,7 @@ func (m *Model) Info() Info {
 	if !m.fitted {
 		return Info{}
 	}
-	_, _, _, nc := m.rls.Stats()
+	nc := m.rls.SumWeights()
 	return Info{M: m.m, Rank: m.fm.r, Gamma: m.rls.Gamma(), NoiseVar: m.noiseVar, DEff: m.dEff,
 		Swaps: m.swaps, EigenRefresh: m.eigRefresh, SamplesWeight: nc, Entropy: m.ws.Entropy(),
 		NystromScale: m.cal.scale, IntervalScale: m.cal.tau, SwapFailures: m.swapFailures}
@@ -659,8 +682,6 @@ type window struct {
 	n, cap      int
 	x, y, v     []float64
 	head, count int
-	// scratch for chronological()
-	cx, cy, cv []float64
 }
 
 func newWindow(n, capacity int) *window {
@@ -677,15 +698,13 @@ func (w *window) push(x []float64, y, v float64) {
 	}
 }
 
-// chronological returns the samples oldest first (views into scratch).
-func (w *window) chronological() (X, y, v []float64) {
-	if w.cx == nil {
-		w.cx, w.cy, w.cv = make([]float64, w.n*w.cap), make([]float64, w.cap), make([]float64, w.cap)
-	}
+// chronological copies the samples oldest first into cx (len ≥ W·n), cy and
+// cv (len ≥ W) and returns the filled prefixes.
+func (w *window) chronological(cx, cy, cv []float64) (X, y, v []float64) {
 	for i := 0; i < w.count; i++ {
 		slot := ((w.head-(w.count-1-i))%w.cap + w.cap) % w.cap
-		copy(w.cx[i*w.n:(i+1)*w.n], w.x[slot*w.n:(slot+1)*w.n])
-		w.cy[i], w.cv[i] = w.y[slot], w.v[slot]
+		copy(cx[i*w.n:(i+1)*w.n], w.x[slot*w.n:(slot+1)*w.n])
+		cy[i], cv[i] = w.y[slot], w.v[slot]
 	}
-	return w.cx[:w.count*w.n], w.cy[:w.count], w.cv[:w.count]
+	return cx[:w.count*w.n], cy[:w.count], cv[:w.count]
 }

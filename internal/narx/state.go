@@ -129,34 +129,32 @@ func (m *Model) SetState(s ModelState) error {
 	r.eig, r.rls, r.fm = eig, rls, fm
 	r.win = &window{n: n, cap: W, x: slices.Clone(s.WinX), y: slices.Clone(s.WinY), v: slices.Clone(s.WinV),
 		head: s.WinHead, count: s.WinCount}
-	r.x, r.k, r.col, r.alpha = make([]float64, n), make([]float64, M), make([]float64, M), make([]float64, M)
+	r.x, r.k, r.alpha = make([]float64, n), make([]float64, M), make([]float64, M)
 	r.psi = make([]float64, M+1)
-	r.forecastWs = newForecastWorkspace(cfg.Embedding, M)
 	r.fitted = true
 	r.swaps, r.eigRefresh, r.sinceSwap, r.sinceNoise, r.swapFailures = s.Swaps, s.EigRefresh, s.SinceSwap, s.SinceNoise, s.SwapFailures
 	r.noiseVar, r.dEff = s.NoiseVar, s.DEff
 	r.cal = &calibration{e2: slices.Clone(s.CalE2), a: slices.Clone(s.CalA), b: slices.Clone(s.CalB),
-		head: s.CalHead, count: s.CalCount, scale: s.CalScale, tau: s.CalTau, level: m.cfg.IntervalLevel,
-		z2: make([]float64, calWindow)}
+		head: s.CalHead, count: s.CalCount, scale: s.CalScale, tau: s.CalTau, level: m.cfg.IntervalLevel}
 	r.sinceCal, r.lastMean, r.lastA, r.lastB = s.SinceCal, s.LastMean, s.LastA, s.LastB
 	*m = *r
 	return nil
 }
 
-// SizeBytes returns the bytes held by m's numeric buffers: working set,
-// eigendecomposition, RLS, feature map, retained window, calibration ring and
-// workspaces (Go object headers excluded). 0 before the fit.
+// SizeBytes returns the bytes held by m's own numeric buffers: working set,
+// eigendecomposition, RLS, feature map, retained window, calibration ring,
+// and the per-sample buffers (Go object headers excluded). Workspaces that
+// are borrowed from the shared pools per call (the forecast's, the swap's,
+// the eigen-updates', the RLS solver's, the calibration refit's; see
+// recursive.Pool) are not held per model and not counted. 0 before the fit.
 func (m *Model) SizeBytes() int {
 	if !m.fitted {
 		return 0
 	}
-	f := len(m.ws.points) + len(m.ws.rowSum) + len(m.ws.diag) + len(m.fm.f) + len(m.fm.vals) +
-		len(m.win.x) + len(m.win.y) + len(m.win.v) + len(m.win.cx) + len(m.win.cy) + len(m.win.cv) +
-		4*calWindow + len(m.x) + len(m.k) + len(m.psi) + len(m.col) + len(m.alpha)
-	fw := m.forecastWs
-	f += len(fw.x) + len(fw.g) + len(fw.k) + len(fw.psi) + len(fw.cov) + len(fw.next) + len(fw.hist.buf)
-	if sw := m.swapWs; sw != nil {
-		f += len(sw.fmOld.f) + len(sw.fmOld.vals) + len(sw.phiX) + len(sw.oldPoint)
+	f := 0
+	for _, b := range [][]float64{m.ws.points, m.ws.rowSum, m.ws.diag, m.fm.f, m.fm.vals,
+		m.win.x, m.win.y, m.win.v, m.cal.e2, m.cal.a, m.cal.b, m.x, m.k, m.psi, m.alpha} {
+		f += cap(b)
 	}
 	return 8*f + m.eig.SizeBytes() + m.rls.SizeBytes()
 }

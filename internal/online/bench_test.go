@@ -1,8 +1,12 @@
 package online
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/streamd/streamd/internal/narx"
@@ -48,7 +52,12 @@ func BenchmarkObserve(b *testing.B) {
 
 // BenchmarkMemory10kSeries fits 10 000 series (M = 32, lags 1..10, warm-up
 // 200) in one registry and reports the heap they hold (after a GC) and the
-// Learners' own SizeBytes, per series. Run with -benchtime=1x.
+// Learners' own SizeBytes, per series, and the process's resident memory
+// (VmRSS from /proc/self/status, Linux only) with the series live: rss-MiB
+// is the whole test process as the kernel sees it after the GC — the live
+// heap, heap pages the runtime has not yet returned, the runtime's own
+// structures and the binary — which is what "resident memory" in the
+// acceptance criterion means. Run with -benchtime=1x.
 func BenchmarkMemory10kSeries(b *testing.B) {
 	const nSeries = 10000
 	cfg := testConfig()
@@ -79,6 +88,27 @@ func BenchmarkMemory10kSeries(b *testing.B) {
 		b.ReportMetric(heap/nSeries, "heap-bytes/series")
 		b.ReportMetric(float64(size)/nSeries, "state-bytes/series")
 		b.ReportMetric(heap/(1<<20), "heap-MiB")
+		if rss, ok := vmRSS(); ok {
+			b.ReportMetric(float64(rss)/(1<<20), "rss-MiB")
+		}
 		runtime.KeepAlive(reg)
 	}
+}
+
+// vmRSS returns the process's resident set size in bytes from the VmRSS line
+// of /proc/self/status; ok is false where that file does not exist.
+func vmRSS() (n int64, ok bool) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := bytes.Fields(sc.Bytes())
+		if len(f) == 3 && string(f[0]) == "VmRSS:" && string(f[2]) == "kB" {
+			kb, err := strconv.ParseInt(string(f[1]), 10, 64)
+			return kb << 10, err == nil
+		}
+	}
+	return 0, false
 }

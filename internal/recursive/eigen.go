@@ -57,18 +57,26 @@ const (
 // components) with an O(n²) secular-equation solve, after which an O(n²)
 // drift probe decides whether to recompute it from scratch (Refresh).
 //
-// All workspaces are allocated by NewSymEigen, about 48·n² bytes (six n×n
-// matrices: A, U and four work arrays): RankOne and ReplaceRowCol do not
-// allocate. Neither does a refresh for n < 128; from n = 128 on, the blocked
-// LAPACK dsyev calls gonum's Dgemm, which then runs blocks on goroutines and
-// allocates a few hundred bytes. Everything else is serial. All results are
-// deterministic: the same sequence of calls gives bit-identical results, and
+// A decomposer itself holds A, U and λ, about 16·n² bytes. The update
+// workspaces (four more n×n arrays, dsyev's work array of about n·(n+2)
+// and some vectors: 46 KiB at n = 32) are not kept per decomposer: each call
+// borrows them from a process-wide pool for its own duration (see Pool), so
+// thousands of decomposers that are updated one at a time per goroutine
+// share a handful of workspaces. Once the pool holds a workspace of the
+// dimension (after the first call on each goroutine in flight at once),
+// RankOne and ReplaceRowCol do not allocate. Neither does a refresh for
+// n < 128; from n = 128 on, the blocked LAPACK dsyev calls gonum's Dgemm,
+// which then runs blocks on goroutines and allocates a few hundred bytes.
+// Everything else is serial. All results are deterministic: the same
+// sequence of calls gives bit-identical results (a workspace carries nothing
+// from one call to the next, so which one a call borrows does not matter), and
 // a decomposer restored with SymEigenFromState continues bit-identically
 // (on the same GOARCH: the compiler may fuse multiply-adds on some, e.g.
 // arm64, so bits can differ between architectures).
 //
 // A SymEigen is not safe for concurrent use; it is owned by one goroutine
-// (the Learner's partition goroutine).
+// (the Learner's partition goroutine). Different SymEigens may be used
+// concurrently: the pool hands each call a workspace of its own.
 type SymEigen struct {
 	// RefreshEvery is the period, in updates (RankOne or ReplaceRowCol
 	// calls that changed A), of the full re-decomposition; ≤ 0 disables the
@@ -91,6 +99,17 @@ type SymEigen struct {
 	updates      uint64
 	refreshes    uint64
 
+	// wk is the workspace borrowed from eigPool for the duration of one
+	// call (nil between calls); see acquire.
+	wk *eigWork
+}
+
+// eigWork is the workspace of the updates of an n×n SymEigen: about
+// 32·n² + 40·n bytes plus dsyev's work array, shared through eigPool (see
+// Pool) instead of being kept per decomposer. No value in it outlives the
+// call that borrowed it, except probe, which is the same for every
+// workspace of a given n.
+type eigWork struct {
 	probe []float64 // fixed unit probe vector of the drift check
 
 	// Per-update workspaces, length n (n×n for the matrices).
@@ -102,23 +121,11 @@ type SymEigen struct {
 	syevWork                          []float64
 }
 
-// NewSymEigen returns a decomposer for n×n matrices holding A = 0 with the
-// decomposition λ = 0, U = I. It panics if n < 1.
-func NewSymEigen(n int) *SymEigen {
-	if n < 1 {
-		panic("recursive: SymEigen dimension must be positive")
-	}
-	e := &SymEigen{
-		RefreshEvery: DefaultSymEigenRefreshEvery,
-		DriftTol:     DefaultSymEigenDriftTol,
-		n:            n,
-		a:            mat.NewSymDense(n, nil),
-		vals:         make([]float64, n),
-		u:            mat.NewDense(n, n, nil),
-	}
-	for i := 0; i < n; i++ {
-		e.u.Set(i, i, 1)
-	}
+// eigPool shares the update workspaces of all SymEigens of one dimension.
+var eigPool = Pool[*eigWork]{New: newEigWork}
+
+func newEigWork(n int) *eigWork {
+	e := &eigWork{}
 	vec := func() []float64 { return make([]float64, n) }
 	e.z, e.d, e.w, e.dl, e.wl, e.zhat, e.tau, e.delta = vec(), vec(), vec(), vec(), vec(), vec(), vec(), vec()
 	e.key, e.vnew = vec(), vec()
@@ -147,6 +154,43 @@ func NewSymEigen(n int) *SymEigen {
 	nrm := blas64.Nrm2(eigVec(e.probe))
 	for i := range e.probe {
 		e.probe[i] /= nrm
+	}
+	return e
+}
+
+// acquire borrows the workspace for the current call unless the call is
+// nested in one that holds it already; it reports whether the caller must
+// release it (defer e.release()).
+func (e *SymEigen) acquire() bool {
+	if e.wk != nil {
+		return false
+	}
+	e.wk = eigPool.Get(e.n)
+	return true
+}
+
+// release returns the workspace to the pool.
+func (e *SymEigen) release() {
+	eigPool.Put(e.n, e.wk)
+	e.wk = nil
+}
+
+// NewSymEigen returns a decomposer for n×n matrices holding A = 0 with the
+// decomposition λ = 0, U = I. It panics if n < 1.
+func NewSymEigen(n int) *SymEigen {
+	if n < 1 {
+		panic("recursive: SymEigen dimension must be positive")
+	}
+	e := &SymEigen{
+		RefreshEvery: DefaultSymEigenRefreshEvery,
+		DriftTol:     DefaultSymEigenDriftTol,
+		n:            n,
+		a:            mat.NewSymDense(n, nil),
+		vals:         make([]float64, n),
+		u:            mat.NewDense(n, n, nil),
+	}
+	for i := 0; i < n; i++ {
+		e.u.Set(i, i, 1)
 	}
 	return e
 }
@@ -185,20 +229,23 @@ func (e *SymEigen) Factorize(a mat.Symmetric) (ok bool) {
 	if a.SymmetricDim() != n {
 		panic(mat.ErrShape)
 	}
-	// e.ug holds the new A (full symmetric), e.unew the copy dsyev destroys.
+	if e.acquire() {
+		defer e.release()
+	}
+	// e.wk.ug holds the new A (full symmetric), e.wk.unew the copy dsyev destroys.
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
 			v := a.At(i, j)
 			if !eigFinite(v) {
 				return false
 			}
-			e.ug[i*n+j], e.ug[j*n+i] = v, v
+			e.wk.ug[i*n+j], e.wk.ug[j*n+i] = v, v
 		}
 	}
-	if !e.decompose(e.ug) {
+	if !e.decompose(e.wk.ug) {
 		return false
 	}
-	copy(e.a.RawSymmetric().Data, e.ug)
+	copy(e.a.RawSymmetric().Data, e.wk.ug)
 	e.sinceRefresh = 0
 	return true
 }
@@ -208,6 +255,9 @@ func (e *SymEigen) Factorize(a mat.Symmetric) (ok bool) {
 // allocates only inside gonum's Dgemm for n ≥ 128 (see SymEigen). It returns
 // ok == false, leaving the receiver unchanged, if dsyev fails to converge.
 func (e *SymEigen) Refresh() (ok bool) {
+	if e.acquire() {
+		defer e.release()
+	}
 	if !e.decompose(e.a.RawSymmetric().Data) {
 		return false
 	}
@@ -220,14 +270,14 @@ func (e *SymEigen) Refresh() (ok bool) {
 // n×n row-major matrix a (not modified). On failure nothing is changed.
 func (e *SymEigen) decompose(a []float64) bool {
 	n := e.n
-	copy(e.unew, a)
-	ok := lapack64.Syev(lapack.EVCompute, blas64.Symmetric{N: n, Stride: n, Data: e.unew, Uplo: blas.Upper},
-		e.vnew, e.syevWork, len(e.syevWork))
-	if !ok || !eigAllFinite(e.vnew) || !eigAllFinite(e.unew) {
+	copy(e.wk.unew, a)
+	ok := lapack64.Syev(lapack.EVCompute, blas64.Symmetric{N: n, Stride: n, Data: e.wk.unew, Uplo: blas.Upper},
+		e.wk.vnew, e.wk.syevWork, len(e.wk.syevWork))
+	if !ok || !eigAllFinite(e.wk.vnew) || !eigAllFinite(e.wk.unew) {
 		return false
 	}
-	copy(e.vals, e.vnew)
-	copy(e.u.RawMatrix().Data, e.unew)
+	copy(e.vals, e.wk.vnew)
+	copy(e.u.RawMatrix().Data, e.wk.unew)
 	return true
 }
 
@@ -271,6 +321,9 @@ func (e *SymEigen) RankOne(rho float64, v []float64) (refreshed bool) {
 	if !eigFinite(amax + math.Abs(rho)*vmax*vmax) {
 		return false
 	}
+	if e.acquire() {
+		defer e.release()
+	}
 	for i := 0; i < n; i++ {
 		t := rho * v[i]
 		for j := i; j < n; j++ {
@@ -310,8 +363,11 @@ func (e *SymEigen) ReplaceRowCol(j int, col []float64) (refreshed bool) {
 	if !eigAllFinite(col) {
 		return false
 	}
+	if e.acquire() {
+		defer e.release()
+	}
 	a := e.a.RawSymmetric().Data
-	d := e.p1
+	d := e.wk.p1
 	for i := 0; i < n; i++ {
 		d[i] = col[i] - a[i*n+j]
 	}
@@ -326,7 +382,7 @@ func (e *SymEigen) ReplaceRowCol(j int, col []float64) (refreshed bool) {
 	ok := eigFinite(dn) && eigAllFinite(d)
 	if ok {
 		s := math.Sqrt(dn)
-		vp, vm := e.p2, e.p3
+		vp, vm := e.wk.p2, e.wk.p3
 		for i := 0; i < n; i++ {
 			b := d[i] / s
 			vp[i], vm[i] = b, -b
@@ -366,7 +422,7 @@ func (e *SymEigen) probeOK() bool {
 	}
 	n := e.n
 	u := e.u.RawMatrix()
-	x, y, t, r := e.probe, e.p1, e.p2, e.p3
+	x, y, t, r := e.wk.probe, e.wk.p1, e.wk.p2, e.wk.p3
 	blas64.Gemv(blas.NoTrans, 1, u, eigVec(x), 0, eigVec(y))
 	for i := range t {
 		t[i] = e.vals[i] * x[i]
@@ -418,14 +474,14 @@ func (e *SymEigen) rankOne(rho float64, v []float64) bool {
 	n := e.n
 	u := e.u.RawMatrix()
 	ud := u.Data
-	blas64.Gemv(blas.Trans, 1, u, eigVec(v), 0, eigVec(e.z))
+	blas64.Gemv(blas.Trans, 1, u, eigVec(v), 0, eigVec(e.wk.z))
 
 	// 1. Sign and order.
 	sign := 1.0
 	if rho < 0 {
 		sign = -1
 	}
-	d, w, col := e.d, e.w, e.col
+	d, w, col := e.wk.d, e.wk.w, e.wk.col
 	for k := 0; k < n; k++ {
 		c := k
 		if sign < 0 {
@@ -433,7 +489,7 @@ func (e *SymEigen) rankOne(rho float64, v []float64) bool {
 		}
 		col[k] = c
 		d[k] = sign * e.vals[c]
-		w[k] = e.z[c]
+		w[k] = e.wk.z[c]
 	}
 
 	// 2. Scale.
@@ -451,7 +507,7 @@ func (e *SymEigen) rankOne(rho float64, v []float64) bool {
 
 	// 3. Deflation (dlaed2, with the poles already sorted).
 	tol := 8 * eigEps * math.Max(math.Max(math.Abs(d[0]), math.Abs(d[n-1])), r)
-	nd, df := e.nd[:0], e.df[:0]
+	nd, df := e.wk.nd[:0], e.wk.df[:0]
 	pj := -1
 	for nj := 0; nj < n; nj++ {
 		if r*math.Abs(w[nj]) <= tol {
@@ -492,24 +548,24 @@ func (e *SymEigen) rankOne(rho float64, v []float64) bool {
 	K := len(nd)
 
 	// 4. Secular equation; q holds Δ_jk = d_j − μ_k (K×K, row j, column k).
-	dl, wl := e.dl[:K], e.wl[:K]
+	dl, wl := e.wk.dl[:K], e.wk.wl[:K]
 	for k, i := range nd {
 		dl[k], wl[k] = d[i], w[i]
 	}
-	q := e.q[:K*K]
+	q := e.wk.q[:K*K]
 	for k := 0; k < K; k++ {
-		o, t, ok := eigSecularRoot(k, dl, wl, r, e.delta[:K])
+		o, t, ok := eigSecularRoot(k, dl, wl, r, e.wk.delta[:K])
 		if !ok {
 			return false
 		}
-		e.org[k], e.tau[k] = o, t
+		e.wk.org[k], e.wk.tau[k] = o, t
 		for j := 0; j < K; j++ {
-			q[j*K+k] = e.delta[j]
+			q[j*K+k] = e.wk.delta[j]
 		}
 	}
 
 	// 5. Gu–Eisenstat weights (dlaed3): ŵ_i² r = −Δ_ii ∏_{k≠i} Δ_ik/(d_i − d_k).
-	zh := e.zhat[:K]
+	zh := e.wk.zhat[:K]
 	for i := 0; i < K; i++ {
 		p := q[i*K+i]
 		row := q[i*K : i*K+K]
@@ -535,7 +591,7 @@ func (e *SymEigen) rankOne(rho float64, v []float64) bool {
 
 	// 6. U ← U·Q on the non-deflated columns.
 	if K > 0 {
-		ug := e.ug[:n*K]
+		ug := e.wk.ug[:n*K]
 		for i := 0; i < n; i++ {
 			for k, c := range nd {
 				ug[i*K+k] = ud[i*n+col[c]]
@@ -544,7 +600,7 @@ func (e *SymEigen) rankOne(rho float64, v []float64) bool {
 		eigGemm(
 			blas64.General{Rows: n, Cols: K, Stride: K, Data: ug},
 			blas64.General{Rows: K, Cols: K, Stride: K, Data: q},
-			blas64.General{Rows: n, Cols: K, Stride: K, Data: e.prod[:n*K]})
+			blas64.General{Rows: n, Cols: K, Stride: K, Data: e.wk.prod[:n*K]})
 	}
 
 	// Merge: key holds the values in the secular (sign-flipped) order; roots
@@ -553,16 +609,16 @@ func (e *SymEigen) rankOne(rho float64, v []float64) bool {
 	// O(n·#deflated) at worst, negligible next to the product.
 	m := 0
 	for k := 0; k < K; k++ {
-		e.key[m] = dl[e.org[k]] + e.tau[k]
-		e.src[m] = k
+		e.wk.key[m] = dl[e.wk.org[k]] + e.wk.tau[k]
+		e.wk.src[m] = k
 		m++
 	}
 	for t, p := range df {
-		e.key[m] = d[p]
-		e.src[m] = K + t
+		e.wk.key[m] = d[p]
+		e.wk.src[m] = K + t
 		m++
 	}
-	key, src := e.key[:n], e.src[:n]
+	key, src := e.wk.key[:n], e.wk.src[:n]
 	for i := 1; i < n; i++ {
 		kv, sv := key[i], src[i]
 		j := i - 1
@@ -578,22 +634,22 @@ func (e *SymEigen) rankOne(rho float64, v []float64) bool {
 		if sign < 0 {
 			p = n - 1 - m
 		}
-		e.vnew[p] = sign * key[m]
-		e.pos[p] = src[m]
+		e.wk.vnew[p] = sign * key[m]
+		e.wk.pos[p] = src[m]
 	}
-	un := e.unew
+	un := e.wk.unew
 	for i := 0; i < n; i++ {
 		for p := 0; p < n; p++ {
-			s := e.pos[p]
+			s := e.wk.pos[p]
 			if s < K {
-				un[i*n+p] = e.prod[i*K+s]
+				un[i*n+p] = e.wk.prod[i*K+s]
 			} else {
 				un[i*n+p] = ud[i*n+col[df[s-K]]]
 			}
 		}
 	}
 	copy(ud, un)
-	copy(e.vals, e.vnew)
+	copy(e.vals, e.wk.vnew)
 	return true
 }
 
@@ -850,8 +906,11 @@ func eigSecularRoot(k int, d, w []float64, rho float64, delta []float64) (org in
 // It uses the receiver's workspaces and does not allocate.
 func (e *SymEigen) Residual() float64 {
 	n := e.n
+	if e.acquire() {
+		defer e.release()
+	}
 	ud := e.u.RawMatrix().Data
-	au := blas64.General{Rows: n, Cols: n, Stride: n, Data: e.prod}
+	au := blas64.General{Rows: n, Cols: n, Stride: n, Data: e.wk.prod}
 	eigGemm(blas64.General{Rows: n, Cols: n, Stride: n, Data: e.a.RawSymmetric().Data}, e.u.RawMatrix(), au)
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
@@ -860,7 +919,7 @@ func (e *SymEigen) Residual() float64 {
 	}
 	r1 := blas64.Nrm2(blas64.Vector{N: n * n, Inc: 1, Data: au.Data})
 	// UᵀU − I, with Uᵀ formed explicitly so the serial product applies.
-	ut := e.ug
+	ut := e.wk.ug
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
 			ut[j*n+i] = ud[i*n+j]
@@ -1000,18 +1059,28 @@ func eigAllFinite(x []float64) bool {
 	return s == 0
 }
 
-// SizeBytes returns the bytes held by the receiver's buffers (the matrix, the
-// decomposition and the update workspaces), excluding Go object headers.
+// SizeBytes returns the bytes held by the receiver's own buffers (the
+// matrix A, the eigenvectors U and the eigenvalues), excluding Go object
+// headers. The update workspaces are shared (see SymEigen) and not counted;
+// WorkspaceBytes gives their size.
 func (e *SymEigen) SizeBytes() int {
-	n := len(e.vals)
-	f := 2 * n * n // A and U
-	for _, b := range [][]float64{e.vals, e.probe, e.z, e.d, e.w, e.dl, e.wl, e.zhat, e.tau, e.delta, e.key, e.vnew,
-		e.p1, e.p2, e.p3, e.ug, e.q, e.prod, e.unew, e.syevWork} {
+	return 8 * (cap(e.a.RawSymmetric().Data) + cap(e.u.RawMatrix().Data) + cap(e.vals))
+}
+
+// WorkspaceBytes returns the size of one shared update workspace for the
+// receiver's dimension: what each goroutine concurrently updating
+// decomposers of this dimension adds once to the process, not per
+// decomposer.
+func (e *SymEigen) WorkspaceBytes() int {
+	w := eigPool.Get(e.n)
+	defer eigPool.Put(e.n, w)
+	f := 0
+	for _, b := range [][]float64{w.probe, w.z, w.d, w.w, w.dl, w.wl, w.zhat, w.tau, w.delta, w.key, w.vnew,
+		w.p1, w.p2, w.p3, w.ug, w.q, w.prod, w.unew, w.syevWork} {
 		f += cap(b)
 	}
-	i := 0
-	for _, b := range [][]int{e.col, e.org, e.nd, e.df, e.src, e.pos} {
-		i += cap(b)
+	for _, b := range [][]int{w.col, w.org, w.nd, w.df, w.src, w.pos} {
+		f += cap(b)
 	}
-	return 8*f + 8*i
+	return 8 * f
 }

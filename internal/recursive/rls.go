@@ -169,8 +169,11 @@ var ErrRLSState = errors.New("recursive: invalid RLS state")
 // pass per PCG iteration (2–4 typical for λ = 0.99…0.999, more for smaller
 // λ); QuadForm then runs PCG from P̃ψ with the same cost per iteration. The
 // refresh interval shrinks with 1−λ; for λ < 1/4 every update refreshes
-// (O(m³)). Memory: three m×m matrices (Â, Q, and a spare so that a failed
-// refresh leaves the receiver unchanged) and twelve vectors of length m.
+// (O(m³)). Memory: two m×m matrices (Â and Q) and four vectors of length m
+// per RLS. The scratch space — a spare m×m matrix, so that a failed refresh
+// leaves the receiver unchanged, and eight vectors — is borrowed per call
+// from a process-wide pool (see Pool) and not kept per RLS; once the pool
+// holds one for the dimension, Update and QuadForm do not allocate.
 //
 // # Bias before data
 //
@@ -184,7 +187,10 @@ var ErrRLSState = errors.New("recursive: invalid RLS state")
 // then on θ is the exact solution above.
 //
 // An RLS is owned by one goroutine; no method is safe for concurrent use
-// (even QuadForm and ResidualEnergy use the receiver's scratch space).
+// (even QuadForm and ResidualEnergy use the receiver's cache and borrowed
+// scratch space). Different RLS may be used concurrently: the pool hands
+// each call scratch space of its own, and results do not depend on which
+// (nothing in it outlives a call).
 type RLS struct {
 	m      int     // dimension
 	nf     int     // inverted dimension: m, or m−1 while A_mm = 0 (bias unidentified)
@@ -203,7 +209,6 @@ type RLS struct {
 	theta []float64 // θ
 
 	pf          []float64 // Q, full m×m, bit-symmetric: P̃ = σ·Q = B̃⁻¹ on the leading nf block, zero elsewhere
-	wf          []float64 // spare: refresh target
 	sigma       float64   // σ = λ^−since
 	mu          float64   // μ = λ^since
 	since       int       // updates since the last refresh
@@ -217,11 +222,70 @@ type RLS struct {
 	cpsi    []float64
 	ch      []float64
 
-	// scratch, length m each
-	res, z, p, q, sv, x, old, u []float64
+	// wk is the scratch space borrowed from rlsPool for the duration of one
+	// call (nil between calls); see acquire.
+	wk *rlsWork
+	// statsBuf holds A = α·Â for the Stats view while λ < 1, borrowed from
+	// the shared float pool until the next mutating call or ReleaseStats.
+	statsBuf []float64
 
 	// diagnostics
 	updates, refreshes, iters, unconverged uint64
+}
+
+// rlsWork is the scratch space of the calls of an RLS of dimension m: the
+// spare m×m matrix that a refresh inverts into (so that a failed refresh
+// leaves the receiver unchanged) and eight vectors of length m. It is shared
+// through rlsPool (see Pool) instead of being kept per RLS; nothing in it
+// outlives the call that borrowed it.
+type rlsWork struct {
+	m                           int
+	w                           []float64 // m×m spare: refresh target
+	res, z, p, q, sv, x, old, u []float64
+}
+
+// rlsPool shares the scratch space of all RLS of one dimension.
+var rlsPool = Pool[*rlsWork]{New: func(m int) *rlsWork {
+	vecs := make([]float64, 8*m)
+	next := func() []float64 {
+		v := vecs[:m:m]
+		vecs = vecs[m:]
+		return v
+	}
+	wk := &rlsWork{m: m, w: make([]float64, m*m)}
+	wk.res, wk.z, wk.p, wk.q, wk.sv, wk.x, wk.old, wk.u = next(), next(), next(), next(), next(), next(), next(), next()
+	return wk
+}}
+
+// acquire borrows the scratch space for the receiver's dimension unless the
+// call is nested in one that holds it already; it reports whether the
+// caller must release it (defer r.release()).
+func (r *RLS) acquire() bool {
+	if r.wk != nil {
+		return false
+	}
+	r.wk = rlsPool.Get(r.m)
+	return true
+}
+
+// release returns the scratch space to the pool.
+func (r *RLS) release() {
+	rlsPool.Put(r.wk.m, r.wk)
+	r.wk = nil
+}
+
+// ReleaseStats ends the validity of the views returned by Stats, returning
+// the buffer that holds A while λ < 1 to the shared pool. Every mutating
+// call does it too; calling it once done with the statistics keeps an idle
+// RLS from holding the buffer. O(1).
+func (r *RLS) ReleaseStats() {
+	if r.statsBuf == nil {
+		return
+	}
+	PutFloats(r.statsBuf)
+	r.statsBuf = nil
+	m := r.m
+	r.a.SetRawSymmetric(blas64.Symmetric{Uplo: blas.Upper, N: m, Stride: m, Data: r.aBuf})
 }
 
 // NewRLS returns an RLS of dimension m (the last coordinate of ψ is the
@@ -251,15 +315,13 @@ func (r *RLS) alloc(n int) {
 	r.cap = n
 	r.aBuf = make([]float64, n*n)
 	r.pf = make([]float64, n*n)
-	r.wf = make([]float64, n*n)
-	vecs := make([]float64, 12*n)
+	vecs := make([]float64, 4*n)
 	next := func() []float64 {
 		v := vecs[:n:n]
 		vecs = vecs[n:]
 		return v
 	}
 	r.rv, r.theta, r.cpsi, r.ch = next(), next(), next(), next()
-	r.res, r.z, r.p, r.q, r.sv, r.x, r.old, r.u = next(), next(), next(), next(), next(), next(), next(), next()
 }
 
 // setDim sets the dimension to n ≤ r.cap and reslices the views. It does
@@ -268,11 +330,9 @@ func (r *RLS) setDim(n int) {
 	r.m = n
 	r.aBuf = r.aBuf[:n*n]
 	r.pf = r.pf[:n*n]
-	r.wf = r.wf[:n*n]
 	r.rv = r.rv[:n]
 	r.theta = r.theta[:n]
 	r.cpsi, r.ch = r.cpsi[:n], r.ch[:n]
-	r.res, r.z, r.p, r.q, r.sv, r.x, r.old, r.u = r.res[:n], r.z[:n], r.p[:n], r.q[:n], r.sv[:n], r.x[:n], r.old[:n], r.u[:n]
 	r.a.SetRawSymmetric(blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: r.aBuf})
 	r.cacheOK = false
 }
@@ -289,6 +349,7 @@ func (r *RLS) Lambda() float64 { return r.lambda }
 // Reset sets the statistics to zero (A = 0, r = 0, s = 0, n_c = 0) and θ = 0,
 // keeping m, γ and λ. The bias is then unidentified (see RLS). Cost O(m²).
 func (r *RLS) Reset() {
+	r.ReleaseStats()
 	m := r.m
 	clear(r.aBuf)
 	r.alpha = 1
@@ -329,6 +390,7 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 	if len(psi) != m {
 		panic(fmt.Sprintf("recursive: RLS.Update: len(psi) = %d, want %d", len(psi), m))
 	}
+	r.ReleaseStats()
 	if !rlsFinite(y) || !rlsFinite(v) || v < 0 {
 		return false
 	}
@@ -347,6 +409,10 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 	if !rlsFinite(lam*r.s+v*y*y) || !rlsFinite(lam*r.nc+v) {
 		return false
 	}
+	if r.acquire() {
+		defer r.release()
+	}
+	wk := r.wk
 
 	leave := r.nf < m && v > 0 && psi[m-1] != 0 // bias becomes identified
 	nf := r.nf
@@ -372,7 +438,7 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 		// Invert the new B = λαÂ + vψψᵀ + D/γ into the spare before
 		// committing anything, so that failure leaves the receiver unchanged.
 		// The entries are formed exactly as the committed Â below.
-		w := r.wf
+		w := wk.w
 		if nf < m {
 			clear(w)
 		}
@@ -386,13 +452,13 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 			}
 		}
 		if v > 0 {
-			floats.ScaleTo(r.u, sv, psi)
-			rlsGer(nf, m, 1, r.u, w)
+			floats.ScaleTo(wk.u, sv, psi)
+			rlsGer(nf, m, 1, wk.u, w)
 		}
 		for i := 0; i < nf && i < m-1; i++ {
 			w[i*m+i] += r.ig
 		}
-		if !rlsInvert(nf, m, w, r.u) {
+		if !rlsInvert(nf, m, w, wk.u) {
 			return false
 		}
 	}
@@ -401,21 +467,21 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 	// (α = 1); otherwise only α decays and Â receives vψψᵀ/α, so that
 	// A = αÂ costs one m×m pass (a rank-one update) even when λ < 1.
 	e := y - floats.Dot(psi, r.theta) // a-priori error
-	copy(r.old, r.theta)
+	copy(wk.old, r.theta)
 	if refresh {
 		if c := lam * r.alpha; c != 1 {
 			floats.Scale(c, a)
 		}
 		r.alpha = 1
 		if v > 0 {
-			floats.ScaleTo(r.u, sv, psi)
-			rlsGer(m, m, 1, r.u, a)
+			floats.ScaleTo(wk.u, sv, psi)
+			rlsGer(m, m, 1, wk.u, a)
 		}
 	} else {
 		r.alpha *= lam
 		if v > 0 {
-			floats.ScaleTo(r.u, math.Sqrt(v/r.alpha), psi)
-			rlsGer(m, m, 1, r.u, a)
+			floats.ScaleTo(wk.u, math.Sqrt(v/r.alpha), psi)
+			rlsGer(m, m, 1, wk.u, a)
 		}
 	}
 	vy := v * y
@@ -428,7 +494,7 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 	r.cacheOK = false // Q changes below (h stays readable)
 
 	if refresh {
-		r.pf, r.wf = r.wf, r.pf
+		copy(r.pf, wk.w)
 		r.nf = nf
 		r.resetCounters()
 		r.refreshes++
@@ -440,7 +506,7 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 		// system, the exact solution itself when λ = 1.
 		floats.AddScaled(r.theta[:nf], v*r.sigma*e/den, h[:nf])
 		// Q ← Q − w wᵀ, w = h·√(vσ/den): bit-symmetric rank-one update.
-		u := r.u[:nf]
+		u := wk.u[:nf]
 		floats.ScaleTo(u, math.Sqrt(v*r.sigma/den), h[:nf])
 		rlsGer(nf, m, -1, u, r.pf)
 	}
@@ -477,7 +543,7 @@ func (r *RLS) qpsi(psi []float64) []float64 {
 }
 
 // solveTheta recomputes θ by PCG warm-started at the current θ; on failure
-// it restores θ from r.old (which the caller has set), refreshes once and
+// it restores θ from r.wk.old (which the caller has set), refreshes once and
 // retries; if that fails too it restores θ and schedules a refresh.
 func (r *RLS) solveTheta() {
 	r.sinceRefine = 0
@@ -489,14 +555,14 @@ func (r *RLS) solveTheta() {
 		return
 	}
 	r.unconverged++
-	copy(r.theta, r.old)
+	copy(r.theta, r.wk.old)
 	if r.refreshNow() {
 		it, conv = r.pcg(r.theta, r.rv)
 		r.iters += uint64(it)
 		if conv && rlsAllFinite(r.theta) {
 			return
 		}
-		copy(r.theta, r.old)
+		copy(r.theta, r.wk.old)
 	}
 	r.needRefresh = true
 }
@@ -504,10 +570,10 @@ func (r *RLS) solveTheta() {
 // refreshNow inverts the current B = A + D/γ (leading nf block). On success
 // it installs the inverse and returns true; otherwise P̃ is kept.
 func (r *RLS) refreshNow() bool {
-	if !r.invertB(r.wf, r.ig) {
+	if !r.invertB(r.wk.w, r.ig) {
 		return false
 	}
-	r.pf, r.wf = r.wf, r.pf
+	copy(r.pf, r.wk.w)
 	r.normalizeA()
 	r.resetCounters()
 	r.refreshes++
@@ -541,7 +607,7 @@ func (r *RLS) invertB(w []float64, ig float64) bool {
 			w[i*m+i] += ig
 		}
 	}
-	return rlsInvert(nf, m, w, r.u)
+	return rlsInvert(nf, m, w, r.wk.u)
 }
 
 // pcg solves B x = b by preconditioned conjugate gradients (Golub & Van
@@ -561,7 +627,8 @@ func (r *RLS) invertB(w []float64, ig float64) bool {
 // the true residual of the next solve sees and corrects.
 // x and b must not be the receiver's scratch vectors res, z, p, q, sv.
 func (r *RLS) pcg(x, b []float64) (iters int, converged bool) {
-	res, z, p, q, sv := r.res, r.z, r.p, r.q, r.sv
+	wk := r.wk
+	res, z, p, q, sv := wk.res, wk.z, wk.p, wk.q, wk.sv
 	bn := rlsNorm(b)
 	trB := r.traceB()
 	r.mulB(q, x)
@@ -686,7 +753,11 @@ func (r *RLS) QuadForm(psi []float64) float64 {
 		return max(r.sigma*floats.Dot(psi[:nf], h[:nf]), 0)
 	}
 	// PCG from x = 0 with implicit products (see pcg): p = P̃s throughout.
-	x, res, z, p, q, sv := r.x, r.res, r.z, r.p, r.q, r.sv
+	if r.acquire() {
+		defer r.release()
+	}
+	wk := r.wk
+	x, res, z, p, q, sv := wk.x, wk.res, wk.z, wk.p, wk.q, wk.sv
 	delta := (1 - r.mu) * r.ig
 	clear(x)
 	copy(res, psi)
@@ -727,26 +798,39 @@ func (r *RLS) QuadForm(psi []float64) float64 {
 // ε·s). Cost O(m²); no allocation.
 func (r *RLS) ResidualEnergy() float64 {
 	m := r.m
-	rlsGemv(m, m, r.alpha, r.aBuf, r.theta, r.q)
-	e := r.s - 2*floats.Dot(r.theta, r.rv) + floats.Dot(r.theta, r.q)
+	if r.acquire() {
+		defer r.release()
+	}
+	q := r.wk.q
+	rlsGemv(m, m, r.alpha, r.aBuf, r.theta, q)
+	e := r.s - 2*floats.Dot(r.theta, r.rv) + floats.Dot(r.theta, q)
 	return max(e, 0)
 }
 
 // Stats returns the sufficient statistics A (upper triangle stored), r,
 // s = Σ c y² and n_c = Σ c. a and rv are views into the receiver, valid
-// until the next mutating call; they must not be modified. Cost O(1), or
-// O(m²) while λ < 1 and forgetting is pending on the stored Â (A = αÂ is
-// then formed in the receiver's spare matrix); no allocation.
+// until the next mutating call (Update, Load, SetGamma, Reset) or
+// ReleaseStats; they must not be modified. Cost O(1), or O(m²) while λ < 1
+// and forgetting is pending on the stored Â (A = αÂ is then formed in a
+// buffer borrowed from the shared pool, held until the view ends: call
+// ReleaseStats when done so that an idle RLS does not keep it); no
+// allocation once the pool holds such a buffer.
 func (r *RLS) Stats() (a *mat.SymDense, rv []float64, s, nc float64) {
 	m := r.m
 	data := r.aBuf
 	if r.alpha != 1 {
-		data = r.wf
+		if r.statsBuf == nil {
+			r.statsBuf = GetFloats(m * m)
+		}
+		data = r.statsBuf[:m*m]
 		floats.ScaleTo(data, r.alpha, r.aBuf)
 	}
 	r.a.SetRawSymmetric(blas64.Symmetric{Uplo: blas.Upper, N: m, Stride: m, Data: data})
 	return r.a, r.rv, r.s, r.nc
 }
+
+// SumWeights returns n_c = Σ c_k, the total weight the statistics carry. O(1).
+func (r *RLS) SumWeights() float64 { return r.nc }
 
 // SetGamma sets γ and refreshes, so that θ = (A + D/γ)⁻¹r holds exactly for
 // the new γ. It returns ok = false, leaving the receiver unchanged, if gamma
@@ -756,20 +840,25 @@ func (r *RLS) SetGamma(gamma float64) (ok bool) {
 	if !(gamma > 0) || math.IsInf(gamma, 1) {
 		return false
 	}
+	r.ReleaseStats()
+	if r.acquire() {
+		defer r.release()
+	}
+	wk := r.wk
 	ig := 1 / gamma
-	if !r.invertB(r.wf, ig) {
+	if !r.invertB(wk.w, ig) {
 		return false
 	}
 	oldGamma, oldIG := r.gamma, r.ig
 	oldSigma, oldMu, oldSince, oldRefine, oldNeed, oldSolve, oldLast := r.sigma, r.mu, r.since, r.sinceRefine, r.needRefresh, r.solveIters, r.lastIters
 	r.gamma, r.ig = gamma, ig
-	r.pf, r.wf = r.wf, r.pf
+	rlsSwapContents(r.pf, wk.w) // the new inverse in; the old kept for a failure
 	r.resetCounters()
-	copy(r.old, r.theta)
+	copy(wk.old, r.theta)
 	it, conv := r.pcg(r.theta, r.rv)
 	if !rlsAllFinite(r.theta) {
-		copy(r.theta, r.old)
-		r.pf, r.wf = r.wf, r.pf
+		copy(r.theta, wk.old)
+		rlsSwapContents(r.pf, wk.w)
 		r.gamma, r.ig = oldGamma, oldIG
 		r.sigma, r.mu, r.since, r.sinceRefine, r.needRefresh, r.solveIters, r.lastIters = oldSigma, oldMu, oldSince, oldRefine, oldNeed, oldSolve, oldLast
 		return false
@@ -824,17 +913,15 @@ func (r *RLS) Load(a mat.Symmetric, rv []float64, s, nc float64) (ok bool) {
 		nf = n - 1
 	}
 
-	// Invert into a spare with stride n. If a is the Stats view formed in
-	// the spare itself, the loop below reads each upper entry (i, j) before
-	// it is changed: it writes (i, j) with its own value, the lower (j, i),
-	// and the diagonal after it has been read.
-	own := a == mat.Symmetric(r.a)
-	var w, u []float64
-	if n > r.cap {
-		w, u = make([]float64, n*n), make([]float64, n)
-	} else {
-		w, u = r.wf[:n*n], r.u[:n]
+	// Invert into a spare with stride n: the scratch space of dimension n,
+	// which the rest of the call uses.
+	if r.wk != nil {
+		panic("recursive: RLS.Load: nested call")
 	}
+	r.wk = rlsPool.Get(n)
+	defer r.release()
+	own := a == mat.Symmetric(r.a)
+	w, u := r.wk.w, r.wk.u
 	for i := 0; i < nf; i++ {
 		for j := i; j < nf; j++ {
 			aij := a.At(i, j)
@@ -853,12 +940,11 @@ func (r *RLS) Load(a mat.Symmetric, rv []float64, s, nc float64) (ok bool) {
 		return false
 	}
 
-	// Commit.
+	// Commit. a (possibly the Stats view) has been read.
+	r.ReleaseStats()
 	if n > r.cap {
-		// a cannot be the Stats view here (its dimension is at most cap).
 		r.alloc(n)
 		r.setDim(n)
-		copy(r.wf, w) // the inverse; swapped in below
 	} else if n != r.m {
 		r.setDim(n)
 	}
@@ -876,11 +962,11 @@ func (r *RLS) Load(a mat.Symmetric, rv []float64, s, nc float64) (ok bool) {
 	copy(r.rv, rv)
 	r.s, r.nc = s, nc
 	r.nf = nf
-	r.pf, r.wf = r.wf, r.pf
+	copy(r.pf, w)
 	r.resetCounters()
 	r.refreshes++
 	clear(r.theta)
-	clear(r.old)
+	clear(r.wk.old)
 	r.solveTheta()
 	return true
 }
@@ -1149,12 +1235,22 @@ func rlsNorm(x []float64) float64 {
 	return blas64.Nrm2(blas64.Vector{N: len(x), Inc: 1, Data: x})
 }
 
-// SizeBytes returns the bytes held by the receiver's float64 buffers (its
-// state and workspaces), excluding Go object headers.
+// SizeBytes returns the bytes held by the receiver's own float64 buffers
+// (Â, Q, r, θ and the cached P̃ψ), excluding Go object headers. The scratch
+// space (rlsWork: a spare m×m matrix and eight vectors) is shared (see Pool)
+// and not counted, nor is the buffer Stats borrows while λ < 1.
 func (r *RLS) SizeBytes() int {
 	n := 0
-	for _, b := range [][]float64{r.aBuf, r.rv, r.theta, r.pf, r.wf, r.cpsi, r.ch, r.res, r.z, r.p, r.q, r.sv, r.x, r.old, r.u} {
+	for _, b := range [][]float64{r.aBuf, r.rv, r.theta, r.pf, r.cpsi, r.ch} {
 		n += cap(b)
 	}
 	return 8 * n
+}
+
+// rlsSwapContents exchanges the contents of x and y (equal lengths).
+func rlsSwapContents(x, y []float64) {
+	y = y[:len(x)]
+	for i, v := range x {
+		x[i], y[i] = y[i], v
+	}
 }
