@@ -43,7 +43,7 @@ const MaxRecordBytes = 64 << 20
 const requestBytes = 4 << 20
 
 // fetchBytes bounds one fetch while reading a partition back.
-const fetchBytes = 32 << 20
+const fetchBytes = 8 << 20
 
 // Store reads and writes one state topic.
 //

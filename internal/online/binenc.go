@@ -27,6 +27,8 @@ import (
 
 var errSnapshotTruncated = errors.New("online: snapshot truncated")
 
+var float64s = reflect.TypeFor[[]float64]()
+
 func encodeValue(b []byte, v reflect.Value) []byte {
 	switch v.Kind() {
 	case reflect.Bool:
@@ -47,6 +49,12 @@ func encodeValue(b []byte, v reflect.Value) []byte {
 		b = binary.AppendUvarint(b, uint64(v.Len()))
 		if v.Type().Elem().Kind() == reflect.Uint8 {
 			return append(b, v.Bytes()...)
+		}
+		if v.Type() == float64s { // the bulk of a snapshot: no reflection per element
+			for _, x := range v.Interface().([]float64) {
+				b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+			}
+			return b
 		}
 		for i := 0; i < v.Len(); i++ {
 			b = encodeValue(b, v.Index(i))
@@ -139,6 +147,15 @@ func (d *decoder) decodeValue(v reflect.Value) error {
 		if elem.Kind() == reflect.Uint8 {
 			v.SetBytes(append([]byte(nil), d.b[:n]...))
 			d.b = d.b[n:]
+			return nil
+		}
+		if v.Type() == float64s {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = math.Float64frombits(binary.LittleEndian.Uint64(d.b[8*i:]))
+			}
+			d.b = d.b[8*n:]
+			v.Set(reflect.ValueOf(xs))
 			return nil
 		}
 		s := reflect.MakeSlice(v.Type(), n, n)
