@@ -2,7 +2,10 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,9 +24,17 @@ import (
 // over TCP (issue 5's setup): 8 partitions, 400 series, M = 50, lags 1..10, a
 // 10-step forecast issued after every record. The records are produced
 // first; the clock runs from Open until every forecast has been published.
-// Reports records/s over all records (warm-up included) and forecasts/s.
-// Run with -benchtime=1x.
+// Reports records/s over all records (warm-up included) and forecasts/s;
+// with state=on the partitions also checkpoint to a state topic (the
+// default: every 50 000 records or 10 s, and at the end, before the final
+// commit). Run with -benchtime=1x.
 func BenchmarkEndToEnd(b *testing.B) {
+	for _, state := range []string{"off", "on"} {
+		b.Run("state="+state, func(b *testing.B) { benchmarkEndToEnd(b, state == "on") })
+	}
+}
+
+func benchmarkEndToEnd(b *testing.B, withState bool) {
 	const nSeries, perSeries, warmup = 400, 500, 150
 	for i := 0; i < b.N; i++ {
 		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(8, "series", "forecasts", "dlq"))
@@ -54,11 +65,15 @@ func BenchmarkEndToEnd(b *testing.B) {
 			Warmup: warmup, Horizon: 10, Every: 1, Level: 0.95,
 		}
 		want := nSeries * (perSeries - warmup + 1)
+		dc := Config{Brokers: addrs, Group: "bench", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
+			DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
+			Registry: online.RegistryConfig{Default: cfg}, SessionTimeout: 6 * time.Second, Transport: &kafka.Transport{}}
+		if withState {
+			dc.StateTopic = "state"
+		}
 		b.ResetTimer()
 		start := time.Now()
-		d, err := Open(Config{Brokers: addrs, Group: "bench", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
-			DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
-			Registry: online.RegistryConfig{Default: cfg}, SessionTimeout: 6 * time.Second, Transport: &kafka.Transport{}})
+		d, err := Open(dc)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -67,7 +82,12 @@ func BenchmarkEndToEnd(b *testing.B) {
 		}
 		elapsed := time.Since(start)
 		b.StopTimer()
-		d.Close()
+		closing := time.Now()
+		d.Close() // with state: the final checkpoint of every series, then the commit
+		b.ReportMetric(time.Since(closing).Seconds(), "close-s")
+		if withState {
+			b.ReportMetric(testutil.ToFloat64(d.metrics.checkpointBytes)/float64(nSeries), "checkpoint-bytes/series")
+		}
 		c.Close()
 		cancel()
 		b.ReportMetric(float64(nSeries*perSeries)/elapsed.Seconds(), "records/s")
@@ -150,5 +170,149 @@ func BenchmarkRestore10kSeries(b *testing.B) {
 		b.ReportMetric(elapsed.Seconds(), "restore-s")
 		b.ReportMetric(joined.Seconds(), "join-s")
 		b.ReportMetric(float64(len(snap)), "checkpoint-bytes")
+	}
+}
+
+// BenchmarkLatency measures issue 5's latency: the daemon of BenchmarkEndToEnd
+// (8 partitions, 400 series, M = 50, lags 1..10, a 10-step forecast after
+// every record), its models fitted first, then records produced at a steady
+// 9 000 records/s — half the rate BenchmarkEndToEnd reaches — for 10 s. A
+// record's latency runs from just before its producer writes it to when a
+// consumer of the forecast topic has its forecast: broker in, consumer
+// group, learning, forecasting, publication (acks=all), broker out. Reports
+// the 50th, 99th percentile and the maximum. state=on adds the default
+// checkpoints (every 10 s per partition, writing every series it changed).
+// Run with -benchtime=1x.
+func BenchmarkLatency(b *testing.B) {
+	for _, state := range []string{"off", "on"} {
+		b.Run("state="+state, func(b *testing.B) { benchmarkLatency(b, state == "on") })
+	}
+}
+
+func benchmarkLatency(b *testing.B, withState bool) {
+	const nSeries, warmup, rate, seconds = 400, 150, 9000, 10
+	const perSeries = warmup + rate*seconds/nSeries
+	cfg := online.Config{
+		Model: narx.Config{Embedding: narx.Embedding{YLags: narx.Lags(10)}, Kernel: narx.Kernel{Type: narx.RBF, Sigma2: 20},
+			Size: 50, Gamma: 100, AutoGamma: true, Forgetting: 1, Cutoff: 1e-10, Window: 200, SwapInterval: 10, NoiseEvery: 500,
+			Select: narx.SelectOptions{MaxIter: 3000, Patience: 200}, Seed: 1},
+		Warmup: warmup, Horizon: 10, Every: 1, Level: 0.95,
+	}
+	record := func(s, k int) sink.Record {
+		return sink.Record{Key: []byte(fmt.Sprintf("s%d", s)),
+			Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, series(s%7, perSeries)[k]))}
+	}
+	for i := 0; i < b.N; i++ {
+		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(8, "series", "forecasts", "dlq"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		addrs := c.ListenAddrs()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		w, _ := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
+		var recs []sink.Record
+		for k := 0; k < warmup; k++ {
+			for s := 0; s < nSeries; s++ {
+				recs = append(recs, record(s, k))
+			}
+		}
+		if err := w.WriteRecords(ctx, recs...); err != nil {
+			b.Fatal(err)
+		}
+		dc := Config{Brokers: addrs, Group: "bench", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
+			DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
+			Registry: online.RegistryConfig{Default: cfg}, SessionTimeout: 6 * time.Second, Transport: &kafka.Transport{}}
+		if withState {
+			dc.StateTopic = "state"
+		}
+		d, err := Open(dc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for d.metricsForecasts() < nSeries && ctx.Err() == nil { // every model fitted
+			time.Sleep(20 * time.Millisecond)
+		}
+
+		// Forecast arrivals, by series and t.
+		var mu sync.Mutex
+		sent := map[forecastKey]time.Time{}
+		var lat []time.Duration
+		rctx, stopReaders := context.WithCancel(ctx)
+		var readers sync.WaitGroup
+		for p := 0; p < 8; p++ {
+			readers.Add(1)
+			go func() {
+				defer readers.Done()
+				r := kafka.NewReader(kafka.ReaderConfig{Brokers: addrs, Topic: "forecasts", Partition: p,
+					MaxWait: 250 * time.Millisecond, StartOffset: kafka.LastOffset})
+				defer r.Close()
+				for {
+					m, err := r.ReadMessage(rctx)
+					if err != nil {
+						return
+					}
+					at := time.Now()
+					var fm struct {
+						Series string `json:"series"`
+						T      int64  `json:"t"`
+					}
+					if json.Unmarshal(m.Value, &fm) != nil {
+						continue
+					}
+					mu.Lock()
+					if t0, ok := sent[forecastKey{fm.Series, fm.T}]; ok {
+						lat = append(lat, at.Sub(t0))
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		time.Sleep(time.Second) // the readers are at the end of the topic
+
+		b.ResetTimer()
+		tick := time.NewTicker(10 * time.Millisecond)
+		next, total := 0, (perSeries-warmup)*nSeries
+		start := time.Now()
+		for next < total {
+			<-tick.C
+			due := min(total, int(time.Since(start).Seconds()*rate))
+			batch := recs[:0]
+			now := time.Now()
+			mu.Lock()
+			for ; next < due; next++ {
+				s, k := next%nSeries, warmup+next/nSeries
+				batch = append(batch, record(s, k))
+				sent[forecastKey{fmt.Sprintf("s%d", s), int64(k + 1)}] = now
+			}
+			mu.Unlock()
+			if len(batch) > 0 {
+				if err := w.WriteRecords(ctx, batch...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		tick.Stop()
+		for ctx.Err() == nil {
+			mu.Lock()
+			n := len(lat)
+			mu.Unlock()
+			if n >= total {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		b.StopTimer()
+		stopReaders()
+		readers.Wait()
+		w.Close()
+		d.Close()
+		c.Close()
+		cancel()
+		slices.Sort(lat)
+		q := func(p float64) float64 { return lat[int(p*float64(len(lat)-1))].Seconds() * 1000 }
+		b.ReportMetric(q(0.5), "p50-ms")
+		b.ReportMetric(q(0.99), "p99-ms")
+		b.ReportMetric(q(1), "max-ms")
+		b.ReportMetric(float64(total)/time.Since(start).Seconds(), "records/s")
 	}
 }
