@@ -175,6 +175,55 @@ func BenchmarkStream(b *testing.B) {
 	}
 }
 
+// BenchmarkDaemonShape prices the two expensive operations of the daemon's
+// end-to-end configuration (M = 50, lags 1..10, window 200): an accepted
+// swap (as BenchmarkSwap, level 2 after it included) and a 10-step
+// iterated forecast with its variance propagation, issued after a learned
+// sample (so the dual coefficients are recomputed, as in the daemon).
+func BenchmarkDaemonShape(b *testing.B) {
+	const M, n, W, H = 50, 10, 200, 10
+	setup := func(b *testing.B) (*Model, []float64, []float64) {
+		m, X, y := benchModel(b, M, n, 0)
+		m.cfg.Window = W
+		m.win = newWindow(n, W)
+		for k := 0; k < W; k++ { // fill the window
+			m.Observe(X[k*n : (k+1)*n])
+			m.Learn(y[k], 1)
+		}
+		return m, X[W*n:], y[W:]
+	}
+	b.Run("swap", func(b *testing.B) {
+		m, X, y := setup(b)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			k := i % len(y)
+			m.Observe(X[k*n : (k+1)*n])
+			m.swap(i % M)
+			m.prepared = false
+			m.learnPrepared(y[k], 1)
+		}
+	})
+	b.Run("forecast", func(b *testing.B) {
+		m, X, y := setup(b)
+		h := NewHistory(m.cfg.Embedding)
+		steps := make([]Step, H)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			k := i % len(y)
+			m.Observe(X[k*n : (k+1)*n])
+			m.prepared = false
+			m.learnPrepared(y[k], 1)
+			h.Push(y[k], nil)
+			if h.Ready() {
+				m.Forecast(steps, h, nil)
+				sinkF += steps[H-1].Var
+			}
+		}
+	})
+}
+
 func TestUpdateDoesNotAllocate(t *testing.T) {
 	X, y := benchData(600, 10)
 	cfg := Config{Embedding: Embedding{YLags: Lags(10)}, Kernel: Kernel{Type: RBF, Sigma2: 20}, Size: 40,

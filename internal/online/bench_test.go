@@ -50,6 +50,46 @@ func BenchmarkObserve(b *testing.B) {
 	}
 }
 
+// BenchmarkDaemonRecord is the daemon's model work per record in the
+// end-to-end benchmark's configuration (daemon.BenchmarkEndToEnd): M = 50,
+// lags 1..10, window 200, swaps every 10 samples, level 2 with γ by evidence
+// every 500, a 10-step forecast after every record — one Learner.Observe,
+// without Kafka, decoding or publishing. As there, every series lives for
+// 500 records, the first 150 its warm-up (the fit is timed too), so the
+// early swaps, which are frequent while the working set is still poor, are
+// weighted as the daemon sees them. Noisy Mackey–Glass, a different stretch
+// per series.
+func BenchmarkDaemonRecord(b *testing.B) {
+	const life = 500
+	y := synth.AddNoise(synth.MackeyGlass(20000, 17, 500), 0.0023, 1)
+	cfg := testConfig()
+	cfg.Model.Embedding = narx.Embedding{YLags: narx.Lags(10)}
+	cfg.Model.Kernel.Sigma2, cfg.Model.Size, cfg.Model.Window = 20, 50, 200
+	cfg.Model.AutoGamma, cfg.Model.SwapInterval, cfg.Model.NoiseEvery = true, 10, 500
+	cfg.Model.Select = narx.SelectOptions{MaxIter: 3000, Patience: 200}
+	cfg.Warmup, cfg.Horizon, cfg.Every = 150, 10, 1
+	var l *Learner
+	swaps, off := 0, 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := i % life
+		if k == 0 {
+			var err error
+			if l, err = NewLearner(cfg); err != nil {
+				b.Fatal(err)
+			}
+			off = (i / life * 131) % (len(y) - life)
+		}
+		res, _ := l.Observe(Observation{T: int64(k), Y: y[off+k]})
+		sinkF += res.Prediction
+		if res.Swapped {
+			swaps++
+		}
+	}
+	b.ReportMetric(float64(swaps)/float64(b.N), "swaps/op")
+}
+
 // BenchmarkMemory10kSeries fits 10 000 series (M = 32, lags 1..10, warm-up
 // 200) in one registry and reports the heap they hold (after a GC) and the
 // Learners' own SizeBytes, per series, and the process's resident memory
