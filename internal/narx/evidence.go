@@ -1,6 +1,7 @@
 package narx
 
 import (
+	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
@@ -164,4 +165,25 @@ func (ev evidence) golden(lo, hi float64) Level2 {
 		}
 	}
 	return best
+}
+
+// SetGamma holds γ at gamma (finite, > 0) and switches AutoGamma off: γ is
+// then a structure choice made outside level 2 (online.TuneIterated chooses it
+// by validating iterated forecasts), like an inferred kernel width. On a
+// fitted model the ridge solution is recomputed at gamma and level 2
+// re-estimates the noise level and d_eff at it (O(r³)); later level-2
+// refreshes keep gamma. On an unfitted model only the configuration changes.
+// On error m is unchanged.
+func (m *Model) SetGamma(gamma float64) error {
+	if !(gamma > 0) || math.IsInf(gamma, 0) {
+		return fmt.Errorf("narx: SetGamma: gamma must be finite and > 0 (got %v)", gamma)
+	}
+	if m.fitted && !m.rls.SetGamma(gamma) {
+		return fmt.Errorf("narx: SetGamma: the ridge system at γ = %g cannot be solved", gamma)
+	}
+	m.cfg.Gamma, m.cfg.AutoGamma = gamma, false
+	if m.fitted {
+		m.refreshNoise()
+	}
+	return nil
 }

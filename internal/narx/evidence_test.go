@@ -136,3 +136,66 @@ func TestLevel2AgainstBruteForce(t *testing.T) {
 		})
 	}
 }
+
+// SetGamma on a fitted model equals a fit at that fixed γ: same ridge
+// solution, same level-2 noise level and d_eff; γ is then held by later
+// level-2 refreshes (AutoGamma off), and bad values leave the model as it was.
+func TestSetGammaEqualsFixedFit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	X, y := randRegression(rng, 300, 2, 0.1)
+	cfg := baseConfig(2, 25)
+	cfg.Cutoff, cfg.AutoGamma, cfg.NoiseEvery = 1e-10, true, 10
+	auto, err := NewModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := auto.Fit(X, y, nil); err != nil {
+		t.Fatal(err)
+	}
+	g := auto.Info().Gamma / 8
+	for _, bad := range []float64{0, -1, math.Inf(1), math.NaN()} {
+		if err := auto.SetGamma(bad); err == nil {
+			t.Errorf("SetGamma(%v) accepted", bad)
+		}
+	}
+	if !auto.Config().AutoGamma {
+		t.Fatal("a refused SetGamma switched AutoGamma off")
+	}
+	if err := auto.SetGamma(g); err != nil {
+		t.Fatal(err)
+	}
+	fixedCfg := cfg
+	fixedCfg.AutoGamma, fixedCfg.Gamma = false, g
+	fixed, err := NewModel(fixedCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fixed.Fit(X, y, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c := auto.Config(); c.AutoGamma || c.Gamma != g {
+		t.Errorf("config after SetGamma: AutoGamma %v, γ %g (want false, %g)", c.AutoGamma, c.Gamma, g)
+	}
+	a, f := auto.Info(), fixed.Info()
+	if a.Gamma != g || math.Abs(a.NoiseVar-f.NoiseVar) > 1e-9*f.NoiseVar || math.Abs(a.DEff-f.DEff) > 1e-9*f.DEff {
+		t.Errorf("after SetGamma: γ %g, noise var %g, d_eff %g; fixed fit: γ %g, %g, %g",
+			a.Gamma, a.NoiseVar, a.DEff, f.Gamma, f.NoiseVar, f.DEff)
+	}
+	if d := maxRelDiff(auto.Theta(), fixed.Theta()); d > 1e-8 {
+		t.Errorf("θ differs from the fixed-γ fit by %g", d)
+	}
+	// Level-2 refreshes (every NoiseEvery samples) keep the held γ.
+	for i := 0; i < 3*cfg.NoiseEvery; i++ {
+		x := X[2*i : 2*i+2]
+		auto.Observe(x)
+		auto.Learn(y[i], 1)
+	}
+	if got := auto.Info().Gamma; got != g {
+		t.Errorf("γ %g after level-2 refreshes, want the held %g", got, g)
+	}
+	// On an unfitted model it only sets the configuration.
+	u, _ := NewModel(cfg)
+	if err := u.SetGamma(3); err != nil || u.Config().AutoGamma || u.Config().Gamma != 3 || u.Fitted() {
+		t.Errorf("unfitted SetGamma: err %v, config %+v", err, u.Config())
+	}
+}

@@ -87,10 +87,14 @@ const (
 	TuneEvidence Tuning = iota
 	// TuneIterated ranks lag orders by the squared error of Horizon-step
 	// iterated forecasts from five origins in the last part of the warm-up
-	// window, each candidate fitted (σ² and γ by evidence) on the data before
-	// the first origin. One-step criteria favour short lags that miss slow
-	// dynamics an iterated forecast needs (on the Santa Fe laser, the
-	// intensity collapses); this scores what the forecasts are for.
+	// window, each candidate fitted (σ² and γ by evidence) at TuneSize on the
+	// data before the first origin. One-step criteria favour short lags that
+	// miss slow dynamics an iterated forecast needs (on the Santa Fe laser,
+	// the intensity collapses); this scores what the forecasts are for. The
+	// winner is deployed as validated: with AutoGamma the final fit holds the
+	// winner's γ instead of re-inferring it at the full working-set size, and
+	// level 2 keeps re-estimating the noise level at that γ (see
+	// chooseByIteratedValidation).
 	TuneIterated
 	// TuneRobustCV ranks lag orders and kernel widths (σ² = c·2^k around the
 	// median squared distance, k = −3..3) by repeated V-fold cross-validation
@@ -589,9 +593,24 @@ func (l *Learner) reweigh(m *narx.Model, X, y, prev []float64) (v, e []float64, 
 // or three enough).
 const robustFitIter = 4
 
+// tuneGamma reports whether the fit chooses γ by iterated validation and
+// holds it afterwards (TuneIterated with AutoGamma).
+func (l *Learner) tuneGamma() bool {
+	return l.cfg.Tuning == TuneIterated && l.cfg.Model.AutoGamma
+}
+
 // setStructure installs a model whose embedding may differ from the
-// configured one, resizing what depends on the regressor dimension.
+// configured one, resizing what depends on the regressor dimension. With
+// tuneGamma the model holds its γ (restoring a snapshot builds the model from
+// the configuration, AutoGamma on, and passes here too).
 func (l *Learner) setStructure(m *narx.Model) {
+	if l.tuneGamma() && m.Config().AutoGamma {
+		g := m.Config().Gamma
+		if m.Fitted() {
+			g = m.Info().Gamma
+		}
+		_ = m.SetGamma(g) // a γ the model already holds: it cannot fail
+	}
 	e := m.Config().Embedding
 	l.model = m
 	l.hist = narx.NewHistory(e)
@@ -610,7 +629,7 @@ func (l *Learner) chooseStructure(cfg *narx.Config, ys, us []float64) error {
 			cands = append(cands, narx.Lags(p))
 		}
 	}
-	if len(cands) == 1 && !l.cfg.AutoSigma2 {
+	if len(cands) == 1 && !l.cfg.AutoSigma2 && !l.tuneGamma() {
 		cfg.Embedding.YLags = cands[0]
 		return nil
 	}
@@ -673,73 +692,6 @@ func (l *Learner) fitStructure(trial *narx.Config, X, y []float64) (sigma2, logE
 		return 0, 0, err
 	}
 	return trial.Kernel.Sigma2, m.LogEvidence(), nil
-}
-
-// chooseByIteratedValidation implements TuneIterated: with H the horizon and
-// N the warm-up length, origins N−H−k·max(H/4, 1) (k = 4..0). Each lag candidate is
-// fitted on the targets before the first origin at TuneSize (σ² and γ by
-// evidence), then forecasts H steps iterated from every origin (true values
-// only up to the origin); the smallest total squared error wins. Only the lag
-// order is validated: searching σ² and γ this way too was tried on the Santa
-// Fe laser and overfits five validation windows (test NMSE 0.038 → 0.117).
-func (l *Learner) chooseByIteratedValidation(cfg *narx.Config, cands [][]int, ys, us []float64) error {
-	N, H := len(ys), l.cfg.tuneHorizon()
-	origins := make([]int, 5)
-	step := max(H/4, 1) // five distinct origins even for H < 4
-	for k := range origins {
-		origins[k] = N - H - (4-k)*step
-	}
-	train := origins[0]
-	bestSSE := math.Inf(1)
-	var best narx.Config
-	steps := make([]narx.Step, H)
-	inputs := make([][]float64, H)
-	for _, c := range cands {
-		trial := *cfg
-		trial.Embedding.YLags = c
-		l.tuneSize(&trial)
-		depth := trial.Embedding.Depth()
-		if train-depth < 2 {
-			continue
-		}
-		X, y := embed(trial.Embedding, ys[:train], us[:train*l.nu], l.nu, depth)
-		sigma2, _, err := l.fitStructure(&trial, X, y)
-		if err != nil {
-			return err
-		}
-		trial.Kernel.Sigma2 = sigma2
-		m, err := narx.NewModel(trial)
-		if err != nil {
-			return err
-		}
-		if err := m.Fit(X, y, nil); err != nil {
-			return err
-		}
-		var sse float64
-		for _, o := range origins {
-			h := narx.NewHistory(trial.Embedding)
-			for k := max(0, o-depth-1); k < o; k++ {
-				h.Push(ys[k], us[k*l.nu:(k+1)*l.nu])
-			}
-			for i := range inputs {
-				inputs[i] = us[(o+i)*l.nu : (o+i+1)*l.nu]
-			}
-			m.Forecast(steps, h, inputs)
-			for i, st := range steps {
-				d := ys[o+i] - st.Mean
-				sse += d * d
-			}
-		}
-		if sse < bestSSE || best.Size == 0 {
-			bestSSE, best = sse, trial
-		}
-	}
-	if best.Size == 0 {
-		return fmt.Errorf("online: no lag candidate fits the warm-up window")
-	}
-	best.Size = cfg.Size
-	*cfg = best
-	return nil
 }
 
 // chooseByRobustCV implements TuneRobustCV. Candidates are compared on the

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/streamd/streamd/internal/narx"
 )
 
 // nonlinearAR2 is y_k = 0.8·y_{k−1}·e^{−y_{k−1}²/4} − 0.6·y_{k−2} + 0.2·sin(y_{k−2}) + noise: its true
@@ -86,5 +88,77 @@ func TestLagOrderByIteratedValidation(t *testing.T) {
 	bad.Horizon = 200
 	if _, err := NewLearner(bad); err == nil {
 		t.Error("accepted iterated tuning with warmup < 3·horizon")
+	}
+}
+
+// With AutoGamma, iterated tuning deploys the validated γ — the evidence
+// optimum of the winning candidate's validation fit (TuneSize, data before
+// the first origin) — and the final model holds it: level-2 refreshes and
+// swaps online keep it, and a restored snapshot continues identically.
+func TestIteratedTuningHoldsValidatedGamma(t *testing.T) {
+	cfg := testConfig()
+	cfg.Warmup, cfg.AutoSigma2, cfg.LagCandidates = 400, true, []int{1, 2}
+	cfg.Tuning, cfg.TuneSize, cfg.Horizon = TuneIterated, 30, 3
+	cfg.Model.Size, cfg.Model.AutoGamma = 60, true
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := nonlinearAR2(700, 2)
+	for i, v := range y[:400] {
+		if _, err := l.Observe(Observation{T: int64(i), Y: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mc := l.Model().Config()
+	if mc.AutoGamma {
+		t.Fatal("final model re-infers γ; want the validated γ held")
+	}
+	// The validation fit of the winner, rebuilt: first origin N − H − 4·max(H/4, 1).
+	ys := make([]float64, 400)
+	loc, scale := scaleOf(y[:400], cfg.Scale)
+	for i := range ys {
+		ys[i] = (y[i] - loc) / scale
+	}
+	train := 400 - 3 - 4
+	vc := cfg.Model
+	vc.Embedding.YLags, vc.Kernel.Sigma2, vc.Size = mc.Embedding.YLags, mc.Kernel.Sigma2, cfg.TuneSize
+	X, yt := embed(vc.Embedding, ys[:train], nil, 0, vc.Embedding.Depth())
+	vm, err := narx.NewModel(vc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := vm.Fit(X, yt, nil); err != nil {
+		t.Fatal(err)
+	}
+	g := l.Model().Info().Gamma
+	if want := vm.Info().Gamma; g != want || mc.Gamma != want {
+		t.Errorf("final γ %g (config %g), want the validated %g", g, mc.Gamma, want)
+	}
+	snap, err := l.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := NewLearner(cfg)
+	if err := r.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	swapped := 0
+	for i, v := range y[400:] {
+		o := Observation{T: int64(400 + i), Y: v}
+		a, _ := l.Observe(o)
+		b, _ := r.Observe(o)
+		if a.Prediction != b.Prediction || a.Std != b.Std {
+			t.Fatalf("restored learner differs at %d", i)
+		}
+		if a.Swapped {
+			swapped++
+		}
+	}
+	if swapped == 0 {
+		t.Error("no swap online: the test does not exercise level-2 refreshes after swaps")
+	}
+	if got := l.Model().Info().Gamma; got != g {
+		t.Errorf("γ %g after 300 online samples (level-2 refreshes every %d), want the held %g", got, cfg.Model.NoiseEvery, g)
 	}
 }
