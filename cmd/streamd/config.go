@@ -630,7 +630,8 @@ func (m *ModelConfig) depth() int {
 //     standardised regressors), a valid value until the fit replaces it;
 //   - gamma: auto → narx.Config.AutoGamma: γ by level-2 inference (maximum
 //     evidence) at the fit and every noise_every samples, starting from
-//     DefaultAutoGamma;
+//     DefaultAutoGamma; with tuning: iterated, the γ the winning structure
+//     was validated with is held from the fit on (the Learner's tuning);
 //   - window: auto → W = max(4·M, 200), and with forgetting λ < 1 at least
 //     ⌈5/(1−λ)⌉ (capped at 10⁴), so that the samples a swap drops from the
 //     statistics weigh less than λ^W ≈ e⁻⁵ of the newest;
