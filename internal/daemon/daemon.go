@@ -239,6 +239,7 @@ type metrics struct {
 	evicted   prometheus.Counter
 	bytes     prometheus.Gauge
 	skipped   prometheus.Counter
+	gapFilled prometheus.Counter
 
 	rebalances         prometheus.Counter
 	checkpointSeconds  prometheus.Histogram
@@ -274,6 +275,8 @@ func newMetrics() *metrics {
 	}
 	m.skipped = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_input_skipped_total",
 		Help: "Input records read again after a restart and skipped: their series' restored checkpoint holds them."})
+	m.gapFilled = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_gap_samples_filled_total",
+		Help: "Missing samples (gaps in t of more than one step) filled with their one-step predictions to keep the lags aligned."})
 	m.rebalances = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_rebalances_total",
 		Help: "Consumer-group generations joined (each follows a rebalance)."})
 	m.checkpointSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamd_checkpoint_duration_seconds",
@@ -293,7 +296,7 @@ func newMetrics() *metrics {
 		Help: "Series restored from the state topic."})
 	m.restoreFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_restore_failures_total",
 		Help: "Checkpoints that could not be restored (another model configuration, or corrupt); the series starts afresh."})
-	m.registry.MustRegister(m.skipped, m.rebalances, m.checkpointSeconds, m.checkpointBytes, m.checkpointSeries,
+	m.registry.MustRegister(m.skipped, m.gapFilled, m.rebalances, m.checkpointSeconds, m.checkpointBytes, m.checkpointSeries,
 		m.checkpointFailures, m.restores, m.restoreSeconds, m.restored, m.restoreFailures)
 	for _, from := range []string{"state_topic", "memory"} {
 		m.restores.WithLabelValues(from)

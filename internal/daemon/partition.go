@@ -182,6 +182,9 @@ func (r *partitionRun) handle(m kafka.Message) {
 		d.cfg.Logger.Warn("series: fit failed", "err", err)
 		return
 	}
+	if res.Filled > 0 {
+		d.metrics.gapFilled.Add(float64(res.Filled))
+	}
 	if !res.Fitted && res.Forecast == nil {
 		if _, ok := r.touched[rec.Series]; !ok {
 			r.touched[rec.Series] = nil // in warm-up: listed, no forecast yet

@@ -223,6 +223,9 @@ type Result struct {
 	Weight          float64 // robust weight given to the sample (1 when not robust)
 	Outlier         bool
 	Swapped         bool // a working-set swap was accepted
+	// Filled is how many missing samples before this one (a gap in t of
+	// more than one step) were filled with their predictions; see Observe.
+	Filled int
 	// Forecast holds the iterated forecast issued after learning this sample, or
 	// nil. It aliases the Learner's buffer: valid until the next call.
 	Forecast []ForecastStep
@@ -381,6 +384,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	if err := l.check(o); err != nil {
 		return Result{}, err
 	}
+	prevT := l.lastT
 	l.lastT, l.haveT = o.T, true
 	l.seen++
 	if !l.model.Fitted() {
@@ -395,6 +399,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 		}
 		return l.maybeForecast(Result{}), nil
 	}
+	filled := l.fillGap(prevT, o.T)
 	y := standardise(o.Y, l.yLoc, l.yScale)
 	for i, u := range o.U {
 		l.uNorm[i] = standardise(u, l.uLoc[i], l.uScale[i])
@@ -402,7 +407,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	l.hist.Regressor(l.x, l.uNorm)
 	mean, variance := l.model.Observe(l.x)
 	res := Result{Fitted: true, Prediction: l.yLoc + l.yScale*mean,
-		Std: l.yScale * math.Sqrt(variance)}
+		Std: l.yScale * math.Sqrt(variance), Filled: filled}
 	res.Residual = o.Y - res.Prediction
 	res.Weight, res.Outlier = l.weigh(y-mean, variance)
 	res.Swapped = l.model.Learn(y, res.Weight)
@@ -416,6 +421,34 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	l.hist.Push(lagValue, l.uNorm)
 	l.learned++
 	return l.maybeForecast(res), nil
+}
+
+// fillGap keeps the lag history aligned in time across a gap: when t moved
+// k > 1 steps (the step frozen at the fit; k rounded, so jitter below half a
+// step is no gap), each of the k−1 missing samples is filled with its
+// one-step prediction, inputs held at their last values — what an iterated
+// forecast feeds back — and is not learned. At most the history's depth is
+// filled: after that many the regressor holds only predictions either way,
+// so the cost of a long outage is bounded by O(depth·M·n). Gaps during
+// warm-up are not filled (the fit sees the samples as consecutive). It
+// returns the number of samples filled.
+func (l *Learner) fillGap(prevT, t int64) int {
+	if l.step <= 0 {
+		return 0
+	}
+	// In uint64: t > prevT, so the difference is exact even where int64
+	// subtraction would overflow.
+	k := (uint64(t) - uint64(prevT) + uint64(l.step)/2) / uint64(l.step)
+	if k < 2 {
+		return 0
+	}
+	fill := int(min(k-1, uint64(l.model.Config().Embedding.Depth())))
+	for range fill {
+		copy(l.uNorm, l.hist.LastInputs())
+		l.hist.Regressor(l.x, l.uNorm)
+		l.hist.Push(l.model.Predict(l.x), l.uNorm)
+	}
+	return fill
 }
 
 func (l *Learner) maybeForecast(res Result) Result {

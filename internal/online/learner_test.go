@@ -273,3 +273,45 @@ func TestAutoSigma2(t *testing.T) {
 		t.Errorf("auto sigma2 = %g", s2)
 	}
 }
+
+// A gap in t is filled with predictions, so the lags stay aligned in time:
+// the prediction of the first sample after a gap of k steps is the iterated
+// forecast's step k made just before it (exactly: the same arithmetic),
+// with at most the history's depth (4) filled — after a longer outage, the
+// forecast's step 5. Jitter below half a step is no gap.
+func TestGapIsFilledWithPredictions(t *testing.T) {
+	y := noisySine(400, 0.05, 21)
+	for _, tc := range []struct {
+		k            int64 // steps between the last sample before the gap and the next
+		filled, step int
+	}{{1, 0, 1}, {3, 2, 3}, {5, 4, 5}, {50, 4, 5}} {
+		l, _ := NewLearner(testConfig())
+		i := 0
+		for ; i < 300; i++ {
+			if _, err := l.Observe(Observation{T: int64(10 * i), Y: y[i]}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before, _ := l.MarshalBinary()
+		ref, _ := NewLearner(testConfig())
+		if err := ref.UnmarshalBinary(before); err != nil {
+			t.Fatal(err)
+		}
+		fc := make([]ForecastStep, 5)
+		if err := ref.Forecast(fc, nil); err != nil {
+			t.Fatal(err)
+		}
+		next := int64(10*(i-1)) + 10*tc.k + 3 // 3 = jitter, below half the step of 10
+		res, err := l.Observe(Observation{T: next, Y: y[i]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Filled != tc.filled || res.Prediction != fc[tc.step-1].Mean {
+			t.Errorf("gap of %d steps: filled %d (want %d), prediction %v, forecast step %d %v",
+				tc.k, res.Filled, tc.filled, res.Prediction, tc.step, fc[tc.step-1].Mean)
+		}
+		if res.Forecast[0].T != next+10 {
+			t.Errorf("gap of %d steps: the next forecast is for t = %d, want %d", tc.k, res.Forecast[0].T, next+10)
+		}
+	}
+}
