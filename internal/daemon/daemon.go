@@ -42,8 +42,8 @@ type Config struct {
 	Registry online.RegistryConfig
 	// Listen is the HTTP address of /metrics, /healthz and /readyz; "" = none.
 	Listen string
-	// FlushEvery bounds how long results wait before they are published.
-	// 0 means 20 ms.
+	// FlushEvery bounds how long results wait before they are handed to
+	// the partition's publisher. 0 means 5 ms.
 	FlushEvery time.Duration
 	// CommitEvery spaces the input offset commits (a synchronous round trip
 	// that cost 30 % of the CPU when done at every flush); a commit always
@@ -79,6 +79,8 @@ type Config struct {
 
 // flushBatch publishes results as soon as this many are pending.
 const flushBatch = 512
+
+var errRefusedCommit = errors.New("commit refused (test)")
 
 // Daemon runs until Close. Open starts it; Close stops fetching, publishes
 // what was processed, commits its offsets and returns the first error.
@@ -125,7 +127,7 @@ func Open(cfg Config) (*Daemon, error) {
 		return nil, errors.New("daemon: forecast and dead-letter topics are required")
 	}
 	if cfg.FlushEvery <= 0 {
-		cfg.FlushEvery = 20 * time.Millisecond
+		cfg.FlushEvery = 5 * time.Millisecond
 	}
 	if cfg.CommitEvery <= 0 {
 		cfg.CommitEvery = 500 * time.Millisecond
@@ -286,7 +288,7 @@ func newMetrics() *metrics {
 	m.checkpointSeries = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_checkpoint_series_total",
 		Help: "Series checkpoints (and tombstones of evicted series) written to the state topic."})
 	m.checkpointFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_checkpoint_failures_total",
-		Help: "Checkpoint writes that failed; the input offset stays uncommitted and the next flush retries."})
+		Help: "Checkpoint writes that failed and were retried; the input offset stays uncommitted until one succeeds."})
 	m.restores = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamd_partition_restores_total",
 		Help: "Partitions restored on assignment, by source: state_topic (read back) or memory (kept from before a rebalance, nothing newer in the state topic)."},
 		[]string{"from"})

@@ -28,20 +28,23 @@ type partitionRun struct {
 	evicted  int64
 	bytes    map[string]int // last published SizeBytes per series
 	lastLog  time.Time      // of a reject log line: at most one per second
-	// committed is the last offset committed, lastCommit when.
+	// committed is the last offset handed to the publisher to commit,
+	// lastCommit when.
 	committed  int64
 	lastCommit time.Time
 	unlogged   int // rejects since the last log line
 
 	// touched holds the latest message of each series changed since the last
 	// flush (nil for a series still in warm-up); its summary is published to
-	// the directory once the flush succeeded.
+	// the directory at the flush.
 	touched map[string]*sink.Message
 	scores  map[string]*oneStep
+	// pub publishes the flushed batches.
+	pub *publisher
 	// With a state topic: store writes the partition's checkpoints;
 	// applied holds each series' last input offset, dirty the series
 	// changed (or evicted) since the last checkpoint, stateEnd the state
-	// partition's end offset after the last write.
+	// partition's end offset when restored.
 	store           *checkpoint.Store
 	applied         map[string]int64
 	dirty           map[string]struct{}
@@ -84,15 +87,16 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 		r.reg = reg
 	}
 	d.restoring.Add(-1)
-	defer func() {
+	r.pub = startPublisher(r, r.stateEnd)
+	defer func() { // after flushFinal: the publisher is done
 		close(r.gone)
 		d.dir.drop(r, r.reg.IDs()...)
 		d.metrics.series.Sub(float64(r.lastLive))
 		for _, b := range r.bytes {
 			d.metrics.bytes.Sub(float64(b))
 		}
-		if r.store != nil && len(r.dirty) == 0 && r.next <= r.committed {
-			d.parking.put(partitionKey{Topic: p.Topic, ID: p.ID}, &parked{reg: r.reg, applied: r.applied, stateEnd: r.stateEnd})
+		if r.store != nil && len(r.dirty) == 0 && !r.pub.behind && r.next <= r.pub.committed {
+			d.parking.put(partitionKey{Topic: p.Topic, ID: p.ID}, &parked{reg: r.reg, applied: r.applied, stateEnd: r.pub.stateEnd})
 		}
 	}()
 	tick := time.NewTicker(d.cfg.FlushEvery)
@@ -106,10 +110,10 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 			}
 			r.handle(m)
 			if len(r.pending)+len(r.dead) >= flushBatch {
-				r.flush(ctx, false)
+				r.flush(false)
 			}
 		case <-tick.C:
-			r.flush(ctx, false)
+			r.flush(false)
 		case fn := <-r.reqs:
 			fn()
 		case <-ctx.Done():
@@ -263,29 +267,16 @@ func (r *partitionRun) reject(m kafka.Message, reason, detail, origin string) {
 	r.dead = append(r.dead, sink.DeadLetterRecord(m.Key, m.Value, reason, detail, origin))
 }
 
-// flush publishes the queued results and commits the input offset after
-// them: with a state topic, after a checkpoint (every CheckpointRecords
-// records or CheckpointEvery, and when final); without, every CommitEvery
-// or when final. On a sink error nothing is committed
-// and the results stay queued for the next flush, so nothing is lost; the
-// records are re-read after a restart.
-func (r *partitionRun) flush(ctx context.Context, final bool) {
+// flush hands the queued results to the publisher (publish.go), with, when
+// one is due, a checkpoint of the series changed since the last and the
+// commit of the input offset after them: with a state topic every
+// CheckpointRecords records or CheckpointEvery, without one every
+// CommitEvery; and always when final. It blocks only when the publisher's
+// queue is full.
+func (r *partitionRun) flush(final bool) {
 	d := r.d
-	if len(r.pending) > 0 {
-		if err := d.forecasts.WriteForecasts(ctx, r.pending...); err != nil {
-			d.cfg.Logger.Warn("flush: forecasts", "err", err)
-			return
-		}
-		d.metrics.forecasts.Add(float64(len(r.pending)))
-		r.pending = r.pending[:0]
-	}
-	if len(r.dead) > 0 {
-		if err := d.dead.WriteRecords(ctx, r.dead...); err != nil {
-			d.cfg.Logger.Warn("flush: dead letters", "err", err)
-			return
-		}
-		r.dead = r.dead[:0]
-	}
+	b := pubBatch{forecasts: r.pending, dead: r.dead, commit: -1}
+	r.pending, r.dead = make([]*sink.Message, 0, cap(r.pending)), make([]sink.Record, 0, cap(r.dead))
 	r.publishSummaries()
 	if live := r.reg.Len(); live != r.lastLive {
 		d.metrics.series.Add(float64(live - r.lastLive))
@@ -295,30 +286,27 @@ func (r *partitionRun) flush(ctx context.Context, final bool) {
 		d.metrics.evicted.Add(float64(ev - r.evicted))
 		r.evicted = ev
 	}
-	if r.store != nil {
-		if !r.checkpointDue(final) || !r.checkpoint(ctx) {
-			return
+	switch {
+	case r.store != nil:
+		if r.checkpointDue(final) {
+			r.encodeCheckpoint(&b)
+			b.commit = r.next
 		}
-	} else if r.next <= r.committed || (!final && time.Since(r.lastCommit) < d.cfg.CommitEvery) {
-		return
+	case r.next > r.committed && (final || time.Since(r.lastCommit) >= d.cfg.CommitEvery):
+		b.commit = r.next
 	}
-	if r.next > r.committed {
-		commit := r.p.Commit
-		if d.cfg.refuseCommits {
-			commit = func(int64) error { return errors.New("commit refused (test)") }
-		}
-		if err := commit(r.next); err != nil {
-			d.cfg.Logger.Warn("flush: commit", "err", err)
-			return
-		}
-		r.committed, r.lastCommit = r.next, time.Now()
+	if b.commit >= 0 {
+		r.committed, r.lastCommit = b.commit, time.Now()
+	}
+	if !b.empty() {
+		r.pub.queue <- b
 	}
 }
 
-// flushFinal flushes when the generation's context has ended: the writes use
-// a fresh, bounded context so shutdown publishes what was processed.
+// flushFinal flushes when the generation's context has ended, and waits for
+// the publisher to publish everything (bounded: what is not published in
+// time is not committed either, so it is read again later).
 func (r *partitionRun) flushFinal() {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	r.flush(ctx, true)
+	r.flush(true)
+	r.pub.finish(10 * time.Second)
 }

@@ -195,47 +195,31 @@ func (r *partitionRun) readState(ctx context.Context) error {
 	return nil
 }
 
-// checkpoint writes the series changed since the last checkpoint (a
-// tombstone for an evicted one), in id order, and returns whether they were
-// all acknowledged.
-func (r *partitionRun) checkpoint(ctx context.Context) bool {
-	d := r.d
-	start := time.Now()
+// encodeCheckpoint puts in b the series changed since the last checkpoint,
+// in id order: each one's checkpoint, or a tombstone for an evicted one. The
+// publisher writes them.
+func (r *partitionRun) encodeCheckpoint(b *pubBatch) {
+	b.withCkpt, b.encodeStart = true, time.Now()
 	ids := make([]string, 0, len(r.dirty))
 	for id := range r.dirty {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	entries := make([]checkpoint.Entry, 0, len(ids))
-	size := 0
+	b.checkpoint = make([]checkpoint.Entry, 0, len(ids))
 	for _, id := range ids {
 		e := checkpoint.Entry{Key: id}
 		if l, ok := r.reg.Lookup(id); ok {
-			b, err := online.MarshalCheckpoint(l, r.applied[id])
-			if err != nil { // cannot happen for a live learner; keep the offset uncommitted
-				d.cfg.Logger.Error("checkpoint: encode", "series", id, "err", err)
-				return false
+			v, err := online.MarshalCheckpoint(l, r.applied[id])
+			if err != nil { // a live learner always encodes
+				panic(fmt.Sprintf("daemon: checkpoint of %s: %v", id, err))
 			}
-			e.Value = b
-			size += len(b)
+			e.Value = v
+			b.ckptBytes += len(v)
 		}
-		entries = append(entries, e)
-	}
-	if len(entries) > 0 {
-		end, err := r.store.Write(ctx, r.p.ID, entries)
-		if err != nil {
-			d.metrics.checkpointFailures.Inc()
-			d.cfg.Logger.Warn("checkpoint: write", "partition", r.p.ID, "err", err)
-			return false
-		}
-		r.stateEnd = end
+		b.checkpoint = append(b.checkpoint, e)
 	}
 	clear(r.dirty)
 	r.sinceCheckpoint, r.lastCheckpoint = 0, time.Now()
-	d.metrics.checkpointBytes.Add(float64(size))
-	d.metrics.checkpointSeries.Add(float64(len(entries)))
-	d.metrics.checkpointSeconds.Observe(time.Since(start).Seconds())
-	return true
 }
 
 // checkpointDue reports whether the records handled since the last

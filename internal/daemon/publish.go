@@ -1,0 +1,158 @@
+package daemon
+
+import (
+	"context"
+	"time"
+
+	"github.com/streamd/streamd/internal/checkpoint"
+	"github.com/streamd/streamd/internal/sink"
+)
+
+// A partition's results leave through its publisher, a goroutine of its own,
+// so that the models never wait for the brokers: the partition goroutine
+// hands over a batch at each flush and goes on learning. Batches are
+// published strictly in order, each step only after the previous was
+// acknowledged — forecasts, then dead letters, then the checkpoint, then the
+// offset commit — so a committed offset still never covers an unpublished
+// result or an unsaved state. A failed write is retried (with backoff) until
+// it succeeds or the publisher is abandoned at shutdown; nothing is skipped.
+// The queue holds pubQueue batches: when the brokers fall behind, the
+// partition goroutine blocks on it rather than buffering without bound.
+
+const pubQueue = 4
+
+// pubBatch is what one flush hands to the publisher.
+type pubBatch struct {
+	forecasts []*sink.Message
+	dead      []sink.Record
+	// checkpoint: the encoded series (tombstones included) when the batch
+	// carries a checkpoint; encodeStart is when their encoding started.
+	checkpoint  []checkpoint.Entry
+	withCkpt    bool
+	ckptBytes   int
+	encodeStart time.Time
+	// commit is the input offset to commit after the rest; -1 = none.
+	commit int64
+}
+
+func (b *pubBatch) empty() bool {
+	return len(b.forecasts) == 0 && len(b.dead) == 0 && !b.withCkpt && b.commit < 0
+}
+
+// publisher publishes one partition's batches. Its fields after the queue
+// are written by its goroutine only and read after done is closed.
+type publisher struct {
+	r      *partitionRun
+	queue  chan pubBatch
+	done   chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// stateEnd is the state partition's end after the last checkpoint;
+	// committed the last offset committed; behind reports a batch that was
+	// abandoned unpublished.
+	stateEnd  int64
+	committed int64
+	behind    bool
+}
+
+func startPublisher(r *partitionRun, stateEnd int64) *publisher {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &publisher{r: r, queue: make(chan pubBatch, pubQueue), done: make(chan struct{}), ctx: ctx, cancel: cancel,
+		stateEnd: stateEnd, committed: -1}
+	go p.run()
+	return p
+}
+
+// finish publishes what is queued and stops, waiting at most timeout before
+// abandoning the rest (it is not committed, so it is read again later).
+func (p *publisher) finish(timeout time.Duration) {
+	close(p.queue)
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		p.cancel()
+		<-p.done
+	}
+	p.cancel()
+}
+
+func (p *publisher) run() {
+	defer close(p.done)
+	for b := range p.queue {
+		if !p.publish(b) {
+			p.behind = true
+			for range p.queue { // abandoned: drain so finish returns
+			}
+			return
+		}
+	}
+}
+
+// publish publishes one batch, retrying each step until it succeeds; false
+// when the publisher was abandoned first.
+func (p *publisher) publish(b pubBatch) bool {
+	d, r := p.r.d, p.r
+	if len(b.forecasts) > 0 {
+		if !p.retry("forecasts", func() error { return d.forecasts.WriteForecasts(p.ctx, b.forecasts...) }) {
+			return false
+		}
+		d.metrics.forecasts.Add(float64(len(b.forecasts)))
+	}
+	if len(b.dead) > 0 && !p.retry("dead letters", func() error { return d.dead.WriteRecords(p.ctx, b.dead...) }) {
+		return false
+	}
+	if b.withCkpt {
+		if len(b.checkpoint) > 0 {
+			var end int64
+			if !p.retry("checkpoint", func() (err error) {
+				end, err = r.store.Write(p.ctx, r.p.ID, b.checkpoint)
+				if err != nil {
+					d.metrics.checkpointFailures.Inc()
+				}
+				return err
+			}) {
+				return false
+			}
+			p.stateEnd = end
+		}
+		d.metrics.checkpointBytes.Add(float64(b.ckptBytes))
+		d.metrics.checkpointSeries.Add(float64(len(b.checkpoint)))
+		d.metrics.checkpointSeconds.Observe(time.Since(b.encodeStart).Seconds())
+	}
+	if b.commit >= 0 {
+		commit := r.p.Commit
+		if d.cfg.refuseCommits {
+			commit = func(int64) error { return errRefusedCommit }
+		}
+		// A refused commit is not retried: the generation may be over, and
+		// the next commit covers this one.
+		if err := commit(b.commit); err != nil {
+			d.cfg.Logger.Warn("publish: commit", "partition", r.p.ID, "err", err)
+		} else {
+			p.committed = b.commit
+		}
+	}
+	return true
+}
+
+// retry runs write until it succeeds (true) or the publisher is abandoned.
+func (p *publisher) retry(what string, write func() error) bool {
+	backoff := 50 * time.Millisecond
+	for {
+		err := write()
+		if err == nil {
+			return true
+		}
+		if p.ctx.Err() != nil {
+			return false
+		}
+		p.r.d.cfg.Logger.Warn("publish: retrying", "what", what, "partition", p.r.p.ID, "err", err, "in", backoff)
+		select {
+		case <-p.ctx.Done():
+			return false
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
