@@ -94,36 +94,70 @@ func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
 		if nu > 0 {
 			u = inputs[h]
 		}
-		fw.hist.Regressor(fw.x, u)
-		m.cfg.Kernel.Column(fw.k, pts, fw.x)
-		m.fm.apply(fw.psi[:r], fw.k)
-		fw.psi[r] = 1
-		mean := m.rls.Predict(fw.psi[:r+1])
-		v1 := m.varianceAt(fw.psi[:r+1], m.cfg.Kernel.Eval(fw.x, fw.x))
+		// Step 1's regressor is the one the next Observe will most likely
+		// see (the same lags; the same inputs unless they change): computed
+		// in the model's own buffers, Observe reuses it. Not between Observe
+		// and Learn, which need those buffers.
+		x, k, psi := fw.x, fw.k, fw.psi
+		first := h == 0 && !m.prepared
+		if first {
+			x, k, psi = m.x, m.k, m.psi
+		}
+		fw.hist.Regressor(x, u)
+		m.cfg.Kernel.Column(k, pts, x)
+		m.fm.apply(psi[:r], k)
+		psi[r] = 1
+		mean := m.rls.Predict(psi[:r+1])
+		kxx := m.cfg.Kernel.Eval(x, x)
+		if first {
+			m.kxx, m.nextReady = kxx, true
+		}
+		v1 := m.varianceAt(psi[:r+1], kxx)
 		propagated := 0.0
 		if d > 0 {
-			// Step 1 sees only observed lags: nothing to propagate yet.
+			// Step 1 sees only observed lags: nothing to propagate yet. At
+			// step h+1 only the fed-back values, lags 1..h, are uncertain:
+			// the covariance is zero outside its leading h×h block, so only
+			// the gradient's coordinates of the y lags ≤ h (the first c, the
+			// lags increasing) are needed; the others would add products
+			// with zero (see propagate).
 			if h > 0 {
-				for i := range fw.g {
-					fw.g[i] = 0
-				}
-				for i, a := range alpha {
-					if a != 0 {
-						m.cfg.Kernel.GradAdd(fw.g, a, fw.k[i], pts[i*n:(i+1)*n], fw.x)
+				c := fw.uncertain(h)
+				g := fw.g[:c]
+				clear(g)
+				if c > 0 {
+					for i, a := range alpha {
+						if a != 0 {
+							m.cfg.Kernel.GradAdd(g, a, k[i], pts[i*n:(i+1)*n], x)
+						}
 					}
 				}
-				propagated = fw.propagate()
+				propagated = fw.propagate(c)
 			}
-			fw.shift(v1 + propagated)
+			fw.shift(v1+propagated, h)
 		}
 		dst[h] = Step{Mean: mean, Var: v1 + propagated, OneStepVar: v1}
 		fw.hist.Push(mean, u)
 	}
 }
 
+// uncertain returns how many y lags are ≤ h: the leading coordinates of the
+// regressor that hold fed-back values at step h+1.
+func (fw *forecastWorkspace) uncertain(h int) int {
+	c := 0
+	for c < len(fw.yIdx) && fw.yIdx[c] <= h {
+		c++
+	}
+	return c
+}
+
 // propagate returns g_yᵀ C g_y and leaves Cov(y_h, y_{h−l}) = Σ_a g_a C_{a,l}
-// in next[0][l] (l = 1..d−1) for shift. O(len(YLags)·d).
-func (fw *forecastWorkspace) propagate() float64 {
+// in next[0][l] (l = 1..d−1) for shift, over the first c y lags (g[:c]):
+// the rows and columns of C of the other lags are zero, so their terms are
+// products with zero, which leave the sums unchanged (for a finite g; a sum
+// of non-zero terms is never −0, so adding ±0 cannot flip its sign either).
+// O(c·d).
+func (fw *forecastWorkspace) propagate(c int) float64 {
 	d := fw.d
 	// cross[l−1] = Σ_a g_a C[a−1][l−1] over the y lags a; stored in next row 0
 	// shifted by one (row 0 of the next matrix is the new value).
@@ -131,7 +165,8 @@ func (fw *forecastWorkspace) propagate() float64 {
 	for l := range cross {
 		cross[l] = 0
 	}
-	for i, a := range fw.yIdx {
+	yIdx := fw.yIdx[:c]
+	for i, a := range yIdx {
 		ga := fw.g[i]
 		if ga == 0 {
 			continue
@@ -142,22 +177,24 @@ func (fw *forecastWorkspace) propagate() float64 {
 		}
 	}
 	var v float64
-	for i, a := range fw.yIdx {
+	for i, a := range yIdx {
 		v += fw.g[i] * cross[a-1]
 	}
 	return max(v, 0)
 }
 
 // shift makes the new value (variance vh, cross-covariances in next[0:d] from
-// propagate, or zero) the lag-1 entry of the covariance. O(d²).
-func (fw *forecastWorkspace) shift(vh float64) {
+// propagate, or zero) the lag-1 entry of the covariance, at step h+1 (h ≥ 0).
+// Before it only the leading h×h block of C can be non-zero (the fed-back
+// values so far), so only that block moves; everything outside it is zero
+// and stays zero. O(h²).
+func (fw *forecastWorkspace) shift(vh float64, h int) {
 	d := fw.d
 	cross := fw.next[:d]
 	// New C'[0][0] = vh; C'[0][l] = C'[l][0] = cross[l−1]; C'[a][b] = C[a−1][b−1].
-	for a := d - 1; a >= 1; a-- {
-		for b := d - 1; b >= 1; b-- {
-			fw.cov[a*d+b] = fw.cov[(a-1)*d+(b-1)]
-		}
+	b := min(h, d-1) // C'[a][1..b] ← C[a−1][0..b−1] for a = b..1
+	for a := b; a >= 1; a-- {
+		copy(fw.cov[a*d+1:a*d+1+b], fw.cov[(a-1)*d:(a-1)*d+b])
 	}
 	for l := d - 1; l >= 1; l-- {
 		c := cross[l-1]

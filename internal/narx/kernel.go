@@ -65,7 +65,11 @@ func (k Kernel) Validate() error {
 func (k Kernel) Eval(x, z []float64) float64 {
 	switch k.Type {
 	case RBF:
-		return math.Exp(-sqDist(x, z) / k.Sigma2)
+		d := sqDist(x, z)
+		if d == 0 {
+			return 1 // exp(−0/σ²), without the call: K(x, x) on every sample
+		}
+		return math.Exp(-d / k.Sigma2)
 	case Linear:
 		return dot(x, z)
 	default:
@@ -82,7 +86,9 @@ func (k Kernel) Column(dst, pts, x []float64) {
 	}
 }
 
-// GradAdd adds c·∂K(s, x)/∂x to g, given kx = K(s, x). O(n).
+// GradAdd adds c·∂K(s, x)/∂x to g, given kx = K(s, x). O(n). len(g) may be
+// less than len(x): only the leading coordinates are then computed (the same
+// numbers as the full gradient's there).
 func (k Kernel) GradAdd(g []float64, c, kx float64, s, x []float64) {
 	switch k.Type {
 	case RBF:

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/streamd/streamd/internal/recursive"
@@ -112,6 +114,10 @@ type Model struct {
 	x, k, psi, alpha []float64
 	prepared         bool
 	kxx              float64
+	// nextReady: x, k, ψ and kxx hold the first step of the last Forecast,
+	// computed there for the regressor the next Observe will most likely
+	// get (Observe reuses them if its x is bit-identical).
+	nextReady bool
 
 	fitted       bool
 	swaps        int
@@ -204,7 +210,7 @@ func (m *Model) Fit(X, y, v []float64) error {
 		return err
 	}
 	m.cal = newCalibration(m.cfg.IntervalLevel)
-	m.fitted, m.alphaFresh, m.prepared = true, false, false
+	m.fitted, m.alphaFresh, m.prepared, m.nextReady = true, false, false, false
 	m.sinceSwap, m.sinceNoise = 0, 0
 	m.refreshNoise()
 	return nil
@@ -261,8 +267,11 @@ func (m *Model) Observe(x []float64) (mean, variance float64) {
 	if !m.fitted {
 		panic(ErrNotFitted)
 	}
-	copy(m.x, x)
-	m.prepareFeatures()
+	if !m.nextReady || !sameBits(m.x, x) {
+		copy(m.x, x)
+		m.prepareFeatures()
+	}
+	m.nextReady = false
 	m.prepared = true
 	psi := m.psi[:m.fm.r+1]
 	noise, param, prior := m.varianceParts(psi, m.kxx)
@@ -299,7 +308,8 @@ func (m *Model) varianceParts(psi []float64, kxx float64) (noise, param, prior f
 }
 
 // VarianceParts returns the parts of the level-1 variance at the regressor
-// given to the last Observe, the Nyström part already scaled by ρ. For
+// given to the last Observe (or, after a Forecast or Predict, at the one
+// they evaluated last), the Nyström part already scaled by ρ. For
 // diagnostics.
 func (m *Model) VarianceParts() (noise, param, nystrom float64) {
 	noise, param, prior := m.varianceParts(m.psi[:m.fm.r+1], m.kxx)
@@ -388,9 +398,10 @@ func (m *Model) swap(j int) bool {
 	copy(sw.phiX[:rOld], m.psi[:rOld]) // x's features in the old map
 	copy(sw.oldPoint, m.ws.Point(j))
 	aOld, rvOld, s, nc := m.rls.Stats()
-	aPrev := mat.NewSymDense(rOld+1, nil)
+	aPrev := mat.NewSymDense(rOld+1, sw.floats((rOld+1)*(rOld+1), false))
 	aPrev.CopySym(aOld)
-	rPrev := append([]float64(nil), rvOld...)
+	rPrev := sw.floats(rOld+1, false)
+	copy(rPrev, rvOld)
 	m.rls.ReleaseStats()
 
 	m.ws.Swap(j, m.x, m.k, m.kxx, sw.col)
@@ -412,19 +423,20 @@ func (m *Model) swap(j int) bool {
 	for i := range rPrev {
 		rPrev[i] -= rwOld[i]
 	}
-	var tmp mat.Dense
+	tmp := mat.NewDense(rNew+1, rOld+1, sw.floats((rNew+1)*(rOld+1), false))
 	tmp.Mul(t, aPrev)
-	var aNew mat.Dense
-	aNew.Mul(&tmp, t.T())
-	a := mat.NewSymDense(rNew+1, nil)
+	aNew := blas64.General{Rows: rNew + 1, Cols: rNew + 1, Stride: rNew + 1, Data: sw.floats((rNew+1)*(rNew+1), false)}
+	recursive.SerialGemm(blas.NoTrans, blas.Trans, tmp.RawMatrix(), t.RawMatrix(), aNew) // T·(A − A_win)·Tᵀ
+	a := mat.NewSymDense(rNew+1, sw.floats((rNew+1)*(rNew+1), false))
+	an := aNew.Data
 	for i := 0; i <= rNew; i++ {
 		for k := i; k <= rNew; k++ {
-			a.SetSym(i, k, 0.5*(aNew.At(i, k)+aNew.At(k, i))+wNew.At(i, k))
+			a.SetSym(i, k, 0.5*(an[i*(rNew+1)+k]+an[k*(rNew+1)+i])+wNew.At(i, k))
 		}
 	}
-	var rt mat.VecDense
+	rt := mat.NewVecDense(rNew+1, sw.floats(rNew+1, false))
 	rt.MulVec(t, mat.NewVecDense(rOld+1, rPrev))
-	rv := make([]float64, rNew+1)
+	rv := sw.floats(rNew+1, false)
 	for i := range rv {
 		rv[i] = rt.AtVec(i) + rwNew[i]
 	}
@@ -450,10 +462,10 @@ func (m *Model) swap(j int) bool {
 	return true
 }
 
-// swapWorkspace holds what swap keeps from before the change, and the
-// window in time order. Its storage is one buffer borrowed from the shared
-// pool for the duration of the swap (recursive.GetFloats): nothing in it
-// outlives the swap.
+// swapWorkspace holds what swap keeps from before the change, the window
+// in time order and the swap's matrices. Its storage is borrowed from the
+// shared pool for the duration of the swap (recursive.GetFloats): nothing
+// in it outlives the swap.
 type swapWorkspace struct {
 	fmOld            featureMap
 	phiX             []float64 // features of the new member in the old map
@@ -461,6 +473,22 @@ type swapWorkspace struct {
 	col              []float64 // the new column of Ω
 	winX, winY, winV []float64 // the window, oldest first
 	buf              []float64
+	more             [24][]float64 // further buffers (floats)
+	nMore            int
+}
+
+// floats borrows a buffer of length l for the rest of the swap, zeroed if
+// zero is set.
+func (sw *swapWorkspace) floats(l int, zero bool) []float64 {
+	b := recursive.GetFloats(l)
+	if zero {
+		clear(b)
+	}
+	if sw.nMore < len(sw.more) {
+		sw.more[sw.nMore] = b
+		sw.nMore++
+	} // else it is left to the garbage collector
+	return b
 }
 
 // borrow lays the workspace of a working set of size M, dimension n and
@@ -480,6 +508,9 @@ func (sw *swapWorkspace) borrow(M, n, W int) {
 
 func (sw *swapWorkspace) release() {
 	recursive.PutFloats(sw.buf)
+	for _, b := range sw.more[:sw.nMore] {
+		recursive.PutFloats(b)
+	}
 	*sw = swapWorkspace{}
 }
 
@@ -492,10 +523,10 @@ func (m *Model) windowStats(sw *swapWorkspace, j int, X, y, v []float64) (aOld *
 	N, n, M := len(y), m.n, m.m
 	ro, rn := sw.fmOld.r, m.fm.r
 	rows := max(N, 1)
-	kNew := mat.NewDense(rows, M, nil)
-	kOld := mat.NewDense(rows, M, nil)
-	sq := make([]float64, rows)
-	yw := make([]float64, rows)
+	kNew := mat.NewDense(rows, M, sw.floats(rows*M, true))
+	kOld := mat.NewDense(rows, M, sw.floats(rows*M, true))
+	sq := sw.floats(rows, true)
+	yw := sw.floats(rows, true)
 	lam := m.cfg.Forgetting
 	c := 1.0
 	for i := N - 1; i >= 0; i-- {
@@ -515,10 +546,13 @@ func (m *Model) windowStats(sw *swapWorkspace, j int, X, y, v []float64) (aOld *
 	}
 	features := func(k *mat.Dense, fm *featureMap) *mat.Dense {
 		r := fm.r
-		psi := mat.NewDense(rows, r+1, nil)
+		psi := mat.NewDense(rows, r+1, sw.floats(rows*(r+1), false))
 		if r > 0 {
-			f := mat.NewDense(r, M, fm.f[:r*M])
-			psi.Slice(0, rows, 0, r).(*mat.Dense).Mul(k, f.T())
+			// Φ = K·Fᵀ, as mat's Mul computes it, without its goroutines.
+			f := blas64.General{Rows: r, Cols: M, Stride: M, Data: fm.f[:r*M]}
+			p := psi.RawMatrix()
+			p.Cols = r
+			recursive.SerialGemm(blas.NoTrans, blas.Trans, k.RawMatrix(), f, p)
 		}
 		for i := 0; i < rows; i++ {
 			row := psi.RawRowView(i)
@@ -530,10 +564,11 @@ func (m *Model) windowStats(sw *swapWorkspace, j int, X, y, v []float64) (aOld *
 		return psi
 	}
 	po, pn := features(kOld, &sw.fmOld), features(kNew, m.fm)
-	aOld, aNew = mat.NewSymDense(ro+1, nil), mat.NewSymDense(rn+1, nil)
+	aOld = mat.NewSymDense(ro+1, sw.floats((ro+1)*(ro+1), false))
+	aNew = mat.NewSymDense(rn+1, sw.floats((rn+1)*(rn+1), false))
 	aOld.SymOuterK(1, po.T())
 	aNew.SymOuterK(1, pn.T())
-	rOld, rNew = make([]float64, ro+1), make([]float64, rn+1)
+	rOld, rNew = sw.floats(ro+1, false), sw.floats(rn+1, false)
 	yv := mat.NewVecDense(rows, yw)
 	mat.NewVecDense(ro+1, rOld).MulVec(po.T(), yv)
 	mat.NewVecDense(rn+1, rNew).MulVec(pn.T(), yv)
@@ -549,18 +584,47 @@ func (m *Model) windowStats(sw *swapWorkspace, j int, X, y, v []float64) (aOld *
 func (m *Model) swapTransform(sw *swapWorkspace, j int) *mat.Dense {
 	M := m.m
 	ro, rn := sw.fmOld.r, m.fm.r
-	t := mat.NewDense(rn+1, ro+1, nil)
+	t := mat.NewDense(rn+1, ro+1, sw.floats((rn+1)*(ro+1), true))
+	td := t.RawMatrix().Data
+	fo := sw.fmOld.f
 	for a := 0; a < rn; a++ {
 		fa := m.fm.f[a*M : (a+1)*M]
-		for i := 0; i < ro; i++ {
-			fi := sw.fmOld.f[i*M : (i+1)*M]
-			var d float64
-			for l, v := range fa {
-				if l != j {
-					d += v * fi[l]
-				}
+		row := td[a*(ro+1) : a*(ro+1)+ro]
+		// d_i = Σ_{l≠j} F'_al·F_il, each a sequential sum over l as
+		// written; four i at a time so that the four chains overlap.
+		i := 0
+		for ; i+4 <= ro; i += 4 {
+			f0, f1, f2, f3 := fo[i*M:(i+1)*M], fo[(i+1)*M:(i+2)*M], fo[(i+2)*M:(i+3)*M], fo[(i+3)*M:(i+4)*M]
+			var d0, d1, d2, d3 float64
+			for l := 0; l < j; l++ {
+				v := fa[l]
+				d0 += v * f0[l]
+				d1 += v * f1[l]
+				d2 += v * f2[l]
+				d3 += v * f3[l]
 			}
-			t.Set(a, i, sw.fmOld.vals[i]*d+fa[j]*sw.phiX[i])
+			for l := j + 1; l < M; l++ {
+				v := fa[l]
+				d0 += v * f0[l]
+				d1 += v * f1[l]
+				d2 += v * f2[l]
+				d3 += v * f3[l]
+			}
+			row[i] = sw.fmOld.vals[i]*d0 + fa[j]*sw.phiX[i]
+			row[i+1] = sw.fmOld.vals[i+1]*d1 + fa[j]*sw.phiX[i+1]
+			row[i+2] = sw.fmOld.vals[i+2]*d2 + fa[j]*sw.phiX[i+2]
+			row[i+3] = sw.fmOld.vals[i+3]*d3 + fa[j]*sw.phiX[i+3]
+		}
+		for ; i < ro; i++ {
+			fi := fo[i*M : (i+1)*M]
+			var d float64
+			for l := 0; l < j; l++ {
+				d += fa[l] * fi[l]
+			}
+			for l := j + 1; l < M; l++ {
+				d += fa[l] * fi[l]
+			}
+			row[i] = sw.fmOld.vals[i]*d + fa[j]*sw.phiX[i]
 		}
 	}
 	t.Set(rn, ro, 1)
@@ -650,6 +714,7 @@ func (m *Model) Predict(x []float64) float64 {
 	if !m.fitted {
 		panic(ErrNotFitted)
 	}
+	m.nextReady = false
 	m.cfg.Kernel.Column(m.k, m.ws.Points(), x)
 	r := m.fm.r
 	m.fm.apply(m.psi[:r], m.k)
@@ -666,6 +731,17 @@ func (m *Model) Dual() (alpha []float64, b float64) {
 		m.alphaFresh = true
 	}
 	return m.alpha, th[m.fm.r]
+}
+
+// sameBits reports whether x and y (of equal length) are bit-identical.
+func sameBits(x, y []float64) bool {
+	y = y[:len(x)]
+	for i, v := range x {
+		if math.Float64bits(v) != math.Float64bits(y[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func allFinite(x []float64) bool {
