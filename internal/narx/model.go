@@ -186,12 +186,17 @@ func (m *Model) Fit(X, y, v []float64) error {
 	}
 	sel := SelectWorkingSet(m.cfg.Kernel, X, n, m.cfg.Size, m.rng, m.cfg.Select)
 	M := len(sel.Index)
-	pts := make([]float64, 0, M*n)
-	for _, i := range sel.Index {
-		pts = append(pts, X[i*n:(i+1)*n]...)
+	// The fit's transient matrices come from the shared scratch pool: a
+	// daemon fits series while holding thousands, and garbage of the sizes
+	// the series keep fragments the heap.
+	pts := recursive.GetFloats(M * n)
+	defer recursive.PutFloats(pts)
+	for k, i := range sel.Index {
+		copy(pts[k*n:(k+1)*n], X[i*n:(i+1)*n])
 	}
 	m.m = M
-	omega := make([]float64, M*M)
+	omega := recursive.GetFloats(M * M) // every entry is set
+	defer recursive.PutFloats(omega)
 	m.ws = NewWorkingSet(m.cfg.Kernel, n, pts, omega)
 	m.eig = recursive.NewSymEigen(M)
 	if !m.eig.Factorize(mat.NewSymDense(M, omega)) {
@@ -228,8 +233,13 @@ func weightAt(v []float64, i int) float64 {
 func (m *Model) loadStats(X, y, v []float64) error {
 	N, n, r := len(y), m.n, m.fm.r
 	lam := m.cfg.Forgetting
-	psi := mat.NewDense(N, r+1, nil)
-	rhs := make([]float64, N)
+	bp, br := recursive.GetFloats(N*(r+1)), recursive.GetFloats(N)
+	defer recursive.PutFloats(bp)
+	defer recursive.PutFloats(br)
+	clear(bp) // rows of weightless samples stay zero
+	clear(br)
+	psi := mat.NewDense(N, r+1, bp)
+	rhs := br
 	var s, nc float64
 	c := 1.0 // λ^{N−1−i}, built from the newest sample backwards
 	for i := N - 1; i >= 0; i-- {
@@ -250,11 +260,14 @@ func (m *Model) loadStats(X, y, v []float64) error {
 		s += ci * y[i] * y[i]
 		nc += ci
 	}
-	var a mat.SymDense
+	ba, bv := recursive.GetFloats((r+1)*(r+1)), recursive.GetFloats(r+1)
+	defer recursive.PutFloats(ba)
+	defer recursive.PutFloats(bv)
+	a := mat.NewSymDense(r+1, ba) // SymOuterK zeroes the upper triangle it fills
 	a.SymOuterK(1, psi.T())
-	rv := make([]float64, r+1)
+	rv := bv
 	mat.NewVecDense(r+1, rv).MulVec(psi.T(), mat.NewVecDense(N, rhs))
-	if !m.rls.Load(&a, rv, s, nc) {
+	if !m.rls.Load(a, rv, s, nc) {
 		return fmt.Errorf("narx: ridge system is not positive definite")
 	}
 	return nil
@@ -440,19 +453,18 @@ func (m *Model) swap(j int) bool {
 	for i := range rv {
 		rv[i] = rt.AtVec(i) + rwNew[i]
 	}
-	next := recursive.NewRLS(rNew+1, m.rls.Gamma(), m.cfg.Forgetting)
-	if !next.Load(a, rv, s, nc) {
+	// Reload is a fresh RLS's Load in the old one's buffers (no garbage of
+	// two r×r matrices per swap); on failure it leaves the old statistics.
+	if !m.rls.Reload(a, rv, s, nc) {
 		// The carried-over part made the system indefinite (it can only be
 		// rounding of absurd data): fall back to the window alone.
 		m.swapFailures++
-		next = recursive.NewRLS(rNew+1, m.rls.Gamma(), m.cfg.Forgetting)
+		next := recursive.NewRLS(rNew+1, m.rls.Gamma(), m.cfg.Forgetting)
 		old := m.rls
 		m.rls = next
 		if err := m.loadStats(X, y, v); err != nil {
 			m.rls = old // keeps the old features' statistics; stale, but finite
 		}
-	} else {
-		m.rls = next
 	}
 	m.alphaFresh = false
 	m.prepareFeatures()

@@ -971,6 +971,21 @@ func (r *RLS) Load(a mat.Symmetric, rv []float64, s, nc float64) (ok bool) {
 	return true
 }
 
+// Reload is Load on a fresh RLS: on success the receiver is exactly what
+// NewRLS(n, γ, λ) followed by Load(a, rv, s, nc) would give — the same
+// numbers, and the diagnostic counters (updates, refreshes, iterations,
+// unconverged solves) restarted — but it keeps its buffers when they are
+// large enough. On failure the receiver is unchanged, as with Load.
+func (r *RLS) Reload(a mat.Symmetric, rv []float64, s, nc float64) (ok bool) {
+	u, f, it, un := r.updates, r.refreshes, r.iters, r.unconverged
+	r.updates, r.refreshes, r.iters, r.unconverged = 0, 0, 0, 0
+	if !r.Load(a, rv, s, nc) {
+		r.updates, r.refreshes, r.iters, r.unconverged = u, f, it, un
+		return false
+	}
+	return true
+}
+
 // RLSState is a snapshot of an RLS: every number needed to resume it
 // bit-identically. Matrices are m×m, row-major.
 type RLSState struct {
