@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -401,5 +402,27 @@ func TestForecastLinearAR1Closed(t *testing.T) {
 	}
 	if !(steps[7].Var > steps[0].Var) {
 		t.Error("variance did not grow with the horizon")
+	}
+}
+
+// TestSelectWorkingSetGramSame checks that the kernel-value cache of
+// SelectWorkingSet does not change the selection: the same rows, entropies
+// and trials as computing every column, for each kernel type.
+func TestSelectWorkingSetGramSame(t *testing.T) {
+	X, _ := benchData(140, 10)
+	for _, k := range []Kernel{{Type: RBF, Sigma2: 20}, {Type: Linear}, {Type: Polynomial, Degree: 3, Offset: 1}} {
+		run := func(on bool) SelectResult {
+			defer func(v bool) { selGramOn = v }(selGramOn)
+			selGramOn = on
+			return SelectWorkingSet(k, X, 10, 30, rand.New(rand.NewPCG(4, 5)), SelectOptions{MaxIter: 3000, Patience: 300})
+		}
+		with, without := run(true), run(false)
+		if !reflect.DeepEqual(with, without) {
+			t.Errorf("%v: selection with the cache differs: %d trials, %d accepted vs %d, %d",
+				k.Type, with.Trials, len(with.Entropy), without.Trials, len(without.Entropy))
+		}
+		if len(with.Entropy) < 5 {
+			t.Errorf("%v: only %d swaps accepted; the cache was hardly exercised", k.Type, len(with.Entropy)-1)
+		}
 	}
 }

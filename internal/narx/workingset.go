@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/streamd/streamd/internal/recursive"
 )
 
 // WorkingSet is the set S = {s_1..s_M} of support vectors of a fixed-size LS-SVM
@@ -84,11 +86,22 @@ func (w *WorkingSet) SwapGain(j int, kx []float64, kxx float64) float64 {
 // = kxx) and writes the new column j of Ω into newCol (len M). O(M·n): the
 // old column of Ω is re-evaluated to update the row sums.
 func (w *WorkingSet) Swap(j int, x, kx []float64, kxx float64, newCol []float64) {
+	w.swap(j, x, kx, kxx, newCol, nil)
+}
+
+// swap is Swap with the old column j of Ω given (oldCol[i] = K(s_i, s_j),
+// i ≠ j, as Eval computes it), or re-evaluated if oldCol is nil.
+func (w *WorkingSet) swap(j int, x, kx []float64, kxx float64, newCol, oldCol []float64) {
 	for i := range w.rowSum {
 		if i == j {
 			continue
 		}
-		old := w.kern.Eval(w.Point(i), w.Point(j))
+		var old float64
+		if oldCol != nil {
+			old = oldCol[i]
+		} else {
+			old = w.kern.Eval(w.Point(i), w.Point(j))
+		}
 		w.rowSum[i] += kx[i] - old
 	}
 	var s float64
@@ -158,6 +171,21 @@ func SelectWorkingSet(kern Kernel, X []float64, n, m int, rng *rand.Rand, opt Se
 	res := SelectResult{Entropy: []float64{ws.Entropy()}}
 	kx := make([]float64, m)
 	col := make([]float64, m)
+	// The trials draw from the same N rows again and again (about 1200
+	// trials on 140 rows at M = 50): with N² ≤ MaxIter·M the kernel values
+	// between rows are cached, each row's computed once on its first draw
+	// (the other half of each pair by symmetry: Eval(a, b) and Eval(b, a)
+	// are bit-identical, (a−b)² = (b−a)² and products commute). The values
+	// are those Column and Eval would compute, so the selection is the same.
+	var gram *selGram
+	if selGramOn && nrow <= selGramMaxRows && nrow*nrow <= opt.MaxIter*m {
+		gram = newSelGram(kern, X, n)
+		defer gram.release()
+	}
+	var oldCol []float64
+	if gram != nil {
+		oldCol = make([]float64, m)
+	}
 	rejected := 0
 	for res.Trials < opt.MaxIter && rejected < opt.Patience {
 		res.Trials++
@@ -168,13 +196,29 @@ func SelectWorkingSet(kern Kernel, X []float64, n, m int, rng *rand.Rand, opt Se
 			continue
 		}
 		x := X[c*n : (c+1)*n]
-		kern.Column(kx, ws.points, x)
-		if ws.SwapGain(j, kx, kern.Eval(x, x)) >= 0 {
+		var kxx float64
+		if gram != nil {
+			g := gram.row(c)
+			for i, r := range idx {
+				kx[i] = g[r]
+			}
+			kxx = g[c]
+		} else {
+			kern.Column(kx, ws.points, x)
+			kxx = kern.Eval(x, x)
+		}
+		if ws.SwapGain(j, kx, kxx) >= 0 {
 			rejected++
 			continue
 		}
 		rejected = 0
-		ws.Swap(j, x, kx, kern.Eval(x, x), col)
+		if gram != nil {
+			g := gram.row(idx[j])
+			for i, r := range idx {
+				oldCol[i] = g[r]
+			}
+		}
+		ws.swap(j, x, kx, kxx, col, oldCol)
 		inSet[idx[j]] = false
 		inSet[c] = true
 		idx[j] = c
@@ -182,6 +226,47 @@ func SelectWorkingSet(kern Kernel, X []float64, n, m int, rng *rand.Rand, opt Se
 	}
 	res.Index = idx
 	return res
+}
+
+// selGramMaxRows bounds the rows whose kernel values SelectWorkingSet
+// caches (N² floats, 2 MiB at the bound, borrowed from the scratch pool).
+const selGramMaxRows = 512
+
+// selGramOn enables the cache (tests compare both ways).
+var selGramOn = true
+
+// selGram caches K(x_a, x_c) between the rows of X, a row at a time.
+type selGram struct {
+	kern Kernel
+	X    []float64
+	n, N int
+	g    []float64 // N×N; row c valid once done[c]
+	done []bool
+}
+
+func newSelGram(kern Kernel, X []float64, n int) *selGram {
+	N := len(X) / n
+	return &selGram{kern: kern, X: X, n: n, N: N, g: recursive.GetFloats(N * N), done: make([]bool, N)}
+}
+
+func (s *selGram) release() { recursive.PutFloats(s.g) }
+
+// row returns K(x_a, x_c) for all rows a, computing it on first use.
+func (s *selGram) row(c int) []float64 {
+	N, n := s.N, s.n
+	g := s.g[c*N : (c+1)*N]
+	if !s.done[c] {
+		xc := s.X[c*n : (c+1)*n]
+		for a := 0; a < N; a++ {
+			if s.done[a] {
+				g[a] = s.g[a*N+c]
+			} else {
+				g[a] = s.kern.Eval(s.X[a*n:(a+1)*n], xc)
+			}
+		}
+		s.done[c] = true
+	}
+	return g
 }
 
 // Validate checks that a restored working set fits n.
