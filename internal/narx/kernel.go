@@ -81,6 +81,20 @@ func (k Kernel) Eval(x, z []float64) float64 {
 // (len(pts) == m·n, n == len(x), len(dst) == m). O(m·n), no allocation.
 func (k Kernel) Column(dst, pts, x []float64) {
 	n := len(x)
+	if k.Type == RBF {
+		// Eval's RBF case inline (the same operations): the column is the
+		// per-sample kernel work, M evaluations per regressor.
+		s2 := k.Sigma2
+		for i := range dst {
+			d := sqDist(pts[i*n:(i+1)*n], x)
+			if d == 0 {
+				dst[i] = 1
+			} else {
+				dst[i] = math.Exp(-d / s2)
+			}
+		}
+		return
+	}
 	for i := range dst {
 		dst[i] = k.Eval(pts[i*n:(i+1)*n], x)
 	}
@@ -93,6 +107,7 @@ func (k Kernel) GradAdd(g []float64, c, kx float64, s, x []float64) {
 	switch k.Type {
 	case RBF:
 		f := -2 * c * kx / k.Sigma2
+		x, s := x[:len(g)], s[:len(g)]
 		for i := range g {
 			g[i] += f * (x[i] - s[i])
 		}
