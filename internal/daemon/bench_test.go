@@ -45,10 +45,14 @@ func benchmarkEndToEnd(b *testing.B, withState bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		w, _ := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
 		var recs []sink.Record
+		values := make([][]float64, 7)
+		for s := range values {
+			values[s] = series(s, perSeries)
+		}
 		for k := 0; k < perSeries; k++ {
 			for s := 0; s < nSeries; s++ {
 				recs = append(recs, sink.Record{Key: []byte(fmt.Sprintf("s%d", s)),
-					Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, series(s%7, perSeries)[k]))})
+					Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, values[s%7][k]))})
 			}
 			if len(recs) >= 20000 || k == perSeries-1 {
 				if err := w.WriteRecords(ctx, recs...); err != nil {
@@ -198,9 +202,13 @@ func benchmarkLatency(b *testing.B, withState bool) {
 			Select: narx.SelectOptions{MaxIter: 3000, Patience: 200}, Seed: 1},
 		Warmup: warmup, Horizon: 10, Every: 1, Level: 0.95,
 	}
+	values := make([][]float64, 7)
+	for s := range values {
+		values[s] = series(s, perSeries)
+	}
 	record := func(s, k int) sink.Record {
 		return sink.Record{Key: []byte(fmt.Sprintf("s%d", s)),
-			Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, series(s%7, perSeries)[k]))}
+			Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, values[s%7][k]))}
 	}
 	for i := 0; i < b.N; i++ {
 		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(8, "series", "forecasts", "dlq"))
