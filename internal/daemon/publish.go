@@ -80,11 +80,43 @@ func (p *publisher) finish(timeout time.Duration) {
 func (p *publisher) run() {
 	defer close(p.done)
 	for b := range p.queue {
+		b = p.coalesce(b)
 		if !p.publish(b) {
 			p.behind = true
 			for range p.queue { // abandoned: drain so finish returns
 			}
 			return
+		}
+	}
+}
+
+// coalesce merges into b the batches queued behind it, so that a publisher
+// that fell behind catches up with one write per topic instead of one per
+// batch. The order of every stream is kept: forecasts, dead letters and
+// checkpoint entries each in flush order, and the last commit, which the
+// merged writes all cover.
+func (p *publisher) coalesce(b pubBatch) pubBatch {
+	for {
+		select {
+		case n, ok := <-p.queue:
+			if !ok {
+				return b
+			}
+			b.forecasts = append(b.forecasts, n.forecasts...)
+			b.dead = append(b.dead, n.dead...)
+			if n.withCkpt {
+				if !b.withCkpt {
+					b.encodeStart = n.encodeStart
+				}
+				b.withCkpt = true
+				b.checkpoint = append(b.checkpoint, n.checkpoint...)
+				b.ckptBytes += n.ckptBytes
+			}
+			if n.commit >= 0 {
+				b.commit = n.commit
+			}
+		default:
+			return b
 		}
 	}
 }

@@ -15,8 +15,9 @@ type KafkaConfig struct {
 	Brokers []string
 	Topic   string
 	// BatchTimeout bounds how long a message waits for its batch to fill.
-	// kafka-go's default of 1 s would dominate the forecast latency; a few
-	// milliseconds keeps batching and latency both reasonable. 0 means 5 ms.
+	// The daemon hands each write a batch it assembled itself and waits for
+	// it, so waiting for more only adds latency: kafka-go's default of 1 s
+	// would dominate it. 0 means 1 ms.
 	BatchTimeout time.Duration
 	// Transport, when set, replaces kafka-go's shared default transport (TLS,
 	// SASL, or a fresh connection pool in tests).
@@ -41,7 +42,7 @@ func NewKafkaWriter(cfg KafkaConfig) (*KafkaWriter, error) {
 	}
 	bt := cfg.BatchTimeout
 	if bt <= 0 {
-		bt = 5 * time.Millisecond
+		bt = time.Millisecond
 	}
 	w := &kafka.Writer{
 		Addr:         kafka.TCP(cfg.Brokers...),
@@ -49,6 +50,7 @@ func NewKafkaWriter(cfg KafkaConfig) (*KafkaWriter, error) {
 		Balancer:     &kafka.Hash{},
 		RequiredAcks: kafka.RequireAll,
 		BatchTimeout: bt,
+		BatchSize:    1000, // a daemon flush (≤ 512 results) in one batch per partition
 		Transport:    cfg.Transport,
 	}
 	return &KafkaWriter{w: w}, nil
