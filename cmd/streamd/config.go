@@ -32,6 +32,7 @@ type Config struct {
 	Model    ModelConfig    `yaml:"model"`
 	Robust   RobustConfig   `yaml:"robust"`
 	Forecast ForecastConfig `yaml:"forecast"`
+	Process  ProcessConfig  `yaml:"process"`
 	// Series overrides model keys for the series whose id matches a glob.
 	Series []SeriesConfig `yaml:"series"`
 }
@@ -88,6 +89,15 @@ type FieldsConfig struct {
 	T      string `yaml:"t"`
 	Y      string `yaml:"y"`
 	U      string `yaml:"u"`
+}
+
+// ProcessConfig tunes the daemon's Go runtime.
+type ProcessConfig struct {
+	// MemoryLimitMiB is the Go runtime's soft memory limit
+	// (debug.SetMemoryLimit), 0 = the GOMEMLIMIT environment variable or
+	// none. Without one the heap may grow to twice the live data between
+	// collections; a limit makes the collector work harder instead.
+	MemoryLimitMiB int `yaml:"memory_limit_mib"`
 }
 
 // HTTPConfig is the metrics and health endpoint.
@@ -306,6 +316,9 @@ func (c *Config) Validate() error {
 	}
 	c.Robust.validate(&p)
 	c.Forecast.validate(&p)
+	if c.Process.MemoryLimitMiB < 0 {
+		p.add("process.memory_limit_mib", "must be ≥ 0 (got %d); 0 = no limit", c.Process.MemoryLimitMiB)
+	}
 	before := len(p)
 	c.Model.validate(&p, "model")
 	if len(p) > before {

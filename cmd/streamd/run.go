@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -48,6 +49,9 @@ func (runCommand) Run(ctx context.Context, args []string, _ io.Reader, stdout, s
 		return err
 	}
 	dc.Logger = slog.New(slog.NewJSONHandler(stderr, nil))
+	if mib := cfg.Process.MemoryLimitMiB; mib > 0 {
+		debug.SetMemoryLimit(int64(mib) << 20)
+	}
 	d, err := daemon.Open(dc)
 	if err != nil {
 		return err
