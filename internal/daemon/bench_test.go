@@ -28,9 +28,62 @@ import (
 // with state=on the partitions also checkpoint to a state topic (the
 // default: every 50 000 records or 10 s, and at the end, before the final
 // commit). Run with -benchtime=1x.
+//
+// learners-only is the reference of "the math alone": the same records run
+// through the same Learners directly, one goroutine, in the daemon's
+// arrival order, with each forecast encoded as its message — what
+// `streamd backtest --protocol prequential` does per series.
 func BenchmarkEndToEnd(b *testing.B) {
 	for _, state := range []string{"off", "on"} {
 		b.Run("state="+state, func(b *testing.B) { benchmarkEndToEnd(b, state == "on") })
+	}
+	b.Run("learners-only", benchmarkLearnersOnly)
+}
+
+// endToEndModel is the model of the end-to-end benchmarks.
+func endToEndModel(warmup int) online.Config {
+	return online.Config{
+		Model: narx.Config{Embedding: narx.Embedding{YLags: narx.Lags(10)}, Kernel: narx.Kernel{Type: narx.RBF, Sigma2: 20},
+			Size: 50, Gamma: 100, AutoGamma: true, Forgetting: 1, Cutoff: 1e-10, Window: 200, SwapInterval: 10, NoiseEvery: 500,
+			Select: narx.SelectOptions{MaxIter: 3000, Patience: 200}, Seed: 1},
+		Warmup: warmup, Horizon: 10, Every: 1, Level: 0.95,
+	}
+}
+
+func benchmarkLearnersOnly(b *testing.B) {
+	const nSeries, perSeries, warmup = 400, 500, 150
+	values := make([][]float64, 7)
+	for s := range values {
+		values[s] = series(s, perSeries)
+	}
+	for i := 0; i < b.N; i++ {
+		reg, err := online.NewRegistry(online.RegistryConfig{Default: endToEndModel(warmup)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids := make([]string, nSeries)
+		for s := range ids {
+			ids[s] = fmt.Sprintf("s%d", s)
+		}
+		start := time.Now()
+		for k := 0; k < perSeries; k++ {
+			for s, id := range ids {
+				l, _, _ := reg.Get(id)
+				res, err := l.Observe(online.Observation{T: int64(k + 1), Y: values[s%7][k]})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res.Fitted || res.Forecast != nil {
+					msg := sink.Message{IssuedAt: time.Now().UTC()}
+					msg.SetResult(id, int64(k+1), values[s%7][k], res)
+					msg.Model = sink.ModelInfoOf(l)
+					if _, err := json.Marshal(&msg); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		}
+		b.ReportMetric(float64(nSeries*perSeries)/time.Since(start).Seconds(), "records/s")
 	}
 }
 
@@ -62,12 +115,7 @@ func benchmarkEndToEnd(b *testing.B, withState bool) {
 			}
 		}
 		w.Close()
-		cfg := online.Config{
-			Model: narx.Config{Embedding: narx.Embedding{YLags: narx.Lags(10)}, Kernel: narx.Kernel{Type: narx.RBF, Sigma2: 20},
-				Size: 50, Gamma: 100, AutoGamma: true, Forgetting: 1, Cutoff: 1e-10, Window: 200, SwapInterval: 10, NoiseEvery: 500,
-				Select: narx.SelectOptions{MaxIter: 3000, Patience: 200}, Seed: 1},
-			Warmup: warmup, Horizon: 10, Every: 1, Level: 0.95,
-		}
+		cfg := endToEndModel(warmup)
 		want := nSeries * (perSeries - warmup + 1)
 		dc := Config{Brokers: addrs, Group: "bench", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
 			DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
@@ -196,12 +244,7 @@ func BenchmarkLatency(b *testing.B) {
 func benchmarkLatency(b *testing.B, withState bool) {
 	const nSeries, warmup, rate, seconds = 400, 150, 9000, 10
 	const perSeries = warmup + rate*seconds/nSeries
-	cfg := online.Config{
-		Model: narx.Config{Embedding: narx.Embedding{YLags: narx.Lags(10)}, Kernel: narx.Kernel{Type: narx.RBF, Sigma2: 20},
-			Size: 50, Gamma: 100, AutoGamma: true, Forgetting: 1, Cutoff: 1e-10, Window: 200, SwapInterval: 10, NoiseEvery: 500,
-			Select: narx.SelectOptions{MaxIter: 3000, Patience: 200}, Seed: 1},
-		Warmup: warmup, Horizon: 10, Every: 1, Level: 0.95,
-	}
+	cfg := endToEndModel(warmup)
 	values := make([][]float64, 7)
 	for s := range values {
 		values[s] = series(s, perSeries)
