@@ -69,8 +69,11 @@ type partitionRun struct {
 func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	d.assigned.Add(1)
 	defer d.assigned.Add(-1)
+	// The partitions' checkpoint clocks are staggered over the interval, so
+	// that they do not all write their state at the same moment.
+	stagger := d.cfg.CheckpointEvery * time.Duration(p.ID%8) / 8
 	r := &partitionRun{d: d, p: p, next: -1, committed: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
-		bytes: map[string]int{}, applied: map[string]int64{}, dirty: map[string]struct{}{}, lastCheckpoint: time.Now(),
+		bytes: map[string]int{}, applied: map[string]int64{}, dirty: map[string]struct{}{}, lastCheckpoint: time.Now().Add(-stagger),
 		store: d.stores[p.Topic], reqs: make(chan func()), gone: make(chan struct{})}
 	if r.store != nil {
 		if !r.restore(ctx) {
