@@ -52,7 +52,7 @@ func endToEndModel(warmup int) online.Config {
 
 func benchmarkLearnersOnly(b *testing.B) {
 	const nSeries, perSeries, warmup = 400, 500, 150
-	values := make([][]float64, 7)
+	values := make([][]float64, nSeries) // every series distinct: identical ones would swap in lockstep
 	for s := range values {
 		values[s] = series(s, perSeries)
 	}
@@ -69,13 +69,13 @@ func benchmarkLearnersOnly(b *testing.B) {
 		for k := 0; k < perSeries; k++ {
 			for s, id := range ids {
 				l, _, _ := reg.Get(id)
-				res, err := l.Observe(online.Observation{T: int64(k + 1), Y: values[s%7][k]})
+				res, err := l.Observe(online.Observation{T: int64(k + 1), Y: values[s][k]})
 				if err != nil {
 					b.Fatal(err)
 				}
 				if res.Fitted || res.Forecast != nil {
 					msg := sink.Message{IssuedAt: time.Now().UTC()}
-					msg.SetResult(id, int64(k+1), values[s%7][k], res)
+					msg.SetResult(id, int64(k+1), values[s][k], res)
 					msg.Model = sink.ModelInfoOf(l)
 					if _, err := json.Marshal(&msg); err != nil {
 						b.Fatal(err)
@@ -98,14 +98,14 @@ func benchmarkEndToEnd(b *testing.B, withState bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		w, _ := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
 		var recs []sink.Record
-		values := make([][]float64, 7)
+		values := make([][]float64, nSeries) // every series distinct: identical ones would swap in lockstep
 		for s := range values {
 			values[s] = series(s, perSeries)
 		}
 		for k := 0; k < perSeries; k++ {
 			for s := 0; s < nSeries; s++ {
 				recs = append(recs, sink.Record{Key: []byte(fmt.Sprintf("s%d", s)),
-					Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, values[s%7][k]))})
+					Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, values[s][k]))})
 			}
 			if len(recs) >= 20000 || k == perSeries-1 {
 				if err := w.WriteRecords(ctx, recs...); err != nil {
@@ -245,20 +245,16 @@ func benchmarkLatency(b *testing.B, withState bool) {
 	const nSeries, warmup, rate, seconds = 400, 150, 9000, 10
 	const perSeries = warmup + rate*seconds/nSeries
 	cfg := endToEndModel(warmup)
-	values := make([][]float64, 7)
+	values := make([][]float64, nSeries) // every series distinct: identical ones would swap in lockstep
 	for s := range values {
 		values[s] = series(s, perSeries)
 	}
 	record := func(s, k int) sink.Record {
 		return sink.Record{Key: []byte(fmt.Sprintf("s%d", s)),
-			Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, values[s%7][k]))}
+			Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, values[s][k]))}
 	}
 	for i := 0; i < b.N; i++ {
-		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(8, "series", "forecasts", "dlq"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		addrs := c.ListenAddrs()
+		addrs, stopBroker := startBrokerProcess(b, "series", "forecasts", "dlq")
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		w, _ := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
 		var recs []sink.Record
@@ -357,7 +353,7 @@ func benchmarkLatency(b *testing.B, withState bool) {
 		readers.Wait()
 		w.Close()
 		d.Close()
-		c.Close()
+		stopBroker()
 		cancel()
 		slices.Sort(lat)
 		q := func(p float64) float64 { return lat[int(p*float64(len(lat)-1))].Seconds() * 1000 }

@@ -1,9 +1,11 @@
 package daemon
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -29,7 +31,48 @@ func TestMain(m *testing.M) {
 	if brokers := os.Getenv(crashChildEnv); brokers != "" {
 		os.Exit(crashChild(strings.Split(brokers, ",")))
 	}
+	if topics := os.Getenv(brokerChildEnv); topics != "" {
+		os.Exit(brokerChild(strings.Split(topics, ",")))
+	}
 	os.Exit(m.Run())
+}
+
+// brokerChildEnv makes the test binary a kfake broker process with the
+// topics it lists (8 partitions each): benchmarks that measure the daemon's
+// latency keep the broker's memory and garbage collection out of the
+// daemon's process, as a real deployment does.
+const brokerChildEnv = "STREAMD_TEST_BROKER_TOPICS"
+
+// brokerChild prints the broker's address on stdout and serves until its
+// stdin closes.
+func brokerChild(topics []string) int {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(8, topics...))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer c.Close()
+	fmt.Println(strings.Join(c.ListenAddrs(), ","))
+	io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// startBrokerProcess starts a brokerChild; stop ends it.
+func startBrokerProcess(tb testing.TB, topics ...string) (addrs []string, stop func()) {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), brokerChildEnv+"="+strings.Join(topics, ","))
+	cmd.Stderr = os.Stderr
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(line), ","), func() { stdin.Close(); cmd.Wait() }
 }
 
 // crashChild runs a daemon with a state topic, checkpointing every 300
