@@ -141,6 +141,9 @@ type ModelConfig struct {
 	// TuneWorkingSet is the working-set size used while ranking structures;
 	// auto = min(working_set, 200).
 	TuneWorkingSet Auto[int] `yaml:"tune_working_set"`
+	// RetuneEvery re-runs the level-3 width search on the recent window
+	// every this many samples (0 = never); needs kernel.sigma2: auto.
+	RetuneEvery int `yaml:"retune_every"`
 }
 
 // KernelConfig is model.kernel.
@@ -556,6 +559,9 @@ func (m *ModelConfig) validate(p *problems, at string) {
 	if !m.TuneWorkingSet.Auto && m.TuneWorkingSet.Value < 1 {
 		p.add(at+".tune_working_set", "must be auto or ≥ 1 (got %d)", m.TuneWorkingSet.Value)
 	}
+	if m.RetuneEvery < 0 || (m.RetuneEvery > 0 && (!m.Kernel.Sigma2.Auto || m.Kernel.Type != "rbf")) {
+		p.add(at+".retune_every", "must be ≥ 0, and 0 unless kernel.type is rbf with sigma2: auto (got %d)", m.RetuneEvery)
+	}
 	if m.Scale != "robust" && m.Scale != "standard" && m.Scale != "none" {
 		p.add(at+".scale", "must be robust, standard or none (got %q)", m.Scale)
 	}
@@ -733,6 +739,7 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 		Level:         f.Level,
 		Scale:         scale,
 		AutoSigma2:    autoSigma2,
+		RetuneEvery:   m.RetuneEvery,
 		LagCandidates: lagCandidates,
 		Tuning:        tuning,
 		TuneSize:      tuneSize,

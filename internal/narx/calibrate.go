@@ -136,7 +136,9 @@ func (c *calibration) refit() {
 	if math.IsNaN(best) {
 		return
 	}
-	c.scale = best
+	// exp(ln ρ) can round just outside the bounds it was searched within;
+	// a restored state is checked against them.
+	c.scale = min(max(best, calMinScale), calMaxScale)
 	// Scratch for the sorted ratios, borrowed for this refit only.
 	z2 := recursive.GetFloats(c.count)
 	defer recursive.PutFloats(z2)

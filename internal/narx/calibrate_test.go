@@ -67,3 +67,28 @@ func TestCalibrationIntervalScaleHeavyTails(t *testing.T) {
 		t.Error("accepted a non-finite or invalid residual")
 	}
 }
+
+// Residuals far larger than the predicted variance drive ρ to its upper
+// bound, and the bound must hold exactly: exp(ln ρ) rounds to
+// 10.00000000000001, and a state restore checks the bounds (a snapshot of
+// such a series was refused, so the series started afresh at every restart).
+// Likewise residuals that want no Nyström term at the lower bound.
+func TestCalibrationScaleStaysWithinItsBounds(t *testing.T) {
+	for _, tc := range []struct {
+		e, a, b float64
+		bound   float64
+	}{{1, 0.01, 0.01, calMaxScale}, {0.1, 0.01, 10, calMinScale}} {
+		rng := rand.New(rand.NewPCG(3, 4))
+		c := newCalibration(0.95)
+		for i := 0; i < calWindow; i++ {
+			c.add(tc.e*rng.NormFloat64(), tc.a, tc.b)
+		}
+		c.refit()
+		if !(c.scale >= calMinScale && c.scale <= calMaxScale) {
+			t.Errorf("ρ = %v outside [%v, %v]", c.scale, calMinScale, calMaxScale)
+		}
+		if math.Abs(c.scale/tc.bound-1) > 0.01 {
+			t.Errorf("ρ = %v: the test meant to reach the bound %v", c.scale, tc.bound)
+		}
+	}
+}

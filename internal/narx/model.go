@@ -786,6 +786,13 @@ func (w *window) push(x []float64, y, v float64) {
 	}
 }
 
+// Window returns copies of the retained recent samples, oldest first: X
+// (count×n), their targets y and weights v. count ≤ Config.Window.
+func (m *Model) Window() (X, y, v []float64) {
+	w := m.win
+	return w.chronological(make([]float64, w.count*w.n), make([]float64, w.count), make([]float64, w.count))
+}
+
 // chronological copies the samples oldest first into cx (len ≥ W·n), cy and
 // cv (len ≥ W) and returns the filled prefixes.
 func (w *window) chronological(cx, cy, cv []float64) (X, y, v []float64) {

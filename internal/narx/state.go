@@ -89,7 +89,7 @@ func (m *Model) SetState(s ModelState) error {
 	}
 	if len(s.CalE2) != calWindow || len(s.CalA) != calWindow || len(s.CalB) != calWindow ||
 		s.CalHead < 0 || s.CalHead >= calWindow || s.CalCount < 0 || s.CalCount > calWindow ||
-		!(s.CalScale >= calMinScale && s.CalScale <= calMaxScale || s.CalScale == 1) || !(s.CalTau >= calMinTau && s.CalTau <= calMaxTau) {
+		!(s.CalScale >= calMinScale*(1-1e-12) && s.CalScale <= calMaxScale*(1+1e-12) || s.CalScale == 1) || !(s.CalTau >= calMinTau && s.CalTau <= calMaxTau) {
 		return fmt.Errorf("narx: state: calibration does not fit")
 	}
 	if !(s.NoiseVar > 0) || math.IsInf(s.NoiseVar, 0) || !(s.DEff >= 1) || math.IsInf(s.DEff, 0) ||

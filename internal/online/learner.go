@@ -42,6 +42,9 @@ type Config struct {
 	// Tuning ranks the lag candidates: by level-3 evidence (TuneEvidence) or
 	// by iterated validation on the warm-up window (TuneIterated).
 	Tuning Tuning
+	// RetuneEvery re-runs the level-3 width search every this many learned
+	// samples (0 = never; needs AutoSigma2): see Learner.retune.
+	RetuneEvery int
 	// TuneSize is the working-set size used while ranking structures, by
 	// every Tuning (0 = the model's); the final fit uses Model.Size.
 	TuneSize int
@@ -157,6 +160,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("robust window must be ≥ %d (got %d)", robustMinResiduals, c.Robust.Window)
 		}
 	}
+	if c.RetuneEvery < 0 || (c.RetuneEvery > 0 && (!c.AutoSigma2 || c.Model.Kernel.Type != narx.RBF)) {
+		return fmt.Errorf("retuning every %d samples needs ≥ 0, and an RBF kernel with an inferred width", c.RetuneEvery)
+	}
 	if c.TuneSize < 0 || c.TuneHorizon < 0 {
 		return fmt.Errorf("tuning working-set size must be ≥ 0 (got %d)", c.TuneSize)
 	}
@@ -223,6 +229,9 @@ type Result struct {
 	Weight          float64 // robust weight given to the sample (1 when not robust)
 	Outlier         bool
 	Swapped         bool // a working-set swap was accepted
+	// Retuned reports that the periodic level-3 re-run replaced the kernel
+	// width (Config.RetuneEvery).
+	Retuned bool
 	// Filled is how many missing samples before this one (a gap in t of
 	// more than one step) were filled with their predictions; see Observe.
 	Filled int
@@ -420,7 +429,52 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	}
 	l.hist.Push(lagValue, l.uNorm)
 	l.learned++
+	if l.cfg.RetuneEvery > 0 && l.learned%int64(l.cfg.RetuneEvery) == 0 {
+		res.Retuned = l.retune()
+	}
 	return l.maybeForecast(res), nil
+}
+
+// retuneMinGain is the log-evidence gain (nats) a new width needs over the
+// current one, both fitted to the same recent samples, to replace it:
+// "positive" evidence on Kass and Raftery's scale (a Bayes factor above 3
+// would be 1.1 nats; 2 keeps a series from flapping between close widths).
+const retuneMinGain = 2
+
+// retune is the periodic level-3 re-run: the width search of the fit
+// (SearchSigma2 around the median squared distance) on the model's window
+// of recent samples, with the lags kept. When the best width beats the
+// current one by retuneMinGain in log evidence on those samples, the model
+// is refitted on them at that width: what it learned from older samples is
+// dropped — the price of following a drifting series — and the lag history
+// is kept. It costs about 20 fits on W samples and runs on the caller's
+// goroutine. Whether it runs depends only on the learned count, so a restored
+// Learner retunes at the same samples.
+func (l *Learner) retune() bool {
+	cfg := l.model.Config()
+	X, y, v := l.model.Window()
+	n := cfg.Embedding.Dim()
+	if len(y) < 2*cfg.Size {
+		return false
+	}
+	search, err := narx.SearchSigma2(cfg, X, y, narx.MedianSqDist(X, n, 2000, cfg.Seed))
+	if err != nil {
+		return false
+	}
+	cur, err := narx.NewModel(cfg)
+	if err != nil || cur.Fit(X, y, nil) != nil || search.Best.LogEvidence < cur.LogEvidence()+retuneMinGain {
+		return false
+	}
+	cfg.Kernel.Sigma2 = search.Best.Sigma2
+	m, err := narx.NewModel(cfg)
+	if err != nil || m.Fit(X, y, v) != nil {
+		return false
+	}
+	if l.tuneGamma() {
+		_ = m.SetGamma(l.model.Info().Gamma) // the validated γ stays
+	}
+	l.model = m
+	return true
 }
 
 // fillGap keeps the lag history aligned in time across a gap: when t moved

@@ -162,3 +162,94 @@ func TestIteratedTuningHoldsValidatedGamma(t *testing.T) {
 		t.Errorf("γ %g after 300 online samples (level-2 refreshes every %d), want the held %g", got, cfg.Model.NoiseEvery, g)
 	}
 }
+
+// The periodic level-3 re-run follows a drifting series: y = sinc(x) during
+// warm-up, then sinc(4x), whose features are four times narrower. After the
+// drift the width search on the window (checked against SearchSigma2 on the
+// same samples: the same width, bit for bit) replaces σ² by a smaller one,
+// and the one-step error falls below that of a Learner that keeps its
+// width. A restored snapshot retunes at the same sample.
+func TestRetuneFollowsADriftingWidth(t *testing.T) {
+	cfg := testConfig()
+	cfg.Model.Embedding = narx.Embedding{InputLags: [][]int{{0}}}
+	cfg.Model.Size, cfg.Model.Window, cfg.Model.NoiseEvery = 20, 200, 100
+	cfg.Model.AutoGamma = true
+	cfg.AutoSigma2, cfg.Warmup, cfg.Horizon, cfg.Scale = true, 200, 0, ScaleNone
+	rng := rand.New(rand.NewPCG(4, 4))
+	obs := func(i int) Observation {
+		x := 6*rng.Float64() - 3
+		f := 1.0
+		if i >= 200 {
+			f = 4
+		}
+		return Observation{T: int64(i), Y: sinc(f*x) + 0.05*rng.NormFloat64(), U: []float64{x}}
+	}
+	stream := make([]Observation, 1400)
+	for i := range stream {
+		stream[i] = obs(i)
+	}
+	retuning := cfg
+	retuning.RetuneEvery = 400
+	a, _ := NewLearner(retuning)
+	b, _ := NewLearner(cfg)
+	var snap []byte
+	var sseA, sseB float64
+	preds := map[int]float64{}
+	retunedAt := -1
+	for i, o := range stream {
+		if i == 500 {
+			snap, _ = a.MarshalBinary()
+		}
+		ra, err := a.Observe(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, _ := b.Observe(o)
+		preds[i] = ra.Prediction
+		if ra.Retuned && retunedAt < 0 {
+			retunedAt = i
+			// The width is the search's on the window it was run on (the
+			// refit keeps the same samples in its window).
+			X, y, _ := a.Model().Window()
+			mc := b.Model().Config()
+			want, err := narx.SearchSigma2(mc, X, y, narx.MedianSqDist(X, 1, 2000, mc.Seed))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := a.Model().Config().Kernel.Sigma2; got != want.Best.Sigma2 {
+				t.Errorf("retuned σ² %v, the width search on the window gives %v", got, want.Best.Sigma2)
+			}
+		}
+		if i >= 1000 {
+			sseA += ra.Residual * ra.Residual
+			sseB += rb.Residual * rb.Residual
+		}
+	}
+	s0 := b.Model().Config().Kernel.Sigma2
+	s1 := a.Model().Config().Kernel.Sigma2
+	t.Logf("σ² %.3g → %.3g (retuned at sample %d); one-step RMSE after 1000: %.4f retuning, %.4f not", s0, s1, retunedAt,
+		math.Sqrt(sseA/400), math.Sqrt(sseB/400))
+	if retunedAt != 599 || !(s1 < s0/2) {
+		t.Errorf("no retune to a narrower width at sample 599 (at %d, σ² %v → %v)", retunedAt, s0, s1)
+	}
+	if !(sseA < 0.7*sseB) {
+		t.Errorf("retuning did not help: RMSE %.4f vs %.4f", math.Sqrt(sseA/400), math.Sqrt(sseB/400))
+	}
+	c, _ := NewLearner(retuning)
+	if err := c.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	for i := 500; i < 700; i++ {
+		rc, _ := c.Observe(stream[i])
+		if (i == 599 && !rc.Retuned) || rc.Prediction != preds[i] {
+			t.Fatalf("sample %d: the restored Learner predicts %v (retuned %v), the original %v", i, rc.Prediction, rc.Retuned, preds[i])
+		}
+	}
+}
+
+func sinc(x float64) float64 {
+	if x == 0 {
+		return 1
+	}
+	return math.Sin(x) / x
+}
