@@ -118,18 +118,8 @@ func startDaemonProcess(t *testing.T, addrs []string) (*exec.Cmd, *bytes.Buffer)
 //     that saw every record once (a record skipped or applied twice would
 //     change the sample counts, the lag history and the statistics).
 func TestCrashEquivalence(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "series", "forecasts", "dlq"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addrs := c.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
 	const nSeries, n, killAt = 8, 400, 220
-	ref := referenceForecasts(t, nSeries, n)
-	fc := collectForecasts(ctx, addrs, 4, ref)
-	defer fc.stop(t)
+	addrs, ctx, ref, fc := stateFixture(t, 4, nSeries, n, 120*time.Second)
 
 	// A backlog the first process reads and checkpoints at once (a
 	// partition with two or more series holds ≥ 440 records > 300), then

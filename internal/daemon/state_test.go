@@ -161,6 +161,26 @@ func (fc *forecastCollector) stop(t *testing.T) {
 	}
 }
 
+// stateFixture starts a broker with the topics "series", "forecasts" and
+// "dlq" of the given partition count, a context of the given timeout, the
+// reference forecasts of nSeries series of n records and a collector
+// checking every published forecast against them; all end with the test.
+func stateFixture(t *testing.T, partitions, nSeries, n int, timeout time.Duration) (addrs []string, ctx context.Context,
+	ref map[forecastKey]sink.Message, fc *forecastCollector) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(partitions), "series", "forecasts", "dlq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	ref = referenceForecasts(t, nSeries, n)
+	fc = collectForecasts(ctx, c.ListenAddrs(), partitions, ref)
+	t.Cleanup(func() { fc.stop(t) })
+	return c.ListenAddrs(), ctx, ref, fc
+}
+
 // stateConfig is a daemon with a state topic over "series".
 func stateConfig(addrs []string, checkpointRecords int) Config {
 	return Config{Brokers: addrs, Group: "g", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
@@ -182,18 +202,8 @@ func stateDaemon(t *testing.T, addrs []string, checkpointRecords int) *Daemon {
 // it are bit-identical to an uninterrupted run (a series that started afresh
 // would be in warm-up and publish nothing), and nothing is read twice.
 func TestRestartRestoresFromStateTopic(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "series", "forecasts", "dlq"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addrs := c.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
 	const nSeries, n, cut = 6, 260, 170
-	ref := referenceForecasts(t, nSeries, n)
-	fc := collectForecasts(ctx, addrs, 4, ref)
-	defer fc.stop(t)
+	addrs, ctx, ref, fc := stateFixture(t, 4, nSeries, n, 90*time.Second)
 
 	produceRange(ctx, t, addrs, nSeries, n, 0, cut)
 	a := stateDaemon(t, addrs, 100)
@@ -231,18 +241,8 @@ func TestRestartRestoresFromStateTopic(t *testing.T) {
 // ones it did (nothing newer in the state topic) — and continues: every
 // record has its forecast, bit-identical to an uninterrupted run.
 func TestRebalanceHandsStateOver(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(8, "series", "forecasts", "dlq"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addrs := c.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
 	const nSeries, n, cut = 16, 240, 160
-	ref := referenceForecasts(t, nSeries, n)
-	fc := collectForecasts(ctx, addrs, 8, ref)
-	defer fc.stop(t)
+	addrs, ctx, ref, fc := stateFixture(t, 8, nSeries, n, 120*time.Second)
 
 	a := stateDaemon(t, addrs, 1000)
 	defer a.Close()
@@ -279,18 +279,8 @@ func TestRebalanceHandsStateOver(t *testing.T) {
 // two): the next owner reads those records again and skips every one the
 // series' checkpoint holds, so none is applied twice or published again.
 func TestRecordsCoveredByACheckpointAreSkipped(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "series", "forecasts", "dlq"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addrs := c.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
 	const nSeries, n, cut = 5, 240, 150
-	ref := referenceForecasts(t, nSeries, n)
-	fc := collectForecasts(ctx, addrs, 4, ref)
-	defer fc.stop(t)
+	addrs, ctx, ref, fc := stateFixture(t, 4, nSeries, n, 90*time.Second)
 
 	produceRange(ctx, t, addrs, nSeries, n, 0, cut)
 	cfg := stateConfig(addrs, 50)

@@ -58,6 +58,16 @@ func TestLagOrderByEvidence(t *testing.T) {
 	}
 }
 
+// iteratedConfig ranks lags 1 and 2 by 3-step iterated validation, σ² and γ
+// inferred, M = 60 (30 while ranking).
+func iteratedConfig() Config {
+	cfg := testConfig()
+	cfg.Warmup, cfg.AutoSigma2, cfg.LagCandidates = 400, true, []int{1, 2}
+	cfg.Tuning, cfg.TuneSize, cfg.Horizon = TuneIterated, 30, 3
+	cfg.Model.Size, cfg.Model.AutoGamma = 60, true
+	return cfg
+}
+
 // Iterated validation on the same order-2 process: an order-1 model cannot
 // represent it, so its 3-step iterated forecasts from the validation origins
 // are worse (total squared error 1.41 vs 1.00), and lags 1..2 must win. (At
@@ -65,10 +75,7 @@ func TestLagOrderByEvidence(t *testing.T) {
 // true order oscillates while this noisy process's conditional mean decays.)
 // Also checks that the final model has the configured size.
 func TestLagOrderByIteratedValidation(t *testing.T) {
-	cfg := testConfig()
-	cfg.Warmup, cfg.AutoSigma2, cfg.LagCandidates = 400, true, []int{1, 2}
-	cfg.Tuning, cfg.TuneSize, cfg.Horizon = TuneIterated, 30, 3
-	cfg.Model.Size, cfg.Model.AutoGamma = 60, true
+	cfg := iteratedConfig()
 	l, err := NewLearner(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -96,10 +103,7 @@ func TestLagOrderByIteratedValidation(t *testing.T) {
 // the first origin) — and the final model holds it: level-2 refreshes and
 // swaps online keep it, and a restored snapshot continues identically.
 func TestIteratedTuningHoldsValidatedGamma(t *testing.T) {
-	cfg := testConfig()
-	cfg.Warmup, cfg.AutoSigma2, cfg.LagCandidates = 400, true, []int{1, 2}
-	cfg.Tuning, cfg.TuneSize, cfg.Horizon = TuneIterated, 30, 3
-	cfg.Model.Size, cfg.Model.AutoGamma = 60, true
+	cfg := iteratedConfig()
 	l, err := NewLearner(cfg)
 	if err != nil {
 		t.Fatal(err)
