@@ -134,42 +134,22 @@ func TestDaemonEndToEnd(t *testing.T) {
 	if len(got) != want {
 		t.Fatalf("%d forecast messages, want %d", len(got), want)
 	}
-	// Reference: the same Learner over the same values, directly.
-	ref := map[string][]sink.Message{}
-	for s := 0; s < nSeries; s++ {
-		l, _ := online.NewLearner(learnerConfig())
-		id := fmt.Sprintf("s%d", s)
-		for i, v := range series(s, n) {
-			res, err := l.Observe(online.Observation{T: int64(i + 1), Y: v})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Fitted || res.Forecast != nil {
-				var m sink.Message
-				m.SetResult(id, int64(i+1), v, res)
-				ref[id] = append(ref[id], m)
-			}
-		}
-	}
-	seen := map[string]int{}
+	// Reference: the same Learner over the same values, directly; each
+	// series' messages in order.
+	ref := referenceForecasts(t, nSeries, n)
+	lastT := map[string]int64{}
 	for _, km := range got {
 		var m sink.Message
 		if err := json.Unmarshal(km.Value, &m); err != nil {
 			t.Fatal(err)
 		}
-		k := seen[m.Series]
-		seen[m.Series]++
-		r := ref[m.Series][k]
-		if m.T != r.T || len(m.Steps) != len(r.Steps) || (m.Observed == nil) != (r.Observed == nil) {
-			t.Fatalf("%s message %d: t %d vs %d", m.Series, k, m.T, r.T)
+		r, ok := ref[forecastKey{m.Series, m.T}]
+		if !ok || m.T <= lastT[m.Series] {
+			t.Fatalf("%s t=%d: not expected here (previous t %d)", m.Series, m.T, lastT[m.Series])
 		}
-		if m.Observed != nil && *m.Observed != *r.Observed {
-			t.Fatalf("%s t=%d observed %+v, direct run %+v", m.Series, m.T, *m.Observed, *r.Observed)
-		}
-		for h := range m.Steps {
-			if m.Steps[h] != r.Steps[h] {
-				t.Fatalf("%s t=%d step %d: %+v, direct run %+v", m.Series, m.T, h+1, m.Steps[h], r.Steps[h])
-			}
+		lastT[m.Series] = m.T
+		if msg := sameForecast(m, r); msg != "" {
+			t.Fatalf("%s t=%d: %s", m.Series, m.T, msg)
 		}
 	}
 	reasons := map[string]int{}
