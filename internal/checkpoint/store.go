@@ -55,7 +55,8 @@ type Store struct {
 	topic  string
 }
 
-// Entry is one record of the state topic. Value nil deletes the key.
+// Entry is one record of the state topic. Value nil deletes the key; the
+// empty key is a key like any other.
 type Entry struct {
 	Key   string
 	Value []byte
@@ -197,7 +198,8 @@ func (s *Store) Write(ctx context.Context, partition int, entries []Entry) (end 
 		}
 		recs := make([]kafka.Record, stop-start)
 		for i, e := range entries[start:stop] {
-			recs[i] = kafka.Record{Key: protocol.NewBytes([]byte(e.Key)), Value: protocol.NewBytes(e.Value)}
+			// append to a non-nil slice: an empty key is a key, not null
+			recs[i] = kafka.Record{Key: protocol.NewBytes(append([]byte{}, e.Key...)), Value: protocol.NewBytes(e.Value)}
 		}
 		res, err := s.client.Produce(ctx, &kafka.ProduceRequest{Topic: s.topic, Partition: partition,
 			RequiredAcks: kafka.RequireAll, Records: kafka.NewRecordReader(recs...)})
@@ -245,7 +247,7 @@ func (s *Store) Read(ctx context.Context, partition int, fn func(key string, val
 	if err != nil {
 		return 0, err
 	}
-	for offset < end {
+	for empty := 0; offset < end; {
 		res, err := s.client.Fetch(ctx, &kafka.FetchRequest{Topic: s.topic, Partition: partition, Offset: offset,
 			MinBytes: 1, MaxBytes: fetchBytes, MaxWait: 200 * time.Millisecond})
 		if err == nil {
@@ -279,9 +281,12 @@ func (s *Store) Read(ctx context.Context, partition int, fn func(key string, val
 			fn(string(key), value, rec.Offset)
 			offset, progressed = rec.Offset+1, true
 		}
-		if !progressed {
+		if progressed {
+			empty = 0
+		} else if empty++; empty == 3 {
 			// The broker answers with the first records at or after offset;
-			// none below end means compaction removed the rest of the range.
+			// none below end, three times, means there are none (the newest
+			// records were tombstones, and compaction removed them).
 			break
 		}
 	}

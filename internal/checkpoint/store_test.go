@@ -60,7 +60,7 @@ func TestEnsure(t *testing.T) {
 }
 
 // What Write puts in a partition, Read gives back in order, with the end
-// offset; tombstones come back as nil values; other partitions are untouched;
+// offset; tombstones come back as nil values, the empty key as a key; other partitions are untouched;
 // a checkpoint larger than one produce request is split and still complete.
 func TestWriteRead(t *testing.T) {
 	addrs := cluster(t, kfake.SeedTopics(2, "in"))
@@ -79,7 +79,7 @@ func TestWriteRead(t *testing.T) {
 		entries = append(entries, Entry{Key: fmt.Sprintf("big%d", i), Value: big})
 	}
 	entries = append(entries, Entry{Key: "a", Value: []byte("1")}, Entry{Key: "b", Value: []byte("2")},
-		Entry{Key: "a", Value: nil}, Entry{Key: "b", Value: []byte("3")})
+		Entry{Key: "a", Value: nil}, Entry{Key: "b", Value: []byte("3")}, Entry{Key: "", Value: []byte("w")})
 	end, err := s.Write(ctx, 1, entries)
 	if err != nil || end != int64(len(entries)) {
 		t.Fatalf("Write: end %d, %v; want %d", end, err, len(entries))

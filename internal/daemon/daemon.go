@@ -45,7 +45,8 @@ type Config struct {
 	// FlushEvery bounds how long results wait before they are handed to
 	// the partition's publisher. 0 means 5 ms.
 	FlushEvery time.Duration
-	// CommitEvery spaces the input offset commits (a synchronous round trip
+	// CommitEvery spaces the input offset commits without a state topic
+	// (with one, a commit follows each checkpoint) (a synchronous round trip
 	// that cost 30 % of the CPU when done at every flush); a commit always
 	// follows the publication of what it covers, and a final one is made at
 	// shutdown or rebalance. A longer interval only means more records are
@@ -106,6 +107,17 @@ type Daemon struct {
 	assigned  atomic.Int64 // partitions currently owned
 	restoring atomic.Int64 // partitions of the current generation not yet restored
 	joined    atomic.Bool  // a generation was joined
+}
+
+// finalTimeout bounds a partition's final flush at revocation or shutdown:
+// 80 % of the session timeout, so the member rejoins (or leaves) before the
+// group's rebalance gives up on it.
+func (d *Daemon) finalTimeout() time.Duration {
+	st := d.cfg.SessionTimeout
+	if st <= 0 {
+		st = 10 * time.Second
+	}
+	return st * 4 / 5
 }
 
 // generation is called with each new generation's assignment, before its

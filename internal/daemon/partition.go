@@ -39,8 +39,14 @@ type partitionRun struct {
 	// the directory at the flush.
 	touched map[string]*sink.Message
 	scores  map[string]*oneStep
-	// pub publishes the flushed batches.
-	pub *publisher
+	// pub publishes the flushed batches; unsent is a batch that could not be
+	// queued before the context ended (the next flush sends it first).
+	pub    *publisher
+	unsent *pubBatch
+	// watermark is the input offset the last restored checkpoint covers:
+	// every record below it is in the restored state (or was rejected, or
+	// belongs to a series evicted since), so it is skipped unread.
+	watermark int64
 	// With a state topic: store writes the partition's checkpoints;
 	// applied holds each series' last input offset, dirty the series
 	// changed (or evicted) since the last checkpoint, stateEnd the state
@@ -72,7 +78,7 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	// The partitions' checkpoint clocks are staggered over the interval, so
 	// that they do not all write their state at the same moment.
 	stagger := d.cfg.CheckpointEvery * time.Duration(p.ID%8) / 8
-	r := &partitionRun{d: d, p: p, next: -1, committed: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
+	r := &partitionRun{d: d, p: p, next: -1, committed: -1, watermark: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
 		bytes: map[string]int{}, applied: map[string]int64{}, dirty: map[string]struct{}{}, lastCheckpoint: time.Now().Add(-stagger),
 		store: d.stores[p.Topic], reqs: make(chan func()), gone: make(chan struct{})}
 	if r.store != nil {
@@ -98,8 +104,9 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 		for _, b := range r.bytes {
 			d.metrics.bytes.Sub(float64(b))
 		}
-		if r.store != nil && len(r.dirty) == 0 && !r.pub.behind && r.next <= r.pub.committed {
-			d.parking.put(partitionKey{Topic: p.Topic, ID: p.ID}, &parked{reg: r.reg, applied: r.applied, stateEnd: r.pub.stateEnd})
+		if r.store != nil && len(r.dirty) == 0 && r.unsent == nil && !r.pub.behind && r.next <= r.pub.committed {
+			d.parking.put(partitionKey{Topic: p.Topic, ID: p.ID}, &parked{reg: r.reg, applied: r.applied,
+				stateEnd: r.pub.stateEnd, watermark: r.watermark})
 		}
 	}()
 	tick := time.NewTicker(d.cfg.FlushEvery)
@@ -113,10 +120,10 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 			}
 			r.handle(m)
 			if len(r.pending)+len(r.dead) >= flushBatch {
-				r.flush(false)
+				r.flush(ctx, false)
 			}
 		case <-tick.C:
-			r.flush(false)
+			r.flush(ctx, false)
 		case fn := <-r.reqs:
 			fn()
 		case <-ctx.Done():
@@ -154,6 +161,10 @@ func (r *partitionRun) handle(m kafka.Message) {
 	d.metrics.records.Inc()
 	r.next = m.Offset + 1
 	r.sinceCheckpoint++
+	if m.Offset < r.watermark {
+		d.metrics.skipped.Inc() // read again after a lost commit: the restored state holds it
+		return
+	}
 	origin := fmt.Sprintf("%s/%d/%d", m.Topic, m.Partition, m.Offset)
 	rec, err := d.cfg.Decoder.Decode(m.Key, m.Value, m.Time)
 	if err != nil {
@@ -276,7 +287,7 @@ func (r *partitionRun) reject(m kafka.Message, reason, detail, origin string) {
 // CheckpointRecords records or CheckpointEvery, without one every
 // CommitEvery; and always when final. It blocks only when the publisher's
 // queue is full.
-func (r *partitionRun) flush(final bool) {
+func (r *partitionRun) flush(ctx context.Context, final bool) bool {
 	d := r.d
 	b := pubBatch{forecasts: r.pending, dead: r.dead, commit: -1}
 	r.pending, r.dead = make([]*sink.Message, 0, cap(r.pending)), make([]sink.Record, 0, cap(r.dead))
@@ -301,15 +312,32 @@ func (r *partitionRun) flush(final bool) {
 	if b.commit >= 0 {
 		r.committed, r.lastCommit = b.commit, time.Now()
 	}
-	if !b.empty() {
-		r.pub.queue <- b
+	if r.unsent != nil { // a batch that could not be queued goes first
+		u := *r.unsent
+		u.append(b)
+		b, r.unsent = u, nil
+	}
+	if b.empty() {
+		return true
+	}
+	select {
+	case r.pub.queue <- b:
+		return true
+	case <-ctx.Done():
+		r.unsent = &b
+		return false
 	}
 }
 
-// flushFinal flushes when the generation's context has ended, and waits for
-// the publisher to publish everything (bounded: what is not published in
-// time is not committed either, so it is read again later).
+// flushFinal flushes when the generation's context has ended and waits for
+// the publisher to publish everything, within finalTimeout: what is not
+// published by then is not committed either (it is read again later), and
+// the member still leaves the group before the rebalance times out.
 func (r *partitionRun) flushFinal() {
-	r.flush(true)
-	r.pub.finish(10 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), r.d.finalTimeout())
+	defer cancel()
+	if !r.flush(ctx, true) {
+		r.pub.abandon()
+	}
+	r.pub.finish(ctx)
 }

@@ -15,7 +15,9 @@ import (
 // acknowledged — forecasts, then dead letters, then the checkpoint, then the
 // offset commit — so a committed offset still never covers an unpublished
 // result or an unsaved state. A failed write is retried (with backoff) until
-// it succeeds or the publisher is abandoned at shutdown; nothing is skipped.
+// it succeeds or the publisher is abandoned, which flushFinal does when the
+// shutdown budget (finalTimeout) runs out; nothing is skipped, and nothing
+// after an abandoned batch is committed.
 // The queue holds pubQueue batches: when the brokers fall behind, the
 // partition goroutine blocks on it rather than buffering without bound.
 
@@ -33,6 +35,24 @@ type pubBatch struct {
 	encodeStart time.Time
 	// commit is the input offset to commit after the rest; -1 = none.
 	commit int64
+}
+
+// append adds n, a later batch, to b: each stream keeps its order, and the
+// later commit covers both.
+func (b *pubBatch) append(n pubBatch) {
+	b.forecasts = append(b.forecasts, n.forecasts...)
+	b.dead = append(b.dead, n.dead...)
+	if n.withCkpt {
+		if !b.withCkpt {
+			b.encodeStart = n.encodeStart
+		}
+		b.withCkpt = true
+		b.checkpoint = append(b.checkpoint, n.checkpoint...)
+		b.ckptBytes += n.ckptBytes
+	}
+	if n.commit >= 0 {
+		b.commit = n.commit
+	}
 }
 
 func (b *pubBatch) empty() bool {
@@ -64,18 +84,22 @@ func startPublisher(r *partitionRun, stateEnd int64) *publisher {
 	return p
 }
 
-// finish publishes what is queued and stops, waiting at most timeout before
-// abandoning the rest (it is not committed, so it is read again later).
-func (p *publisher) finish(timeout time.Duration) {
+// finish publishes what is queued and stops, abandoning the rest when ctx
+// ends first (it is not committed, so it is read again later).
+func (p *publisher) finish(ctx context.Context) {
 	close(p.queue)
 	select {
 	case <-p.done:
-	case <-time.After(timeout):
+	case <-ctx.Done():
 		p.cancel()
 		<-p.done
 	}
 	p.cancel()
 }
+
+// abandon stops publishing: the write under way fails, nothing queued is
+// published or committed any more.
+func (p *publisher) abandon() { p.cancel() }
 
 func (p *publisher) run() {
 	defer close(p.done)
@@ -102,19 +126,7 @@ func (p *publisher) coalesce(b pubBatch) pubBatch {
 			if !ok {
 				return b
 			}
-			b.forecasts = append(b.forecasts, n.forecasts...)
-			b.dead = append(b.dead, n.dead...)
-			if n.withCkpt {
-				if !b.withCkpt {
-					b.encodeStart = n.encodeStart
-				}
-				b.withCkpt = true
-				b.checkpoint = append(b.checkpoint, n.checkpoint...)
-				b.ckptBytes += n.ckptBytes
-			}
-			if n.commit >= 0 {
-				b.commit = n.commit
-			}
+			b.append(n)
 		default:
 			return b
 		}
@@ -153,6 +165,9 @@ func (p *publisher) publish(b pubBatch) bool {
 		d.metrics.checkpointSeconds.Observe(time.Since(b.encodeStart).Seconds())
 	}
 	if b.commit >= 0 {
+		if p.ctx.Err() != nil { // abandoned: a later batch may be missing
+			return false
+		}
 		commit := r.p.Commit
 		if d.cfg.refuseCommits {
 			commit = func(int64) error { return errRefusedCommit }

@@ -3,6 +3,7 @@ package daemon
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"sync"
@@ -30,9 +31,10 @@ type partitionKey = source.TopicPartition
 // still ends at stateEnd, nobody wrote since and the registry is reused as is
 // instead of being read back.
 type parked struct {
-	reg      *online.Registry
-	applied  map[string]int64
-	stateEnd int64
+	reg       *online.Registry
+	applied   map[string]int64
+	stateEnd  int64
+	watermark int64
 }
 
 // parking holds the parked partitions. Safe for concurrent use.
@@ -122,7 +124,7 @@ func (r *partitionRun) restore(ctx context.Context) bool {
 			continue
 		}
 		if p != nil && p.stateEnd == end {
-			r.reg, r.applied, r.stateEnd = p.reg, p.applied, end
+			r.reg, r.applied, r.stateEnd, r.watermark = p.reg, p.applied, end, p.watermark
 			r.reg.SetOnEvict(r.onEvict)
 			d.metrics.restores.WithLabelValues("memory").Inc()
 		} else if err := r.readState(ctx); err != nil {
@@ -134,6 +136,7 @@ func (r *partitionRun) restore(ctx context.Context) bool {
 		for _, id := range r.reg.IDs() {
 			r.touched[id] = nil // listed in the directory, no forecast yet
 		}
+		r.evicted = r.reg.Evicted() // counted when they happened
 		d.metrics.restoreSeconds.Observe(time.Since(start).Seconds())
 		d.cfg.Logger.Info("partition restored", "topic", r.p.Topic, "partition", r.p.ID, "series", r.reg.Len(),
 			"seconds", time.Since(start).Seconds())
@@ -148,7 +151,14 @@ func (r *partitionRun) restore(ctx context.Context) bool {
 func (r *partitionRun) readState(ctx context.Context) error {
 	d := r.d
 	latest := map[string][]byte{}
+	watermark := int64(-1)
 	end, err := r.store.Read(ctx, r.p.ID, func(key string, value []byte, _ int64) {
+		if key == watermarkKey {
+			if len(value) == 8 {
+				watermark = int64(binary.BigEndian.Uint64(value))
+			}
+			return
+		}
 		if value == nil {
 			delete(latest, key)
 			return
@@ -191,13 +201,21 @@ func (r *partitionRun) readState(ctx context.Context) error {
 		}
 	}
 	d.metrics.restored.Add(float64(reg.Len()))
-	r.reg, r.applied, r.stateEnd = reg, applied, end
+	r.reg, r.applied, r.stateEnd, r.watermark = reg, applied, end, watermark
 	return nil
 }
 
+// watermarkKey is the state topic key of a partition's watermark: the input
+// offset the checkpoint it ends covers (big-endian int64). No series has
+// the empty id: the decoder rejects a record without one.
+const watermarkKey = ""
+
 // encodeCheckpoint puts in b the series changed since the last checkpoint,
-// in id order: each one's checkpoint, or a tombstone for an evicted one. The
-// publisher writes them.
+// in id order: each one's checkpoint, or a tombstone for an evicted one, and
+// last the watermark, r.next. The publisher writes them. Records below a
+// restored watermark are skipped whole — decoder rejects and the records of
+// series evicted since included, which no series offset covers — and the
+// per-series offsets cover a checkpoint written only in part.
 func (r *partitionRun) encodeCheckpoint(b *pubBatch) {
 	b.withCkpt, b.encodeStart = true, time.Now()
 	ids := make([]string, 0, len(r.dirty))
@@ -218,6 +236,7 @@ func (r *partitionRun) encodeCheckpoint(b *pubBatch) {
 		}
 		b.checkpoint = append(b.checkpoint, e)
 	}
+	b.checkpoint = append(b.checkpoint, checkpoint.Entry{Key: watermarkKey, Value: binary.BigEndian.AppendUint64(nil, uint64(r.next))})
 	clear(r.dirty)
 	r.sinceCheckpoint, r.lastCheckpoint = 0, time.Now()
 }

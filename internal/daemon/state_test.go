@@ -277,12 +277,20 @@ func TestRebalanceHandsStateOver(t *testing.T) {
 
 // A checkpoint acknowledged but its offset commit lost (a crash between the
 // two): the next owner reads those records again and skips every one the
-// series' checkpoint holds, so none is applied twice or published again.
+// checkpoint holds, so none is applied twice or published again — and
+// rejected records of no series are not dead-lettered twice (the watermark).
 func TestRecordsCoveredByACheckpointAreSkipped(t *testing.T) {
 	const nSeries, n, cut = 5, 240, 150
 	addrs, ctx, ref, fc := stateFixture(t, 4, nSeries, n, 90*time.Second)
 
 	produceRange(ctx, t, addrs, nSeries, n, 0, cut)
+	w, _ := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
+	for i := 0; i < 4; i++ { // records of no series: only the watermark covers them
+		if err := w.WriteRecords(ctx, sink.Record{Key: []byte(fmt.Sprintf("k%d", i)), Value: []byte(`{"t":`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
 	cfg := stateConfig(addrs, 50)
 	cfg.refuseCommits = true
 	a, err := Open(cfg)
@@ -298,8 +306,11 @@ func TestRecordsCoveredByACheckpointAreSkipped(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := testutil.ToFloat64(b.metrics.skipped); got != nSeries*cut {
-		t.Errorf("%v records skipped, want all %d the checkpoints hold", got, nSeries*cut)
+	if got := testutil.ToFloat64(b.metrics.skipped); got != nSeries*cut+4 {
+		t.Errorf("%v records skipped, want all %d the checkpoints hold", got, nSeries*cut+4)
+	}
+	if dead := topicRecords(ctx, t, addrs, "dlq", 4); dead != 4 {
+		t.Errorf("%d dead letters for 4 bad records: the second owner sent them again", dead)
 	}
 	fc.mu.Lock()
 	for k, c := range fc.seen {
@@ -308,4 +319,68 @@ func TestRecordsCoveredByACheckpointAreSkipped(t *testing.T) {
 		}
 	}
 	fc.mu.Unlock()
+}
+
+// When the forecast topic cannot be written, the publisher retries, its
+// queue fills and the partition goroutine blocks on it; Close must still
+// return within the shutdown budget (80 % of the session timeout), without
+// committing a record whose forecast was never published.
+func TestCloseIsBoundedWhenPublishingFails(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "series", "dlq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addrs := c.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	produceRange(ctx, t, addrs, 2, 1500, 0, 1500)
+	cfg := stateConfig(addrs, 50)
+	cfg.ForecastTopic = "no-such-topic"
+	d, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for testutil.ToFloat64(d.metrics.records) == 0 && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // the queue fills; the partition goroutine blocks on it
+	if got := testutil.ToFloat64(d.metrics.records); got >= 3000 {
+		t.Logf("all %v records handled before Close: the queue did not fill", got)
+	}
+	start := time.Now()
+	d.Close()
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("Close took %v with the forecast topic unwritable", took)
+	}
+	client := &kafka.Client{Addr: kafka.TCP(addrs...), Transport: &kafka.Transport{}}
+	resp, err := client.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: "g", Topics: map[string][]int{"series": {0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Warm-up records publish nothing and may be committed; the first
+	// forecast is that of s0's 100th record, at offset 2·99.
+	if off := resp.Topics["series"][0].CommittedOffset; off > 198 {
+		t.Errorf("committed offset %d although no forecast was published", off)
+	}
+}
+
+// topicRecords returns the number of records in topic (its partitions' end
+// offsets summed).
+func topicRecords(ctx context.Context, t *testing.T, addrs []string, topic string, partitions int) int64 {
+	t.Helper()
+	var n int64
+	for p := 0; p < partitions; p++ {
+		conn, err := kafka.DialLeader(ctx, "tcp", addrs[0], topic, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		end, err := conn.ReadLastOffset()
+		conn.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += end
+	}
+	return n
 }

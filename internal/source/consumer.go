@@ -43,7 +43,8 @@ type Partition struct {
 	ID       int
 	Messages <-chan kafka.Message
 	// Commit records that every message before offset next was handled. It
-	// may be called from the partition's goroutine only.
+	// may be called from any goroutine (one at a time) until the
+	// PartitionFunc returns.
 	Commit func(next int64) error
 }
 
