@@ -2,7 +2,10 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/segmentio/kafka-go"
 
 	"github.com/streamd/streamd/internal/checkpoint"
 	"github.com/streamd/streamd/internal/sink"
@@ -194,7 +197,13 @@ func (p *publisher) retry(what string, write func() error) bool {
 		if p.ctx.Err() != nil {
 			return false
 		}
-		p.r.d.cfg.Logger.Warn("publish: retrying", "what", what, "partition", p.r.p.ID, "err", err, "in", backoff)
+		if errors.Is(err, kafka.MessageSizeTooLarge) {
+			// Retrying cannot help; say what will.
+			p.r.d.cfg.Logger.Error("publish: a record exceeds the topic's max.message.bytes; raise it (the state topic "+
+				"needs the size of the largest series checkpoint); retrying", "what", what, "partition", p.r.p.ID, "err", err)
+		} else {
+			p.r.d.cfg.Logger.Warn("publish: retrying", "what", what, "partition", p.r.p.ID, "err", err, "in", backoff)
+		}
 		select {
 		case <-p.ctx.Done():
 			return false
