@@ -208,15 +208,7 @@ func lastOffsets(ctx context.Context, t *testing.T, addrs []string, partitions i
 	t.Helper()
 	last := map[string]int64{}
 	for p := 0; p < partitions; p++ {
-		conn, err := kafka.DialLeader(ctx, "tcp", addrs[0], "series", p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		end, err := conn.ReadLastOffset()
-		conn.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		end := endOffset(ctx, t, addrs, "series", p)
 		r := kafka.NewReader(kafka.ReaderConfig{Brokers: addrs, Topic: "series", Partition: p, MaxWait: 250 * time.Millisecond})
 		for off := int64(0); off < end; off++ {
 			m, err := r.ReadMessage(ctx)

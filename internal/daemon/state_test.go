@@ -371,16 +371,22 @@ func topicRecords(ctx context.Context, t *testing.T, addrs []string, topic strin
 	t.Helper()
 	var n int64
 	for p := 0; p < partitions; p++ {
-		conn, err := kafka.DialLeader(ctx, "tcp", addrs[0], topic, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		end, err := conn.ReadLastOffset()
-		conn.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += end
+		n += endOffset(ctx, t, addrs, topic, p)
 	}
 	return n
+}
+
+// endOffset returns the offset the next record of topic's partition gets.
+func endOffset(ctx context.Context, t *testing.T, addrs []string, topic string, partition int) int64 {
+	t.Helper()
+	conn, err := kafka.DialLeader(ctx, "tcp", addrs[0], topic, partition)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	end, err := conn.ReadLastOffset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return end
 }
