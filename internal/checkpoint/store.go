@@ -166,22 +166,47 @@ func (s *Store) waitPartitions(ctx context.Context, topic string) (int, error) {
 }
 
 func (s *Store) cleanupPolicy(ctx context.Context) (string, error) {
-	res, err := s.client.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{Resources: []kafka.DescribeConfigRequestResource{{
-		ResourceType: kafka.ResourceTypeTopic, ResourceName: s.topic, ConfigNames: []string{"cleanup.policy"}}}})
+	v, ok, err := s.topicConfig(ctx, "cleanup.policy")
+	if err != nil || !ok {
+		return "delete", err // Kafka's default when the broker does not say
+	}
+	return v, nil
+}
+
+// MaxRecordBytes returns the state topic's max.message.bytes, 0 when the
+// broker does not say. A checkpoint larger than it cannot be written, and
+// the partition cannot commit until it is raised.
+func (s *Store) MaxRecordBytes(ctx context.Context) (int, error) {
+	v, ok, err := s.topicConfig(ctx, "max.message.bytes")
+	if err != nil || !ok {
+		return 0, err
+	}
+	n, err := strconv.Atoi(v)
 	if err != nil {
-		return "", fmt.Errorf("checkpoint: describe %q: %w", s.topic, err)
+		return 0, fmt.Errorf("checkpoint: %q: max.message.bytes %q: %w", s.topic, v, err)
+	}
+	return n, nil
+}
+
+// topicConfig returns the state topic's configuration value name, and
+// whether the broker reported it.
+func (s *Store) topicConfig(ctx context.Context, name string) (string, bool, error) {
+	res, err := s.client.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{Resources: []kafka.DescribeConfigRequestResource{{
+		ResourceType: kafka.ResourceTypeTopic, ResourceName: s.topic, ConfigNames: []string{name}}}})
+	if err != nil {
+		return "", false, fmt.Errorf("checkpoint: describe %q: %w", s.topic, err)
 	}
 	for _, r := range res.Resources {
 		if r.Error != nil {
-			return "", fmt.Errorf("checkpoint: describe %q: %w", s.topic, r.Error)
+			return "", false, fmt.Errorf("checkpoint: describe %q: %w", s.topic, r.Error)
 		}
 		for _, e := range r.ConfigEntries {
-			if e.ConfigName == "cleanup.policy" {
-				return e.ConfigValue, nil
+			if e.ConfigName == name {
+				return e.ConfigValue, true, nil
 			}
 		}
 	}
-	return "delete", nil // Kafka's default when the broker does not say
+	return "", false, nil
 }
 
 // Write appends entries, in order, to partition and returns once the brokers

@@ -48,6 +48,9 @@ func TestEnsure(t *testing.T) {
 	if p, err := s.cleanupPolicy(ctx); err != nil || p != "compact" {
 		t.Errorf("cleanup.policy = %q, %v", p, err)
 	}
+	if n, err := s.MaxRecordBytes(ctx); err != nil || n != MaxRecordBytes {
+		t.Errorf("max.message.bytes = %d, %v; want %d", n, err, MaxRecordBytes)
+	}
 	if _, err := s.Ensure(ctx, "other"); err == nil || !strings.Contains(err.Error(), "must match") {
 		t.Errorf("partition mismatch: %v", err)
 	}

@@ -96,6 +96,12 @@ func (d *Daemon) openStores() error {
 		if _, err := s.Ensure(ctx, in); err != nil {
 			return fmt.Errorf("daemon: %w", err)
 		}
+		// A topic created by someone else may keep Kafka's 1 MB default,
+		// which a series checkpoint passes near M = 200.
+		if n, err := s.MaxRecordBytes(ctx); err == nil && n > 0 && n < checkpoint.MaxRecordBytes/8 {
+			d.cfg.Logger.Warn("state topic: max.message.bytes is small for the checkpoints of large models; "+
+				"a larger checkpoint stops its partition's commits until it is raised", "topic", s.Topic(), "max_message_bytes", n)
+		}
 		d.stores[in] = s
 	}
 	return nil
