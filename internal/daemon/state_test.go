@@ -148,6 +148,18 @@ func (fc *forecastCollector) waitFor(ctx context.Context, t *testing.T, ref map[
 	}
 }
 
+// publishedOnce checks that no forecast seen was published more than once.
+func (fc *forecastCollector) publishedOnce(t *testing.T) {
+	t.Helper()
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	for k, c := range fc.seen {
+		if c != 1 {
+			t.Errorf("%v published %d times", k, c)
+		}
+	}
+}
+
 func (fc *forecastCollector) stop(t *testing.T) {
 	t.Helper()
 	fc.cancel()
@@ -227,13 +239,7 @@ func TestRestartRestoresFromStateTopic(t *testing.T) {
 	if got := testutil.ToFloat64(b.metrics.skipped); got != 0 {
 		t.Errorf("%v records skipped after a clean stop, want 0 (the commit covers them)", got)
 	}
-	fc.mu.Lock()
-	for k, c := range fc.seen {
-		if c != 1 {
-			t.Errorf("%v published %d times after a clean stop", k, c)
-		}
-	}
-	fc.mu.Unlock()
+	fc.publishedOnce(t)
 }
 
 // Two instances share 8 partitions; one stops; the other takes over every
@@ -312,13 +318,7 @@ func TestRecordsCoveredByACheckpointAreSkipped(t *testing.T) {
 	if dead := topicRecords(ctx, t, addrs, "dlq", 4); dead != 4 {
 		t.Errorf("%d dead letters for 4 bad records: the second owner sent them again", dead)
 	}
-	fc.mu.Lock()
-	for k, c := range fc.seen {
-		if c != 1 {
-			t.Errorf("%v published %d times", k, c)
-		}
-	}
-	fc.mu.Unlock()
+	fc.publishedOnce(t)
 }
 
 // When the forecast topic cannot be written, the publisher retries, its
