@@ -76,6 +76,9 @@ type Config struct {
 	// refuseCommits makes every offset commit fail (tests: a crash between
 	// a checkpoint and its commit).
 	refuseCommits bool
+	// onPublished sees each batch of forecasts when the broker has
+	// acknowledged it (benchmarks: exact latencies).
+	onPublished func(forecasts []*sink.Message, at time.Time)
 }
 
 // flushBatch publishes results as soon as this many are pending.
@@ -256,6 +259,7 @@ type metrics struct {
 	gapFilled prometheus.Counter
 
 	rebalances         prometheus.Counter
+	latency            prometheus.Histogram
 	checkpointSeconds  prometheus.Histogram
 	checkpointBytes    prometheus.Counter
 	checkpointSeries   prometheus.Counter
@@ -293,6 +297,13 @@ func newMetrics() *metrics {
 		Help: "Missing samples (gaps in t of more than one step) filled with their one-step predictions to keep the lags aligned."})
 	m.rebalances = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_rebalances_total",
 		Help: "Consumer-group generations joined (each follows a rebalance)."})
+	// Kafka Streams' record-e2e-latency measures the same way: wall clock
+	// minus the record's timestamp. It so includes the producer's and the
+	// broker's part, and reads high when producers set the timestamp to
+	// event time, when the clocks disagree, and while a backlog is read.
+	m.latency = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamd_forecast_latency_seconds",
+		Help:    "Time from an input record's timestamp to the broker's acknowledgement of its forecast.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}})
 	m.checkpointSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamd_checkpoint_duration_seconds",
 		Help: "Time to encode and write one partition's checkpoint until acknowledged.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)})
 	m.checkpointBytes = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_checkpoint_bytes_total",
@@ -310,7 +321,7 @@ func newMetrics() *metrics {
 		Help: "Series restored from the state topic."})
 	m.restoreFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_restore_failures_total",
 		Help: "Checkpoints that could not be restored (another model configuration, or corrupt); the series starts afresh."})
-	m.registry.MustRegister(m.skipped, m.gapFilled, m.rebalances, m.checkpointSeconds, m.checkpointBytes, m.checkpointSeries,
+	m.registry.MustRegister(m.skipped, m.gapFilled, m.rebalances, m.latency, m.checkpointSeconds, m.checkpointBytes, m.checkpointSeries,
 		m.checkpointFailures, m.restores, m.restoreSeconds, m.restored, m.restoreFailures)
 	for _, from := range []string{"state_topic", "memory"} {
 		m.restores.WithLabelValues(from)

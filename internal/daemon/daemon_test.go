@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 
@@ -134,6 +135,17 @@ func TestDaemonEndToEnd(t *testing.T) {
 	if len(got) != want {
 		t.Fatalf("%d forecast messages, want %d", len(got), want)
 	}
+	// Every published forecast has its latency observed: from its record's
+	// timestamp (written before Open) to the acknowledgement, so between 0
+	// and the test's deadline.
+	var lat dto.Metric
+	if err := d.metrics.latency.Write(&lat); err != nil {
+		t.Fatal(err)
+	}
+	if h := lat.GetHistogram(); int(h.GetSampleCount()) != d.metricsForecasts() || h.GetSampleSum() <= 0 ||
+		h.GetSampleSum() > 90*float64(h.GetSampleCount()) {
+		t.Errorf("latency histogram: %d samples summing to %g s, %d forecasts published", h.GetSampleCount(), h.GetSampleSum(), d.metricsForecasts())
+	}
 	// Reference: the same Learner over the same values, directly; each
 	// series' messages in order.
 	ref := referenceForecasts(t, nSeries, n)
@@ -169,7 +181,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 		t.Errorf("%d dead letters, want 8: %v", len(dead), reasons)
 	}
 	for _, want := range []string{`streamd_input_rejected_total{reason="non_finite_y"} 2`, "streamd_forecasts_published_total",
-		"go_goroutines", "streamd_build_info{", "streamd_series 3", "streamd_series_state_bytes "} {
+		"go_goroutines", "streamd_build_info{", "streamd_series 3", "streamd_series_state_bytes ", "streamd_forecast_latency_seconds_bucket{le=\"0.05\"}"} {
 		if !strings.Contains(metricsText, want) {
 			t.Errorf("metrics lack %q", want)
 		}

@@ -22,6 +22,7 @@ type partitionRun struct {
 	p        source.Partition
 	reg      *online.Registry
 	pending  []*sink.Message
+	stamps   []time.Time // pending[i]'s record timestamp
 	dead     []sink.Record
 	next     int64 // offset after the last handled record; -1 before any
 	lastLive int
@@ -221,6 +222,7 @@ func (r *partitionRun) handle(m kafka.Message) {
 	msg.SetResult(rec.Series, rec.T, rec.Y, res)
 	msg.Model = sink.ModelInfoOf(l)
 	r.pending = append(r.pending, msg)
+	r.stamps = append(r.stamps, m.Time)
 	r.touched[rec.Series] = msg
 }
 
@@ -289,8 +291,9 @@ func (r *partitionRun) reject(m kafka.Message, reason, detail, origin string) {
 // queue is full.
 func (r *partitionRun) flush(ctx context.Context, final bool) bool {
 	d := r.d
-	b := pubBatch{forecasts: r.pending, dead: r.dead, commit: -1}
+	b := pubBatch{forecasts: r.pending, stamps: r.stamps, dead: r.dead, commit: -1}
 	r.pending, r.dead = make([]*sink.Message, 0, cap(r.pending)), make([]sink.Record, 0, cap(r.dead))
+	r.stamps = make([]time.Time, 0, cap(r.stamps))
 	r.publishSummaries()
 	if live := r.reg.Len(); live != r.lastLive {
 		d.metrics.series.Add(float64(live - r.lastLive))

@@ -29,6 +29,7 @@ const pubQueue = 4
 // pubBatch is what one flush hands to the publisher.
 type pubBatch struct {
 	forecasts []*sink.Message
+	stamps    []time.Time // forecasts[i]'s input record timestamp
 	dead      []sink.Record
 	// checkpoint: the encoded series (tombstones included) when the batch
 	// carries a checkpoint; encodeStart is when their encoding started.
@@ -44,6 +45,7 @@ type pubBatch struct {
 // later commit covers both.
 func (b *pubBatch) append(n pubBatch) {
 	b.forecasts = append(b.forecasts, n.forecasts...)
+	b.stamps = append(b.stamps, n.stamps...)
 	b.dead = append(b.dead, n.dead...)
 	if n.withCkpt {
 		if !b.withCkpt {
@@ -145,6 +147,15 @@ func (p *publisher) publish(b pubBatch) bool {
 			return false
 		}
 		d.metrics.forecasts.Add(float64(len(b.forecasts)))
+		at := time.Now()
+		for _, t := range b.stamps {
+			if !t.IsZero() { // a record without a timestamp (pre-0.10 format)
+				d.metrics.latency.Observe(at.Sub(t).Seconds())
+			}
+		}
+		if d.cfg.onPublished != nil {
+			d.cfg.onPublished(b.forecasts, at)
+		}
 	}
 	if len(b.dead) > 0 && !p.retry("dead letters", func() error { return d.dead.WriteRecords(p.ctx, b.dead...) }) {
 		return false
