@@ -31,8 +31,9 @@ from --seed. Kinds and their columns:
 series' std; sinc: absolute, default 0.1). For the series kinds, --spikes p
 adds ±10 noise std to a fraction p of the samples and writes the columns
 t,y,clean,spike (the series without spikes, and 1 at a spike). For sinc,
---contamination ε draws each sample's noise with variance 15·noise² with
-probability ε, --outliers replaces that many targets by ±5, and --test N
+--contamination ε draws each sample's noise with variance k·noise² with
+probability ε (k = --contamination-var, default 15; 225 makes the gross
+errors N(0, 1.5²)), --outliers replaces that many targets by ±5, and --test N
 appends N rows on an even grid of [-10, 10] whose y is the true sinc (score a
 fit with --protocol iterated --train n --horizon N).
 
@@ -46,7 +47,8 @@ func (generateCommand) Run(_ context.Context, args []string, _ io.Reader, stdout
 	seed := fs.Uint64("seed", 1, "random seed")
 	noise := fs.Float64("noise", -1, "noise std (see above); default 0 for series, 0.1 for sinc")
 	tau := fs.Float64("tau", 17, "Mackey–Glass delay τ")
-	contam := fs.Float64("contamination", 0, "sinc: fraction ε of samples with 15× noise variance")
+	contam := fs.Float64("contamination", 0, "sinc: fraction ε of samples with contaminated noise")
+	contamVar := fs.Float64("contamination-var", 15, "sinc: variance of the contaminated noise, in units of noise²")
 	outliers := fs.Int("outliers", 0, "sinc: number of gross outliers (±5)")
 	test := fs.Int("test", 0, "sinc: noise-free grid rows appended for scoring")
 	spikes := fs.Float64("spikes", 0, "series kinds: fraction of samples with a ±10 noise std spike")
@@ -67,6 +69,9 @@ func (generateCommand) Run(_ context.Context, args []string, _ io.Reader, stdout
 	}
 	if *n < 1 {
 		return usageErrorf("generate: --n must be ≥ 1 (got %d)", *n)
+	}
+	if *contam < 0 || *contam > 1 || !(*contamVar >= 0) {
+		return usageErrorf("generate: --contamination must be in [0, 1] and --contamination-var ≥ 0 (got %g, %g)", *contam, *contamVar)
 	}
 	w := bufio.NewWriter(stdout)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 17, 64) }
@@ -112,7 +117,7 @@ func (generateCommand) Run(_ context.Context, args []string, _ io.Reader, stdout
 			std = 0.1
 		}
 		x, y, truth := synth.NoisySinc(synth.SincOptions{N: *n, Lo: -10, Hi: 10, NoiseStd: std,
-			Contamination: *contam, ContamVarFactor: 15, Outliers: *outliers, OutlierValue: 5, Seed: *seed})
+			Contamination: *contam, ContamVarFactor: *contamVar, Outliers: *outliers, OutlierValue: 5, Seed: *seed})
 		fmt.Fprintln(w, "x,y,f")
 		for i := range x {
 			fmt.Fprintf(w, "%s,%s,%s\n", f(x[i]), f(y[i]), f(truth[i]))
