@@ -2,7 +2,6 @@ package sink
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -84,12 +83,21 @@ func (k *KafkaWriter) WriteRecords(ctx context.Context, recs ...Record) error {
 // WriteForecasts publishes forecast messages as JSON, keyed by series.
 func (k *KafkaWriter) WriteForecasts(ctx context.Context, msgs ...*Message) error {
 	recs := make([]Record, len(msgs))
+	// One buffer for the batch: each value is a slice of it, taken once it
+	// stopped growing.
+	var buf []byte
+	ends := make([]int, len(msgs))
 	for i, m := range msgs {
-		v, err := json.Marshal(m)
-		if err != nil {
+		var err error
+		if buf, err = m.AppendJSON(buf); err != nil {
 			return fmt.Errorf("sink: encode forecast of %s: %w", m.Series, err)
 		}
-		recs[i] = Record{Key: []byte(m.Series), Value: v}
+		ends[i] = len(buf)
+	}
+	start := 0
+	for i, m := range msgs {
+		recs[i] = Record{Key: []byte(m.Series), Value: buf[start:ends[i]:ends[i]]}
+		start = ends[i]
 	}
 	return k.WriteRecords(ctx, recs...)
 }

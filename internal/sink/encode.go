@@ -1,0 +1,154 @@
+package sink
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// AppendJSON appends m's JSON encoding to b: byte for byte what
+// encoding/json's Marshal writes (TestAppendJSONMatchesMarshal and
+// FuzzAppendJSON hold it to that), in half the time and without allocating
+// (BenchmarkEncodeForecast: 2.5 against 5 µs for 10 steps; Marshal took 7 %
+// of the daemon's CPU at 11 500 forecasts a second). Like Marshal it fails on
+// a NaN or infinite number and on a time outside years 0–9999.
+func (m *Message) AppendJSON(b []byte) ([]byte, error) {
+	w := jsonWriter{b: b}
+	w.raw(`{"series":`)
+	w.b = appendString(w.b, m.Series)
+	w.int(`,"t":`, m.T)
+	w.time(`,"issued_at":`, m.IssuedAt)
+	if o := m.Observed; o != nil {
+		w.float(`,"observed":{"y":`, o.Y)
+		w.float(`,"prediction":`, o.Prediction)
+		w.float(`,"std":`, o.Std)
+		w.float(`,"residual":`, o.Residual)
+		w.float(`,"weight":`, o.Weight)
+		w.raw(`,"outlier":`)
+		w.b = strconv.AppendBool(w.b, o.Outlier)
+		w.raw("}")
+	}
+	w.raw(`,"steps":`)
+	if m.Steps == nil {
+		w.raw("null")
+	} else {
+		w.raw("[")
+		for i, s := range m.Steps {
+			if i > 0 {
+				w.raw(",")
+			}
+			w.int(`{"h":`, int64(s.H))
+			w.int(`,"t":`, s.T)
+			w.float(`,"mean":`, s.Mean)
+			w.float(`,"std":`, s.Std)
+			w.float(`,"lo":`, s.Lo)
+			w.float(`,"hi":`, s.Hi)
+			w.raw("}")
+		}
+		w.raw("]")
+	}
+	mi := &m.Model
+	w.int(`,"model":{"m":`, int64(mi.M))
+	w.raw(`,"lags":`)
+	if mi.Lags == nil {
+		w.raw("null")
+	} else {
+		w.raw("[")
+		for i, l := range mi.Lags {
+			if i > 0 {
+				w.raw(",")
+			}
+			w.b = strconv.AppendInt(w.b, int64(l), 10)
+		}
+		w.raw("]")
+	}
+	if mi.Sigma2 != 0 { // omitempty
+		w.float(`,"sigma2":`, mi.Sigma2)
+	}
+	w.float(`,"gamma":`, mi.Gamma)
+	w.float(`,"noise_std":`, mi.NoiseStd)
+	w.float(`,"d_eff":`, mi.DEff)
+	w.int(`,"swaps":`, int64(mi.Swaps))
+	w.raw("}}")
+	return w.b, w.err
+}
+
+// jsonWriter appends to b and keeps the first error.
+type jsonWriter struct {
+	b   []byte
+	err error
+}
+
+func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
+
+func (w *jsonWriter) int(name string, v int64) {
+	w.b = strconv.AppendInt(append(w.b, name...), v, 10)
+}
+
+func (w *jsonWriter) float(name string, v float64) {
+	var err error
+	w.b, err = appendFloat(append(w.b, name...), v)
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+func (w *jsonWriter) time(name string, t time.Time) {
+	var err error
+	w.b, err = appendTime(append(w.b, name...), t)
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// appendFloat formats f as encoding/json does: the shortest representation,
+// in exponent form below 1e-6 and from 1e21 on, with the exponent's leading
+// zero dropped (1e-07 → 1e-7).
+func appendFloat(b []byte, f float64) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return b, fmt.Errorf("json: unsupported value: %s", strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, nil
+}
+
+// appendString appends s quoted. Printable ASCII without the characters
+// encoding/json escapes (quote, backslash and, for HTML, < > &) is copied;
+// anything else is left to encoding/json, whose escaping rules are many.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+var errYearRange = errors.New("json: Time.MarshalJSON: year outside of range [0,9999]")
+
+// appendTime appends t as time.Time's MarshalJSON does: RFC 3339 with
+// nanoseconds, quoted.
+func appendTime(b []byte, t time.Time) ([]byte, error) {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return b, errYearRange
+	}
+	b = append(b, '"')
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"'), nil
+}

@@ -1,0 +1,123 @@
+package sink
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+)
+
+// AppendJSON must write exactly what encoding/json writes (the wire format
+// consumers parse, and the bytes earlier releases published), including its
+// float formatting at the 1e-6 and 1e21 switches, omitempty, nil slices and
+// its string escaping; and fail where it fails.
+func TestAppendJSONMatchesMarshal(t *testing.T) {
+	at := time.Date(2026, 11, 21, 20, 31, 11, 448551968, time.UTC)
+	full := func() Message {
+		return Message{Series: "s1", T: 42, IssuedAt: at,
+			Observed: &Observed{Y: 10.5, Prediction: 10.25, Std: 0.125, Residual: 0.25, Weight: 1, Outlier: true},
+			Steps:    []Step{{H: 1, T: 43, Mean: 1, Std: 2, Lo: -3, Hi: 4}, {H: 2, T: 44, Mean: 1e-7, Std: 1e21, Lo: -1e-300, Hi: 5e-324}},
+			Model:    ModelInfo{M: 50, Lags: []int{1, 2, 10}, Sigma2: 20, Gamma: 3665.338028987852, NoiseStd: 0.0031894442740, DEff: 97.8, Swaps: 3}}
+	}
+	cases := map[string]func(*Message){
+		"full":                   func(*Message) {},
+		"no observed, nil steps": func(m *Message) { m.Observed, m.Steps = nil, nil },
+		"empty steps, nil lags":  func(m *Message) { m.Steps, m.Model.Lags = []Step{}, nil },
+		"sigma2 zero omitted":    func(m *Message) { m.Model.Sigma2 = 0 },
+		"sigma2 negative zero":   func(m *Message) { m.Model.Sigma2 = math.Copysign(0, -1) },
+		"negative zero":          func(m *Message) { m.Observed.Residual = math.Copysign(0, -1) },
+		"switch points": func(m *Message) {
+			m.Steps[0].Mean, m.Steps[0].Std, m.Steps[0].Lo = 1e-6, 9.999999999999999e20, 999999999999999999999.0
+		},
+		"large and small":         func(m *Message) { m.Steps[0].Mean, m.Steps[0].Std = -1.7976931348623157e308, 2.2250738585072014e-308 },
+		"html and quotes":         func(m *Message) { m.Series = `a<b>&"c"\d` },
+		"control and unicode":     func(m *Message) { m.Series = "tab\there\nß€\u2028\x01" },
+		"invalid utf-8":           func(m *Message) { m.Series = "bad\xff\xfe" },
+		"empty series":            func(m *Message) { m.Series = "" },
+		"zoned time, no fraction": func(m *Message) { m.IssuedAt = time.Date(1999, 1, 2, 3, 4, 5, 0, time.FixedZone("x", -5*3600-1800)) },
+		"zero time":               func(m *Message) { m.IssuedAt = time.Time{} },
+		"negative t":              func(m *Message) { m.T, m.Steps[0].T = -7, math.MinInt64 },
+	}
+	for name, edit := range cases {
+		m := full()
+		edit(&m)
+		want, err := json.Marshal(&m)
+		if err != nil {
+			t.Fatalf("%s: Marshal: %v", name, err)
+		}
+		got, err := m.AppendJSON([]byte("prefix"))
+		if err != nil {
+			t.Fatalf("%s: AppendJSON: %v", name, err)
+		}
+		if !bytes.Equal(got[len("prefix"):], want) || string(got[:len("prefix")]) != "prefix" {
+			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+		}
+	}
+	for name, edit := range map[string]func(*Message){
+		"NaN mean":    func(m *Message) { m.Steps[1].Mean = math.NaN() },
+		"Inf std":     func(m *Message) { m.Observed.Std = math.Inf(1) },
+		"-Inf gamma":  func(m *Message) { m.Model.Gamma = math.Inf(-1) },
+		"year 10000":  func(m *Message) { m.IssuedAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) },
+		"NaN sigma2":  func(m *Message) { m.Model.Sigma2 = math.NaN() },
+		"NaN weight":  func(m *Message) { m.Observed.Weight = math.NaN() },
+		"Inf d_eff":   func(m *Message) { m.Model.DEff = math.Inf(1) },
+		"NaN noise":   func(m *Message) { m.Model.NoiseStd = math.NaN() },
+		"Inf hi last": func(m *Message) { m.Steps[1].Hi = math.Inf(1) },
+	} {
+		m := full()
+		edit(&m)
+		if _, err := json.Marshal(&m); err == nil {
+			t.Fatalf("%s: Marshal accepted it", name)
+		}
+		if _, err := m.AppendJSON(nil); err == nil {
+			t.Errorf("%s: AppendJSON accepted what Marshal refuses", name)
+		}
+	}
+}
+
+func FuzzAppendJSON(f *testing.F) {
+	f.Add("s1", int64(3), 1.5, 1e-7, -2e21, int64(1763757071448551968), true)
+	f.Add("<&>\xff", int64(-1), 0.0, math.Copysign(0, -1), 5e-324, int64(0), false)
+	f.Fuzz(func(t *testing.T, series string, tt int64, a, b, c float64, nanos int64, outlier bool) {
+		m := Message{Series: series, T: tt, IssuedAt: time.Unix(0, nanos).UTC(),
+			Observed: &Observed{Y: a, Prediction: b, Std: c, Residual: a - b, Weight: c, Outlier: outlier},
+			Steps:    []Step{{H: 1, T: tt, Mean: a, Std: b, Lo: c, Hi: a}},
+			Model:    ModelInfo{M: 1, Lags: []int{1}, Sigma2: b, Gamma: c, NoiseStd: a, DEff: b, Swaps: 1}}
+		want, werr := json.Marshal(&m)
+		got, gerr := m.AppendJSON(nil)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("Marshal error %v, AppendJSON error %v", werr, gerr)
+		}
+		if werr == nil && !bytes.Equal(got, want) {
+			t.Fatalf("got  %s\nwant %s", got, want)
+		}
+	})
+}
+
+// BenchmarkEncodeForecast compares AppendJSON with encoding/json on a
+// forecast message of the daemon benchmarks' shape (10 steps, 10 lags).
+func BenchmarkEncodeForecast(b *testing.B) {
+	m := Message{Series: "s123", T: 1000, IssuedAt: time.Now().UTC(),
+		Observed: &Observed{Y: 10.53, Prediction: 10.49, Std: 0.031, Residual: 0.04, Weight: 1},
+		Model:    ModelInfo{M: 50, Lags: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, Sigma2: 20, Gamma: 3665.3, NoiseStd: 0.0031, DEff: 47.9, Swaps: 12}}
+	for h := 1; h <= 10; h++ {
+		m.Steps = append(m.Steps, Step{H: h, T: 1000 + int64(h), Mean: 10 + 0.1*float64(h), Std: 0.03 * float64(h), Lo: 9.9, Hi: 10.7})
+	}
+	b.Run("encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := json.Marshal(&m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("AppendJSON", func(b *testing.B) {
+		var buf []byte
+		for b.Loop() {
+			var err error
+			if buf, err = m.AppendJSON(buf[:0]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
