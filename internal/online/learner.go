@@ -617,7 +617,8 @@ func (l *Learner) fit() error {
 // as observed: their weights bound them. (A cleaned target would come back
 // with weight 1 at the next fit, its residual gone, and pin the fit to the
 // contaminated fit it was taken from: on the noisy sinc with 3 gross
-// outliers that cost 25 % of RMSE, TestWarmupCleaningKeepsOutliersWeighted.)
+// outliers it cost seeds 5, 7 and 10 53 %, 14 % and 14 % of RMSE,
+// TestWarmupCleaningKeepsOutliersWeighted.)
 // Each fit re-decides the cleaning from the observed values.
 func (l *Learner) fitWeighted(cfg narx.Config, ys, us []float64) (*narx.Model, error) {
 	depth := cfg.Embedding.Depth()
