@@ -94,6 +94,18 @@ func (c *calibration) logLik(rho float64) float64 {
 	return l
 }
 
+// phase is where in the refit period the refits after the first fall, in
+// [0, calRefitEvery): a hash of the first residual kept. Series that start
+// together (a fleet onboarded at once, a daemon started on a backlog) would
+// otherwise refit at the same sample for ever after, and a daemon serving
+// them would stall on all their refits at once — 400 series at M = 50 are a
+// 0.1 s burst. The phase depends only on the data, so a backtest and a
+// restored Learner refit at the same samples as the daemon did.
+func (c *calibration) phase() int {
+	h := math.Float64bits(c.e2[0]) * 0x9e3779b97f4a7c15 // Fibonacci hashing: every bit moves the top ones
+	return int((h >> 32) % calRefitEvery)
+}
+
 // refit re-estimates ρ and τ once calMin residuals are in: ρ on a grid in
 // ln ρ over [calMinScale, calMaxScale], refined by golden section around the
 // best grid point; then τ. O(calWindow · 60).

@@ -3,6 +3,7 @@ package narx
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -89,6 +90,66 @@ func TestCalibrationScaleStaysWithinItsBounds(t *testing.T) {
 		}
 		if math.Abs(c.scale/tc.bound-1) > 0.01 {
 			t.Errorf("ρ = %v: the test meant to reach the bound %v", c.scale, tc.bound)
+		}
+	}
+}
+
+// Models fitted together on different series and fed in lockstep, as a
+// daemon started on a backlog feeds them, must not refit their calibration at
+// the same samples: after the first refit (at calMin residuals, the same
+// sample for all) each takes its own phase in the refit period. With 64
+// models and 256 phases, a uniform hash leaves ≈ 57 distinct phases and at
+// most 3–4 models on one sample (birthday bounds, < 1e-3 chance of 6);
+// without the phase all 64 refit at once. Each model's phase is
+// a function of its data: a second run gives the same refit samples.
+func TestCalibrationRefitsSpread(t *testing.T) {
+	const models, n = 64, 2
+	cfg := baseConfig(n, 10)
+	cfg.Window = 50
+	refitsAt := func() map[int][]int { // sample → models refitting there
+		at := map[int][]int{}
+		for k := 0; k < models; k++ {
+			rng := rand.New(rand.NewPCG(uint64(k), 99))
+			X, y := randRegression(rng, 100+calMin+2*calRefitEvery, n, 0.1)
+			m, err := NewModel(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Fit(X[:100*n], y[:100], nil); err != nil {
+				t.Fatal(err)
+			}
+			for i := 100; i < len(y); i++ {
+				m.Observe(X[i*n : (i+1)*n])
+				m.Learn(y[i], 1)
+				if m.sinceCal == 0 || (m.cal.count == calMin && i-100 == calMin-1) {
+					at[i] = append(at[i], k)
+				}
+			}
+		}
+		return at
+	}
+	at := refitsAt()
+	first := 100 + calMin - 1
+	if len(at[first]) != models {
+		t.Fatalf("%d models refit at the first sample with calMin residuals, want all %d", len(at[first]), models)
+	}
+	phases, most := 0, 0
+	for i, ks := range at {
+		if i == first {
+			continue
+		}
+		if i < first+calRefitEvery {
+			phases++
+		}
+		most = max(most, len(ks))
+	}
+	if phases < 45 || most > 5 {
+		t.Errorf("refits after the first: %d distinct samples in the first period, up to %d models on one; want ≥ 45 and ≤ 5", phases, most)
+	}
+	again := refitsAt()
+	for i, ks := range at {
+		if !slices.Equal(ks, again[i]) {
+			t.Fatalf("sample %d: models %v refit in one run, %v in another", i, ks, again[i])
 		}
 	}
 }

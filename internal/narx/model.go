@@ -354,6 +354,9 @@ func (m *Model) Learn(y, v float64) (swapped bool) {
 	if m.sinceCal >= calRefitEvery || reachedMin {
 		m.cal.refit()
 		m.sinceCal = 0
+		if reachedMin {
+			m.sinceCal = m.cal.phase()
+		}
 	}
 	m.sinceSwap++
 	if j, ok := m.swapCandidate(); ok {
