@@ -49,8 +49,13 @@ func NewKafkaWriter(cfg KafkaConfig) (*KafkaWriter, error) {
 		Balancer:     &kafka.Hash{},
 		RequiredAcks: kafka.RequireAll,
 		BatchTimeout: bt,
-		BatchSize:    1000, // a daemon flush (≤ 512 results) in one batch per partition
-		Transport:    cfg.Transport,
+		// kafka-go allocates a batch's full capacity (152 bytes a message)
+		// for every batch, however few messages it ends up with: at 1000,
+		// the daemon's small live flushes made 150 KB of garbage each. A
+		// full flush (512 results) spread over two or more partitions still
+		// fits one batch per partition; with one, it goes in two.
+		BatchSize: 256,
+		Transport: cfg.Transport,
 	}
 	return &KafkaWriter{w: w}, nil
 }
