@@ -360,38 +360,32 @@ func benchmarkLatency(b *testing.B, rate int, withState bool, consumers int) {
 		syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 		broker0 := broker.CPU()
 		total := measured * nSeries
-		start := time.Now()
-		if rate == 0 {
-			batch := make([]sink.Record, 0, total)
+		// produce writes measured records [from, to), stamped at.
+		produce := func(from, to int, at time.Time) {
+			batch := recs[:0]
 			mu.Lock()
-			for next := 0; next < total; next++ {
-				s, k := next%nSeries, settled+next/nSeries
+			for i := from; i < to; i++ {
+				s, k := i%nSeries, settled+i/nSeries
 				batch = append(batch, record(s, k))
-				sent[forecastKey{fmt.Sprintf("s%d", s), int64(k + 1)}] = start
+				sent[forecastKey{fmt.Sprintf("s%d", s), int64(k + 1)}] = at
 			}
 			mu.Unlock()
-			if err := w.WriteRecords(ctx, batch...); err != nil {
-				b.Fatal(err)
+			if len(batch) > 0 {
+				if err := w.WriteRecords(ctx, batch...); err != nil {
+					b.Fatal(err)
+				}
 			}
+		}
+		start := time.Now()
+		if rate == 0 {
+			produce(0, total, start)
 		} else {
 			tick := time.NewTicker(10 * time.Millisecond)
 			for next := 0; next < total; {
 				<-tick.C
 				due := min(total, int(time.Since(start).Seconds()*float64(rate)))
-				batch := recs[:0]
-				now := time.Now()
-				mu.Lock()
-				for ; next < due; next++ {
-					s, k := next%nSeries, settled+next/nSeries
-					batch = append(batch, record(s, k))
-					sent[forecastKey{fmt.Sprintf("s%d", s), int64(k + 1)}] = now
-				}
-				mu.Unlock()
-				if len(batch) > 0 {
-					if err := w.WriteRecords(ctx, batch...); err != nil {
-						b.Fatal(err)
-					}
-				}
+				produce(next, due, time.Now())
+				next = due
 			}
 			tick.Stop()
 		}
