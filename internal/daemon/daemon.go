@@ -43,7 +43,9 @@ type Config struct {
 	// Listen is the HTTP address of /metrics, /healthz and /readyz; "" = none.
 	Listen string
 	// FlushEvery bounds how long results wait before they are handed to
-	// the partition's publisher. 0 means 5 ms.
+	// the partition's publisher when they did not go at once (a partition
+	// hands them over as soon as it has caught up with its input and its
+	// publisher is idle). 0 means 5 ms.
 	FlushEvery time.Duration
 	// CommitEvery spaces the input offset commits without a state topic
 	// (with one, a commit follows each checkpoint) (a synchronous round trip

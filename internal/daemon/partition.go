@@ -120,7 +120,11 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 				return
 			}
 			r.handle(m)
-			if len(r.pending)+len(r.dead) >= flushBatch {
+			// Results go out when the batch is full or the partition has
+			// caught up (no record waiting) while the publisher is idle:
+			// a live record's forecast does not wait for the tick, and
+			// behind a write under way the results gather into one batch.
+			if n := len(r.pending) + len(r.dead); n >= flushBatch || n > 0 && len(p.Messages) == 0 && len(r.pub.queue) == 0 {
 				r.flush(ctx, false)
 			}
 		case <-tick.C:
@@ -291,9 +295,16 @@ func (r *partitionRun) reject(m kafka.Message, reason, detail, origin string) {
 // queue is full.
 func (r *partitionRun) flush(ctx context.Context, final bool) bool {
 	d := r.d
-	b := pubBatch{forecasts: r.pending, stamps: r.stamps, dead: r.dead, commit: -1}
-	r.pending, r.dead = make([]*sink.Message, 0, cap(r.pending)), make([]sink.Record, 0, cap(r.dead))
-	r.stamps = make([]time.Time, 0, cap(r.stamps))
+	b := pubBatch{commit: -1}
+	// The batch takes the queued slices to the publisher; the next are sized
+	// like this one (a flush of a live trickle stays small, a backlog's full).
+	if len(r.pending) > 0 {
+		b.forecasts, b.stamps = r.pending, r.stamps
+		r.pending, r.stamps = make([]*sink.Message, 0, len(b.forecasts)), make([]time.Time, 0, len(b.forecasts))
+	}
+	if len(r.dead) > 0 {
+		b.dead, r.dead = r.dead, nil
+	}
 	r.publishSummaries()
 	if live := r.reg.Len(); live != r.lastLive {
 		d.metrics.series.Add(float64(live - r.lastLive))

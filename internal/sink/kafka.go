@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -30,7 +31,8 @@ type KafkaConfig struct {
 // A KafkaWriter is safe for concurrent use (kafka-go's Writer is); each
 // partition goroutine of the daemon may share one.
 type KafkaWriter struct {
-	w *kafka.Writer
+	w       *kafka.Writer
+	buffers sync.Pool // of *[]byte, WriteForecasts' encoding buffers
 }
 
 // NewKafkaWriter returns a writer for cfg. It does not connect until the
@@ -89,8 +91,14 @@ func (k *KafkaWriter) WriteRecords(ctx context.Context, recs ...Record) error {
 func (k *KafkaWriter) WriteForecasts(ctx context.Context, msgs ...*Message) error {
 	recs := make([]Record, len(msgs))
 	// One buffer for the batch: each value is a slice of it, taken once it
-	// stopped growing.
-	var buf []byte
+	// stopped growing. Buffers are reused, but only after a write that
+	// succeeded: kafka-go no longer holds the values then, while after a
+	// failure (a cancelled context) a batch may still be on its way.
+	bp, _ := k.buffers.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	buf := (*bp)[:0]
 	ends := make([]int, len(msgs))
 	for i, m := range msgs {
 		var err error
@@ -104,7 +112,12 @@ func (k *KafkaWriter) WriteForecasts(ctx context.Context, msgs ...*Message) erro
 		recs[i] = Record{Key: []byte(m.Series), Value: buf[start:ends[i]:ends[i]]}
 		start = ends[i]
 	}
-	return k.WriteRecords(ctx, recs...)
+	if err := k.WriteRecords(ctx, recs...); err != nil {
+		return err
+	}
+	*bp = buf
+	k.buffers.Put(bp)
+	return nil
 }
 
 // DeadLetter publishes a rejected input record unchanged, keyed as it came,

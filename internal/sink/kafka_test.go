@@ -37,7 +37,7 @@ func readAll(ctx context.Context, t *testing.T, addrs []string, topic string, pa
 
 // Forecasts written to a real Kafka-protocol broker (kfake over TCP) arrive
 // keyed by series, every series in one partition, in the order written, as
-// the JSON of DESIGN §4; a dead letter carries the original record and its
+// the JSON of DESIGN §4, each message its own; a dead letter carries the original record and its
 // reason in ordered headers.
 func TestKafkaWriterAgainstBroker(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(8, "forecasts", "dlq"))
@@ -53,15 +53,17 @@ func TestKafkaWriterAgainstBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	const series, per = 20, 25
-	var msgs []*Message
+	// One write per t: the writer reuses its encoding buffer from one write
+	// to the next, which must not reach a message already written.
 	for k := 0; k < per; k++ {
+		var msgs []*Message
 		for s := 0; s < series; s++ {
 			msgs = append(msgs, &Message{Series: fmt.Sprintf("s%02d", s), T: int64(k),
-				Steps: []Step{{H: 1, T: int64(k + 1), Mean: float64(s), Std: 1, Lo: -1, Hi: 1}}})
+				Steps: []Step{{H: 1, T: int64(k + 1), Mean: float64(100*k + s), Std: 1, Lo: -1, Hi: 1}}})
 		}
-	}
-	if err := w.WriteForecasts(ctx, msgs...); err != nil {
-		t.Fatal(err)
+		if err := w.WriteForecasts(ctx, msgs...); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -87,6 +89,9 @@ func TestKafkaWriterAgainstBroker(t *testing.T) {
 				t.Fatalf("series %s: t %d after %d", fm.Series, fm.T, prev)
 			}
 			lastT[fm.Series] = fm.T
+			if want := fmt.Sprintf("s%02d", int(fm.Steps[0].Mean)%100); fm.Series != want || int64(fm.Steps[0].Mean)/100 != fm.T {
+				t.Fatalf("series %s, t %d: mean %v belongs to another message", fm.Series, fm.T, fm.Steps[0].Mean)
+			}
 			total++
 		}
 	}
