@@ -142,7 +142,8 @@ type ModelConfig struct {
 	// auto = min(working_set, 200).
 	TuneWorkingSet Auto[int] `yaml:"tune_working_set"`
 	// RetuneEvery re-runs the level-3 width search on the recent window
-	// every this many samples (0 = never); needs kernel.sigma2: auto.
+	// every this many samples (0 = never), at a per-series phase; needs
+	// kernel.sigma2: auto.
 	RetuneEvery int `yaml:"retune_every"`
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 
@@ -429,10 +430,22 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	}
 	l.hist.Push(lagValue, l.uNorm)
 	l.learned++
-	if l.cfg.RetuneEvery > 0 && l.learned%int64(l.cfg.RetuneEvery) == 0 {
+	if n := int64(l.cfg.RetuneEvery); n > 0 && (l.learned+l.retunePhase(n))%n == 0 {
 		res.Retuned = l.retune()
 	}
 	return l.maybeForecast(res), nil
+}
+
+// retunePhase offsets the retunes in the period n, in [0, n): a hash of the
+// frozen normalisation. Series that start together (a fleet onboarded at
+// once, a daemon started on a backlog) would otherwise retune at the same
+// sample for ever after, and a daemon serving them would stall on all their
+// retunes at once (about 20 fits each). It depends only on the warm-up data,
+// which the checkpoint keeps, so a backtest and a restored Learner retune at
+// the same samples as the daemon.
+func (l *Learner) retunePhase(n int64) int64 {
+	h := (math.Float64bits(l.yLoc) ^ bits.RotateLeft64(math.Float64bits(l.yScale), 32)) * 0x9e3779b97f4a7c15
+	return int64((h >> 32) % uint64(n))
 }
 
 // retuneMinGain is the log-evidence gain (nats) a new width needs over the
@@ -448,8 +461,8 @@ const retuneMinGain = 2
 // is refitted on them at that width: what it learned from older samples is
 // dropped — the price of following a drifting series — and the lag history
 // is kept. It costs about 20 fits on W samples and runs on the caller's
-// goroutine. Whether it runs depends only on the learned count, so a restored
-// Learner retunes at the same samples.
+// goroutine, every RetuneEvery learned samples from a per-series phase
+// (retunePhase).
 func (l *Learner) retune() bool {
 	cfg := l.model.Config()
 	X, y, v := l.model.Window()

@@ -172,7 +172,8 @@ func TestIteratedTuningHoldsValidatedGamma(t *testing.T) {
 // drift the width search on the window (checked against SearchSigma2 on the
 // same samples: the same width, bit for bit) replaces σ² by a smaller one,
 // and the one-step error falls below that of a Learner that keeps its
-// width. A restored snapshot retunes at the same sample.
+// width. The retunes fall at the series' phase (retunePhase), and a restored
+// snapshot retunes at the same samples.
 func TestRetuneFollowsADriftingWidth(t *testing.T) {
 	cfg := testConfig()
 	cfg.Model.Embedding = narx.Embedding{InputLags: [][]int{{0}}}
@@ -199,9 +200,9 @@ func TestRetuneFollowsADriftingWidth(t *testing.T) {
 	var snap []byte
 	var sseA, sseB float64
 	preds := map[int]float64{}
-	retunedAt := -1
+	retunedAt, retunes := -1, map[int]bool{}
 	for i, o := range stream {
-		if i == 500 {
+		if i == 250 { // after the fit, before the first retune
 			snap, _ = a.MarshalBinary()
 		}
 		ra, err := a.Observe(o)
@@ -210,6 +211,7 @@ func TestRetuneFollowsADriftingWidth(t *testing.T) {
 		}
 		rb, _ := b.Observe(o)
 		preds[i] = ra.Prediction
+		retunes[i] = ra.Retuned
 		if ra.Retuned && retunedAt < 0 {
 			retunedAt = i
 			// The width is the search's on the window it was run on (the
@@ -233,8 +235,12 @@ func TestRetuneFollowsADriftingWidth(t *testing.T) {
 	s1 := a.Model().Config().Kernel.Sigma2
 	t.Logf("σ² %.3g → %.3g (retuned at sample %d); one-step RMSE after 1000: %.4f retuning, %.4f not", s0, s1, retunedAt,
 		math.Sqrt(sseA/400), math.Sqrt(sseB/400))
-	if retunedAt != 599 || !(s1 < s0/2) {
-		t.Errorf("no retune to a narrower width at sample 599 (at %d, σ² %v → %v)", retunedAt, s0, s1)
+	// The first retune: the learned count L (sample 199 + L) at which L plus
+	// the series' phase is a multiple of 400.
+	first := 199 + 400 - int(a.retunePhase(400))
+	t.Logf("retune phase %d: first retune due at sample %d", a.retunePhase(400), first)
+	if retunedAt != first || !(s1 < s0/2) {
+		t.Errorf("no retune to a narrower width at sample %d (at %d, σ² %v → %v)", first, retunedAt, s0, s1)
 	}
 	if !(sseA < 0.7*sseB) {
 		t.Errorf("retuning did not help: RMSE %.4f vs %.4f", math.Sqrt(sseA/400), math.Sqrt(sseB/400))
@@ -243,11 +249,19 @@ func TestRetuneFollowsADriftingWidth(t *testing.T) {
 	if err := c.UnmarshalBinary(snap); err != nil {
 		t.Fatal(err)
 	}
-	for i := 500; i < 700; i++ {
+	restoredRetunes := 0
+	for i := 250; i < 1000; i++ {
 		rc, _ := c.Observe(stream[i])
-		if (i == 599 && !rc.Retuned) || rc.Prediction != preds[i] {
-			t.Fatalf("sample %d: the restored Learner predicts %v (retuned %v), the original %v", i, rc.Prediction, rc.Retuned, preds[i])
+		if rc.Retuned != retunes[i] || rc.Prediction != preds[i] {
+			t.Fatalf("sample %d: the restored Learner predicts %v (retuned %v), the original %v (retuned %v)",
+				i, rc.Prediction, rc.Retuned, preds[i], retunes[i])
 		}
+		if rc.Retuned {
+			restoredRetunes++
+		}
+	}
+	if restoredRetunes == 0 {
+		t.Error("no retune after the restore: the check above saw none")
 	}
 }
 
@@ -256,4 +270,24 @@ func sinc(x float64) float64 {
 		return 1
 	}
 	return math.Sin(x) / x
+}
+
+// Series onboarded together must not retune together: the phases of 64
+// Learners whose warm-up statistics differ only slightly (a fleet of
+// similar sensors) spread over the period. 64 uniform draws from 256 give
+// about 57 distinct values; 45 leaves room, and a shared phase gives 1.
+func TestRetunePhasesSpread(t *testing.T) {
+	const n, every = 64, 256
+	phases := map[int64]bool{}
+	for i := 0; i < n; i++ {
+		l := &Learner{yLoc: 10 + 1e-3*float64(i), yScale: 3 + 1e-4*float64(i%7)}
+		p := l.retunePhase(every)
+		if p < 0 || p >= every {
+			t.Fatalf("phase %d outside [0, %d)", p, every)
+		}
+		phases[p] = true
+	}
+	if len(phases) < 45 {
+		t.Errorf("%d distinct phases of %d Learners in a period of %d", len(phases), n, every)
+	}
 }
