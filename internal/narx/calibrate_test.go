@@ -153,3 +153,54 @@ func TestCalibrationRefitsSpread(t *testing.T) {
 		}
 	}
 }
+
+// Frozen working sets (SwapInterval 0) fitted together and fed in lockstep
+// must not refresh level 2 at the same samples: with swaps, each accepted
+// swap refreshes it and desynchronises the series; without, the refreshes
+// take a per-model phase in the period NoiseEvery (noisePhase). The bounds
+// are those of TestCalibrationRefitsSpread (64 models, 256 phases); without
+// the phase all 64 refresh at once. A second run refreshes at the same
+// samples: the phase is a function of the data.
+func TestFrozenNoiseRefreshesSpread(t *testing.T) {
+	const models, n, every = 64, 2, 256
+	cfg := baseConfig(n, 10)
+	cfg.Window, cfg.SwapInterval, cfg.NoiseEvery = 50, 0, every
+	refreshesAt := func() map[int][]int { // sample → models refreshing there
+		at := map[int][]int{}
+		for k := 0; k < models; k++ {
+			rng := rand.New(rand.NewPCG(uint64(k), 98))
+			X, y := randRegression(rng, 100+every, n, 0.1)
+			m, err := NewModel(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Fit(X[:100*n], y[:100], nil); err != nil {
+				t.Fatal(err)
+			}
+			for i := 100; i < len(y); i++ {
+				m.Observe(X[i*n : (i+1)*n])
+				m.Learn(y[i], 1)
+				if m.sinceNoise == 0 {
+					at[i] = append(at[i], k)
+				}
+			}
+		}
+		return at
+	}
+	at := refreshesAt()
+	most, total := 0, 0
+	for _, ks := range at {
+		most = max(most, len(ks))
+		total += len(ks)
+	}
+	if total != models || len(at) < 45 || most > 5 {
+		t.Errorf("%d refreshes in the first period over %d distinct samples, up to %d models on one; want %d, ≥ 45 and ≤ 5",
+			total, len(at), most, models)
+	}
+	again := refreshesAt()
+	for i, ks := range at {
+		if !slices.Equal(ks, again[i]) {
+			t.Fatalf("sample %d: models %v refreshed in one run, %v in another", i, ks, again[i])
+		}
+	}
+}

@@ -218,7 +218,22 @@ func (m *Model) Fit(X, y, v []float64) error {
 	m.fitted, m.alphaFresh, m.prepared, m.nextReady = true, false, false, false
 	m.sinceSwap, m.sinceNoise = 0, 0
 	m.refreshNoise()
+	if m.cfg.SwapInterval == 0 && m.cfg.NoiseEvery > 0 {
+		m.sinceNoise = m.noisePhase()
+	}
 	return nil
+}
+
+// noisePhase is where in the period NoiseEvery a frozen working set's level-2
+// refreshes fall, in [0, NoiseEvery): a hash of the fitted noise level. Swaps
+// desynchronise the refreshes of series that start together (each swap
+// refreshes level 2); without swaps they would all refresh at the same
+// sample for ever after, an O(r³) burst per series at once. It depends only
+// on the data, so a backtest and a restored model refresh at the same
+// samples as the daemon.
+func (m *Model) noisePhase() int {
+	h := math.Float64bits(m.noiseVar) * 0x9e3779b97f4a7c15 // Fibonacci hashing, as calibration.phase
+	return int((h >> 32) % uint64(m.cfg.NoiseEvery))
 }
 
 func weightAt(v []float64, i int) float64 {
