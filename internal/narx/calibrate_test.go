@@ -108,24 +108,11 @@ func TestCalibrationRefitsSpread(t *testing.T) {
 	cfg.Window = 50
 	refitsAt := func() map[int][]int { // sample → models refitting there
 		at := map[int][]int{}
-		for k := 0; k < models; k++ {
-			rng := rand.New(rand.NewPCG(uint64(k), 99))
-			X, y := randRegression(rng, 100+calMin+2*calRefitEvery, n, 0.1)
-			m, err := NewModel(cfg)
-			if err != nil {
-				t.Fatal(err)
+		fitAndFeed(t, cfg, models, 100+calMin+2*calRefitEvery, 99, func(k, i int, m *Model) {
+			if m.sinceCal == 0 || (m.cal.count == calMin && i-100 == calMin-1) {
+				at[i] = append(at[i], k)
 			}
-			if err := m.Fit(X[:100*n], y[:100], nil); err != nil {
-				t.Fatal(err)
-			}
-			for i := 100; i < len(y); i++ {
-				m.Observe(X[i*n : (i+1)*n])
-				m.Learn(y[i], 1)
-				if m.sinceCal == 0 || (m.cal.count == calMin && i-100 == calMin-1) {
-					at[i] = append(at[i], k)
-				}
-			}
-		}
+		})
 		return at
 	}
 	at := refitsAt()
@@ -167,24 +154,11 @@ func TestFrozenNoiseRefreshesSpread(t *testing.T) {
 	cfg.Window, cfg.SwapInterval, cfg.NoiseEvery = 50, 0, every
 	refreshesAt := func() map[int][]int { // sample → models refreshing there
 		at := map[int][]int{}
-		for k := 0; k < models; k++ {
-			rng := rand.New(rand.NewPCG(uint64(k), 98))
-			X, y := randRegression(rng, 100+every, n, 0.1)
-			m, err := NewModel(cfg)
-			if err != nil {
-				t.Fatal(err)
+		fitAndFeed(t, cfg, models, 100+every, 98, func(k, i int, m *Model) {
+			if m.sinceNoise == 0 {
+				at[i] = append(at[i], k)
 			}
-			if err := m.Fit(X[:100*n], y[:100], nil); err != nil {
-				t.Fatal(err)
-			}
-			for i := 100; i < len(y); i++ {
-				m.Observe(X[i*n : (i+1)*n])
-				m.Learn(y[i], 1)
-				if m.sinceNoise == 0 {
-					at[i] = append(at[i], k)
-				}
-			}
-		}
+		})
 		return at
 	}
 	at := refreshesAt()
@@ -201,6 +175,31 @@ func TestFrozenNoiseRefreshesSpread(t *testing.T) {
 	for i, ks := range at {
 		if !slices.Equal(ks, again[i]) {
 			t.Fatalf("sample %d: models %v refreshed in one run, %v in another", i, ks, again[i])
+		}
+	}
+}
+
+// fitAndFeed fits each of models models (configuration cfg) on the first 100
+// of total samples of its own random regression (seeded by its index and
+// seed), then learns the rest one by one, calling visit after sample i of
+// model k.
+func fitAndFeed(t *testing.T, cfg Config, models, total int, seed uint64, visit func(k, i int, m *Model)) {
+	t.Helper()
+	n := cfg.Embedding.Dim()
+	for k := 0; k < models; k++ {
+		rng := rand.New(rand.NewPCG(uint64(k), seed))
+		X, y := randRegression(rng, total, n, 0.1)
+		m, err := NewModel(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Fit(X[:100*n], y[:100], nil); err != nil {
+			t.Fatal(err)
+		}
+		for i := 100; i < len(y); i++ {
+			m.Observe(X[i*n : (i+1)*n])
+			m.Learn(y[i], 1)
+			visit(k, i, m)
 		}
 	}
 }
