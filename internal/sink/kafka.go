@@ -1,38 +1,98 @@
 package sink
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/protocol"
+	produceapi "github.com/segmentio/kafka-go/protocol/produce"
 )
 
 // KafkaConfig configures a KafkaWriter.
 type KafkaConfig struct {
 	Brokers []string
 	Topic   string
-	// BatchTimeout bounds how long a message waits for its batch to fill.
-	// The daemon hands each write a batch it assembled itself and waits for
-	// it, so waiting for more only adds latency: kafka-go's default of 1 s
-	// would dominate it. 0 means 1 ms.
-	BatchTimeout time.Duration
+	// BatchBytes bounds the records (keys, values, headers) of one produce
+	// request: a write's records for one partition go out in as few
+	// requests as fit. 0 means 1 MiB, the brokers' default
+	// max.message.bytes.
+	BatchBytes int
 	// Transport, when set, replaces kafka-go's shared default transport (TLS,
 	// SASL, or a fresh connection pool in tests).
 	Transport kafka.RoundTripper
 }
 
+const (
+	defaultBatchBytes = 1 << 20
+	// recordOverhead is what a record adds to its key, value and headers in
+	// a v2 record batch, at most (length, attributes, deltas, counts).
+	recordOverhead = 24
+	// partitionsTTL is how long a topic's partition count is reused; the
+	// transport answers from its own cache, so a refresh is cheap.
+	partitionsTTL = time.Second
+	// writeAttempts bounds the tries of a partition's request that fails
+	// with a retriable error (a leader moving, a dropped connection), with
+	// backoff from writeBackoff doubling up to maxWriteBackoff: about 6.5 s
+	// in all, as kafka-go's Writer, to span the transport's next metadata
+	// refresh (its MetadataTTL, 6 s by default), which is when a moved
+	// leader is found.
+	writeAttempts   = 10
+	writeBackoff    = 100 * time.Millisecond
+	maxWriteBackoff = time.Second
+	writeTimeout    = 10 * time.Second
+)
+
 // KafkaWriter publishes messages to one topic, keyed by series id, so that
-// every message of a series lands in the same partition, in order. It waits
-// for all in-sync replicas to acknowledge.
+// every message of a series lands in the same partition, in order: the
+// partition kafka-go's Hash balancer picks (fnv-1a of the key, as Sarama),
+// round robin for a record without a key. It waits for all in-sync replicas
+// to acknowledge.
 //
-// A KafkaWriter is safe for concurrent use (kafka-go's Writer is); each
-// partition goroutine of the daemon may share one.
+// Like the Java client, it sends a write's records in one produce request
+// per partition leader, each partition's records in one record batch (more
+// requests past BatchBytes), the leaders' requests concurrently, and returns
+// once all were acknowledged. It is not kafka-go's Writer, which sends a
+// request per partition and batches behind a timer: every write waits
+// BatchTimeout (1 s by default) for more messages, and each batch costs a
+// goroutine, a timer and a buffer of BatchSize messages (152 bytes each),
+// however few it carries. The daemon hands each write a batch it assembled
+// itself and waits for it, so that machinery only added latency and
+// garbage: at 10 000 records/s live, its buffers were a third of the
+// daemon's allocations (BenchmarkLatency).
+//
+// A partition whose batch fails with a retriable error is sent again, alone
+// (writeAttempts in all); the others are not, so a write that returns nil
+// wrote every record once. One that returns an error may have written any of the
+// partitions' records: writing them again may duplicate those
+// (at-least-once).
+//
+// A KafkaWriter is safe for concurrent use; each partition goroutine of the
+// daemon may share one. Records of one write keep their order within a
+// partition; concurrent writes to one partition are not ordered against
+// each other.
 type KafkaWriter struct {
-	w       *kafka.Writer
-	buffers sync.Pool // of *[]byte, WriteForecasts' encoding buffers
+	addr       net.Addr
+	transport  kafka.RoundTripper
+	topic      string
+	batchBytes int
+	balancer   kafka.Hash
+
+	mu      sync.Mutex // guards lay and fetched
+	lay     *layout
+	fetched time.Time
+
+	buffers sync.Pool // of *encoded, WriteForecasts' buffers
+	groups  sync.Pool // of *grouping, WriteRecords' workspace
 }
 
 // NewKafkaWriter returns a writer for cfg. It does not connect until the
@@ -41,25 +101,15 @@ func NewKafkaWriter(cfg KafkaConfig) (*KafkaWriter, error) {
 	if len(cfg.Brokers) == 0 || cfg.Topic == "" {
 		return nil, errors.New("sink: kafka writer needs brokers and a topic")
 	}
-	bt := cfg.BatchTimeout
-	if bt <= 0 {
-		bt = time.Millisecond
+	bb := cfg.BatchBytes
+	if bb <= 0 {
+		bb = defaultBatchBytes
 	}
-	w := &kafka.Writer{
-		Addr:         kafka.TCP(cfg.Brokers...),
-		Topic:        cfg.Topic,
-		Balancer:     &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll,
-		BatchTimeout: bt,
-		// kafka-go allocates a batch's full capacity (152 bytes a message)
-		// for every batch, however few messages it ends up with: at 1000,
-		// the daemon's small live flushes made 150 KB of garbage each. A
-		// full flush (512 results) spread over two or more partitions still
-		// fits one batch per partition; with one, it goes in two.
-		BatchSize: 256,
-		Transport: cfg.Transport,
+	t := cfg.Transport
+	if t == nil {
+		t = kafka.DefaultTransport
 	}
-	return &KafkaWriter{w: w}, nil
+	return &KafkaWriter{addr: kafka.TCP(cfg.Brokers...), transport: t, topic: cfg.Topic, batchBytes: bb}, nil
 }
 
 // Record is one raw message: the key is the series id.
@@ -71,52 +121,352 @@ type Record struct {
 // Header is a message header.
 type Header struct{ Key, Value string }
 
-// WriteRecords publishes records and returns once the brokers acknowledged
-// them all (or the first error).
+func (r *Record) size() int {
+	n := len(r.Key) + len(r.Value) + recordOverhead
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value) + recordOverhead
+	}
+	return n
+}
+
+// grouping is WriteRecords' workspace: records sorted by partition.
+type grouping struct {
+	order []int32 // record indexes, partition by partition, each in write order
+	start []int   // partition p's records are order[start[p]:start[p+1]]
+	part  []int32 // each record's partition
+	sets  []recordSet
+	round []*recordSet
+}
+
+// WriteRecords publishes recs and returns once the brokers acknowledged them
+// all, or with the errors of the partitions that failed.
 func (k *KafkaWriter) WriteRecords(ctx context.Context, recs ...Record) error {
-	msgs := make([]kafka.Message, len(recs))
-	for i, r := range recs {
-		msgs[i] = kafka.Message{Key: r.Key, Value: r.Value}
-		for _, h := range r.Headers {
-			msgs[i].Headers = append(msgs[i].Headers, kafka.Header{Key: h.Key, Value: []byte(h.Value)})
+	if len(recs) == 0 {
+		return nil
+	}
+	lay, err := k.layout(ctx)
+	if err != nil {
+		return fmt.Errorf("sink: partitions of %s: %w", k.topic, err)
+	}
+	g, _ := k.groups.Get().(*grouping)
+	if g == nil {
+		g = new(grouping)
+	}
+	g.sort(recs, len(lay.ids), func(r *Record) int { return k.balancer.Balance(kafka.Message{Key: r.Key}, lay.ids...) })
+
+	// Each partition's records in runs of at most batchBytes, run i of every
+	// partition in round i.
+	g.sets = g.sets[:0]
+	for p := range lay.ids {
+		idx := g.order[g.start[p]:g.start[p+1]]
+		for round := 0; len(idx) > 0; round++ {
+			n, size := 1, recs[idx[0]].size()
+			for n < len(idx) && size+recs[idx[n]].size() <= k.batchBytes {
+				size += recs[idx[n]].size()
+				n++
+			}
+			g.sets = append(g.sets, recordSet{recs: recs, idx: idx[:n], partition: p, leader: lay.leaders[p], round: round})
+			idx = idx[n:]
 		}
 	}
-	if err := k.w.WriteMessages(ctx, msgs...); err != nil {
-		return fmt.Errorf("sink: write to %s: %w", k.w.Topic, err)
+	if err := k.produceRounds(ctx, g); err != nil {
+		// Not reused: a request abandoned with its context may still be
+		// reading its records.
+		return err
 	}
+	clear(g.sets) // they hold recs
+	k.groups.Put(g)
 	return nil
+}
+
+// sort fills g.order and g.start with recs grouped by partitionOf, in
+// [0, n): a counting sort, so that each partition's records keep their
+// order.
+func (g *grouping) sort(recs []Record, n int, partitionOf func(*Record) int) {
+	g.part = resize(g.part, len(recs))
+	g.order = resize(g.order, len(recs))
+	g.start = resize(g.start, n+1)
+	clear(g.start)
+	for i := range recs {
+		p := partitionOf(&recs[i])
+		g.part[i] = int32(p)
+		g.start[p+1]++
+	}
+	for p := 1; p <= n; p++ {
+		g.start[p] += g.start[p-1]
+	}
+	next := g.start[:n] // advanced as records are placed, then restored
+	for i, p := range g.part {
+		g.order[next[p]] = int32(i)
+		next[p]++
+	}
+	copy(g.start[1:], g.start[:n])
+	g.start[0] = 0
+}
+
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// produceRounds sends g.sets round by round, so that a partition's runs go
+// in order, and a partition whose run failed sends no more.
+func (k *KafkaWriter) produceRounds(ctx context.Context, g *grouping) error {
+	var errs []error
+	for round := 0; ; round++ {
+		g.round = g.round[:0]
+		for i := range g.sets {
+			s := &g.sets[i]
+			if s.round == round && (round == 0 || g.sets[i-1].err == nil) {
+				g.round = append(g.round, s)
+			} else if s.round == round {
+				s.err = g.sets[i-1].err
+			}
+		}
+		if len(g.round) == 0 {
+			return errors.Join(errs...)
+		}
+		k.produceByLeader(ctx, g.round)
+		for _, s := range g.round {
+			if s.err != nil {
+				errs = append(errs, s.err)
+			}
+		}
+	}
+}
+
+// produceByLeader sends sets, at most one per partition, in one request per
+// leader, the leaders' concurrently; each set's err says how it went.
+func (k *KafkaWriter) produceByLeader(ctx context.Context, sets []*recordSet) {
+	slices.SortStableFunc(sets, func(a, b *recordSet) int { return cmp.Compare(a.leader, b.leader) })
+	if sets[0].leader == sets[len(sets)-1].leader { // one leader: no goroutine
+		k.produce(ctx, sets)
+		return
+	}
+	var wg sync.WaitGroup
+	for from, to := 0, 0; from < len(sets); from = to {
+		for to = from + 1; to < len(sets) && sets[to].leader == sets[from].leader; to++ {
+		}
+		group := sets[from:to]
+		wg.Go(func() { k.produce(ctx, group) })
+	}
+	wg.Wait()
+}
+
+// produce sends sets, partitions of one leader, in one request, then sends
+// those that failed with a retriable error again, one partition per request
+// (leaders may have moved); each set's err says how it went.
+func (k *KafkaWriter) produce(ctx context.Context, sets []*recordSet) {
+	k.request(ctx, sets)
+	backoff := writeBackoff
+	for attempt := 2; attempt <= writeAttempts; attempt++ {
+		again := false
+		for _, s := range sets {
+			again = again || s.err != nil && retriable(s.err)
+		}
+		if !again || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxWriteBackoff)
+		for _, s := range sets {
+			if s.err != nil && retriable(s.err) && ctx.Err() == nil {
+				k.request(ctx, []*recordSet{s})
+			}
+		}
+	}
+	for _, s := range sets {
+		if s.err != nil {
+			s.err = fmt.Errorf("sink: write %d records to %s/%d: %w", len(s.idx), k.topic, s.partition, s.err)
+		}
+	}
+}
+
+// request sends sets, partitions of one leader, in one produce request and
+// sets each one's err.
+func (k *KafkaWriter) request(ctx context.Context, sets []*recordSet) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, writeTimeout)
+		defer cancel()
+	}
+	parts := make([]produceapi.RequestPartition, len(sets))
+	for i, s := range sets {
+		s.next, s.err = 0, nil
+		parts[i] = produceapi.RequestPartition{Partition: int32(s.partition), RecordSet: protocol.RecordSet{Records: s}}
+	}
+	m, err := k.transport.RoundTrip(ctx, k.addr, &produceapi.Request{Acks: int16(kafka.RequireAll),
+		Timeout: int32(writeTimeout / time.Millisecond), Topics: []produceapi.RequestTopic{{Topic: k.topic, Partitions: parts}}})
+	res, _ := m.(*produceapi.Response)
+	for _, s := range sets {
+		s.err = err
+		if err == nil {
+			s.err = partitionError(res, k.topic, s.partition)
+		}
+	}
+}
+
+// partitionError is what res says of topic's partition.
+func partitionError(res *produceapi.Response, topic string, partition int) error {
+	for _, t := range res.Topics {
+		for _, p := range t.Partitions {
+			if t.Topic != topic || int(p.Partition) != partition {
+				continue
+			}
+			var err error
+			if p.ErrorCode != 0 {
+				err = kafka.Error(p.ErrorCode)
+			}
+			for _, re := range p.RecordErrors {
+				err = errors.Join(err, fmt.Errorf("record %d: %s", re.BatchIndex, re.BatchIndexErrorMessage))
+			}
+			return err
+		}
+	}
+	return errors.New("no response for the partition")
+}
+
+// retriable reports whether a request that failed with err may succeed
+// when sent again: kafka-go's Writer's rule.
+func retriable(err error) bool {
+	var temp interface{ Temporary() bool }
+	if errors.As(err, &temp) && temp.Temporary() {
+		return true
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// layout is a topic's partitions and their leaders.
+type layout struct {
+	ids     []int // 0..n-1, as kafka-go's balancers take them
+	leaders []int // broker id of partition p's leader
+}
+
+// layout returns the topic's layout, fetched at most every partitionsTTL.
+// The returned value is never changed.
+func (k *KafkaWriter) layout(ctx context.Context) (*layout, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.lay != nil && time.Since(k.fetched) < partitionsTTL {
+		return k.lay, nil
+	}
+	md, err := (&kafka.Client{Addr: k.addr, Transport: k.transport, Timeout: writeTimeout}).Metadata(ctx,
+		&kafka.MetadataRequest{Topics: []string{k.topic}})
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range md.Topics {
+		if t.Name != k.topic {
+			continue
+		}
+		if t.Error != nil {
+			return nil, t.Error
+		}
+		if len(t.Partitions) == 0 {
+			break
+		}
+		lay := &layout{ids: make([]int, len(t.Partitions)), leaders: make([]int, len(t.Partitions))}
+		for p := range lay.ids {
+			lay.ids[p] = p
+		}
+		for _, p := range t.Partitions {
+			if p.ID < 0 || p.ID >= len(lay.ids) {
+				return nil, fmt.Errorf("partition %d of %d", p.ID, len(lay.ids))
+			}
+			lay.leaders[p.ID] = p.Leader.ID
+		}
+		k.lay, k.fetched = lay, time.Now()
+		return lay, nil
+	}
+	return nil, kafka.UnknownTopicOrPartition
+}
+
+// recordSet is the kafka.RecordReader of one produce request: recs[idx[i]]
+// in order. It hands out one Record value over and over, as kafka-go's
+// Writer does, so that reading allocates nothing but the headers.
+type recordSet struct {
+	recs       []Record
+	idx        []int32
+	partition  int
+	leader     int   // broker id
+	round      int   // the partition's round-th run
+	err        error // of the last request
+	next       int
+	rec        kafka.Record
+	key, value bytesReadCloser
+}
+
+func (s *recordSet) ReadRecord() (*kafka.Record, error) {
+	if s.next >= len(s.idx) {
+		return nil, io.EOF
+	}
+	r := &s.recs[s.idx[s.next]]
+	s.next++
+	s.rec = kafka.Record{}
+	if r.Key != nil { // a nil key is null, an empty one a key
+		s.key.Reset(r.Key)
+		s.rec.Key = &s.key
+	}
+	if r.Value != nil {
+		s.value.Reset(r.Value)
+		s.rec.Value = &s.value
+	}
+	for _, h := range r.Headers {
+		s.rec.Headers = append(s.rec.Headers, kafka.Header{Key: h.Key, Value: []byte(h.Value)})
+	}
+	return &s.rec, nil
+}
+
+type bytesReadCloser struct{ bytes.Reader }
+
+func (*bytesReadCloser) Close() error { return nil }
+
+// encoded is WriteForecasts' buffers: the keys and values of a batch back
+// to back in bytes, the records that slice them, and where each ends.
+type encoded struct {
+	bytes []byte
+	recs  []Record
+	ends  []int // record i's key ends at ends[2i], its value at ends[2i+1]
 }
 
 // WriteForecasts publishes forecast messages as JSON, keyed by series.
 func (k *KafkaWriter) WriteForecasts(ctx context.Context, msgs ...*Message) error {
-	recs := make([]Record, len(msgs))
-	// One buffer for the batch: each value is a slice of it, taken once it
-	// stopped growing. Buffers are reused, but only after a write that
-	// succeeded: kafka-go no longer holds the values then, while after a
-	// failure (a cancelled context) a batch may still be on its way.
-	bp, _ := k.buffers.Get().(*[]byte)
-	if bp == nil {
-		bp = new([]byte)
+	// The buffers are reused, but only after a write that succeeded: the
+	// requests no longer hold the values then, while after a failure (a
+	// cancelled context) one may still be on its way.
+	e, _ := k.buffers.Get().(*encoded)
+	if e == nil {
+		e = new(encoded)
 	}
-	buf := (*bp)[:0]
-	ends := make([]int, len(msgs))
+	buf := e.bytes[:0]
+	e.ends = resize(e.ends, 2*len(msgs))
 	for i, m := range msgs {
+		buf = append(buf, m.Series...)
+		e.ends[2*i] = len(buf)
 		var err error
 		if buf, err = m.AppendJSON(buf); err != nil {
 			return fmt.Errorf("sink: encode forecast of %s: %w", m.Series, err)
 		}
-		ends[i] = len(buf)
+		e.ends[2*i+1] = len(buf)
 	}
+	e.bytes = buf
+	e.recs = resize(e.recs, len(msgs))
 	start := 0
-	for i, m := range msgs {
-		recs[i] = Record{Key: []byte(m.Series), Value: buf[start:ends[i]:ends[i]]}
-		start = ends[i]
+	for i := range msgs { // slices taken once buf stopped moving
+		key, value := e.ends[2*i], e.ends[2*i+1]
+		e.recs[i] = Record{Key: buf[start:key:key], Value: buf[key:value:value]}
+		start = value
 	}
-	if err := k.WriteRecords(ctx, recs...); err != nil {
+	if err := k.WriteRecords(ctx, e.recs...); err != nil {
 		return err
 	}
-	*bp = buf
-	k.buffers.Put(bp)
+	k.buffers.Put(e)
 	return nil
 }
 
@@ -134,5 +484,6 @@ func DeadLetterRecord(key, value []byte, reason, detail, origin string) Record {
 		{"streamd-reason", reason}, {"streamd-detail", detail}, {"streamd-origin", origin}}}
 }
 
-// Close flushes pending messages and closes the writer.
-func (k *KafkaWriter) Close() error { return k.w.Close() }
+// Close releases the writer. Writes are synchronous, so nothing is pending;
+// the transport, shared or the caller's, stays open.
+func (k *KafkaWriter) Close() error { return nil }

@@ -3,13 +3,118 @@ package sink
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
+
+// hashPartition is the partition of n that kafka-go's Hash balancer, which
+// the daemon's writers used before they produced by themselves, picks for key.
+func hashPartition(key string, n int) int {
+	parts := make([]int, n)
+	for p := range parts {
+		parts[p] = p
+	}
+	return (&kafka.Hash{}).Balance(kafka.Message{Key: []byte(key)}, parts...)
+}
+
+// produceSpy counts the produce requests a cluster receives for each
+// partition, records their record batches' sizes, and answers the first
+// fail[p] of partition p's with errorCode instead of appending them.
+type produceSpy struct {
+	mu       sync.Mutex
+	requests map[int32]int
+	sizes    map[int32][]int
+}
+
+func spyOnProduce(c *kfake.Cluster, fail map[int32]int, errorCode int16) *produceSpy {
+	s := &produceSpy{requests: map[int32]int{}, sizes: map[int32][]int{}}
+	c.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		req := kreq.(*kmsg.ProduceRequest)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		failing := false
+		for _, t := range req.Topics {
+			for _, p := range t.Partitions {
+				s.requests[p.Partition]++
+				s.sizes[p.Partition] = append(s.sizes[p.Partition], len(p.Records))
+				failing = failing || s.requests[p.Partition] <= fail[p.Partition]
+			}
+		}
+		if !failing {
+			return nil, nil, false // the cluster appends it
+		}
+		c.KeepControl()
+		resp := req.ResponseKind().(*kmsg.ProduceResponse)
+		for _, t := range req.Topics {
+			rt := kmsg.NewProduceResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewProduceResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, errorCode
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp, nil, true
+	})
+	return s
+}
+
+func (s *produceSpy) count(p int32) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests[p]
+}
+
+// keyedRecords returns n records keyed k0, k1, ..., each value size bytes
+// that start with its index.
+func keyedRecords(n, size int) []Record {
+	recs := make([]Record, n)
+	for i := range recs {
+		v := []byte(fmt.Sprintf("%08d", i))
+		recs[i] = Record{Key: []byte(fmt.Sprintf("k%d", i)), Value: append(v, make([]byte, size-len(v))...)}
+	}
+	return recs
+}
+
+// checkOnce fails unless got holds each of recs exactly once, in the
+// partition kafka-go's Hash balancer picks for its key, in write order
+// within the partition.
+func checkOnce(t *testing.T, got map[int][]kafka.Message, recs []Record, partitions int) {
+	t.Helper()
+	seen := map[string]bool{}
+	for p, ms := range got {
+		last := -1
+		for _, m := range ms {
+			var i int
+			fmt.Sscanf(string(m.Value[:8]), "%d", &i)
+			if seen[string(m.Key)] {
+				t.Fatalf("record %s written twice", m.Key)
+			}
+			seen[string(m.Key)] = true
+			if string(m.Key) != string(recs[i].Key) || len(m.Value) != len(recs[i].Value) {
+				t.Fatalf("partition %d: record %s carries record %d's value", p, m.Key, i)
+			}
+			if want := hashPartition(string(m.Key), partitions); p != want {
+				t.Fatalf("record %s in partition %d, want %d", m.Key, p, want)
+			}
+			if i < last {
+				t.Fatalf("partition %d: record %d after %d", p, i, last)
+			}
+			last = i
+		}
+	}
+	if len(seen) != len(recs) {
+		t.Fatalf("%d of %d records arrived", len(seen), len(recs))
+	}
+}
 
 // readAll reads every partition of topic until want messages arrived or the
 // context ends; it returns them per partition, in offset order.
@@ -84,6 +189,9 @@ func TestKafkaWriterAgainstBroker(t *testing.T) {
 			if q, ok := partOf[fm.Series]; ok && q != p {
 				t.Fatalf("series %s in partitions %d and %d", fm.Series, q, p)
 			}
+			if want := hashPartition(fm.Series, 8); p != want {
+				t.Fatalf("series %s in partition %d, kafka-go's Hash balancer says %d", fm.Series, p, want)
+			}
 			partOf[fm.Series] = p
 			if prev, ok := lastT[fm.Series]; ok && fm.T != prev+1 {
 				t.Fatalf("series %s: t %d after %d", fm.Series, fm.T, prev)
@@ -117,5 +225,144 @@ func TestKafkaWriterAgainstBroker(t *testing.T) {
 		found[0].Headers[0].Key != "streamd-reason" || string(found[0].Headers[0].Value) != "non_finite_y" ||
 		string(found[0].Headers[2].Value) != "series/3/1037" {
 		t.Fatalf("dead letters %+v", found)
+	}
+}
+
+// A write's records for one partition go out in requests of at most
+// BatchBytes (a record batch adds its 61-byte header to its records), as few
+// as the bound allows, each partition's in order.
+func TestKafkaWriterSplitsAtBatchBytes(t *testing.T) {
+	const partitions, n, size, limit = 4, 400, 200, 4096
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	spy := spyOnProduce(c, nil, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := NewKafkaWriter(KafkaConfig{Brokers: c.ListenAddrs(), Topic: "t", BatchBytes: limit, Transport: &kafka.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := keyedRecords(n, size)
+	if err := w.WriteRecords(ctx, recs...); err != nil {
+		t.Fatal(err)
+	}
+	perPartition := map[int32]int{}
+	for _, r := range recs {
+		perPartition[int32(hashPartition(string(r.Key), partitions))] += len(r.Key) + len(r.Value)
+	}
+	for p, bytes := range perPartition {
+		// The records' own bytes need at least this many requests; the
+		// framing the writer budgets for (recordOverhead each) at most
+		// doubles them here.
+		if got, least := spy.count(p), (bytes+limit-1)/limit; got < least || got > 2*least {
+			t.Errorf("partition %d: %d bytes of records in %d requests, want %d to %d", p, bytes, got, least, 2*least)
+		}
+		for _, b := range spy.sizes[p] {
+			if b > limit+61 {
+				t.Errorf("partition %d: a record batch of %d bytes, limit %d", p, b, limit)
+			}
+		}
+	}
+	checkOnce(t, readAll(ctx, t, c.ListenAddrs(), "t", partitions, n), recs, partitions)
+}
+
+// A write sends one request per partition leader. One that fails with a
+// retriable error (its leader moved) is sent again, one partition at a
+// time; partitions whose request succeeded are not written again.
+func TestKafkaWriterRetriesOnlyTheFailedPartitions(t *testing.T) {
+	const partitions, n = 8, 64
+	c, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.SeedTopics(partitions, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const failing = 2 // every request carrying partition 2 fails twice
+	spy := spyOnProduce(c, map[int32]int{failing: 2}, int16(kafka.NotLeaderForPartition))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := NewKafkaWriter(KafkaConfig{Brokers: c.ListenAddrs(), Topic: "t", Transport: &kafka.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := keyedRecords(n, 16)
+	if err := w.WriteRecords(ctx, recs...); err != nil {
+		t.Fatal(err)
+	}
+	withFailing := c.LeaderFor("t", failing)
+	others := 0
+	for p := int32(0); p < partitions; p++ {
+		want := 1 // in its leader's request, which succeeded
+		switch {
+		case p == failing:
+			want = 3 // its leader's request, then twice alone
+		case c.LeaderFor("t", p) == withFailing:
+			want = 2 // failed with partition 2's, then alone
+		default:
+			others++
+		}
+		if got := spy.count(p); got != want {
+			t.Errorf("partition %d (leader %d): %d produce requests, want %d", p, c.LeaderFor("t", p), got, want)
+		}
+	}
+	if others == 0 {
+		t.Fatalf("every partition led by broker %d: the test needs two leaders", withFailing)
+	}
+	checkOnce(t, readAll(ctx, t, c.ListenAddrs(), "t", partitions, n), recs, partitions)
+}
+
+// A write after the partitions' leaders moved reaches the new leaders once
+// the transport refreshed its metadata (here every 500 ms).
+func TestKafkaWriterFollowsAMovedLeader(t *testing.T) {
+	const partitions, n = 4, 32
+	c, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.SeedTopics(partitions, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := NewKafkaWriter(KafkaConfig{Brokers: c.ListenAddrs(), Topic: "t", Transport: &kafka.Transport{MetadataTTL: 500 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := keyedRecords(n, 16)
+	if err := w.WriteRecords(ctx, recs[:n/2]...); err != nil {
+		t.Fatal(err)
+	}
+	for p := int32(0); p < partitions; p++ {
+		if err := c.MoveTopicPartition("t", p, 1-c.LeaderFor("t", p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.WriteRecords(ctx, recs[n/2:]...); err != nil {
+		t.Fatal(err)
+	}
+	checkOnce(t, readAll(ctx, t, c.ListenAddrs(), "t", partitions, n), recs, partitions)
+}
+
+// An error that sending again cannot cure comes back at once, as the
+// kafka.Error the publisher tells apart.
+func TestKafkaWriterReturnsANonRetriableError(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	spy := spyOnProduce(c, map[int32]int{0: 1}, int16(kafka.MessageSizeTooLarge))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := NewKafkaWriter(KafkaConfig{Brokers: c.ListenAddrs(), Topic: "t", Transport: &kafka.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.WriteRecords(ctx, keyedRecords(3, 16)...)
+	if !errors.Is(err, kafka.MessageSizeTooLarge) {
+		t.Fatalf("got %v, want %v", err, kafka.MessageSizeTooLarge)
+	}
+	if got := spy.count(0); got != 1 {
+		t.Fatalf("%d produce requests, want 1", got)
 	}
 }
