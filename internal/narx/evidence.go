@@ -4,7 +4,13 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/streamd/streamd/internal/recursive"
 )
 
 // Level 2 of the Bayesian framework (book §4.2.3, DESIGN §3), in primal form.
@@ -32,6 +38,9 @@ import (
 //
 // d_eff = 1 + Σ γλ_i/(1 + γλ_i) counts the bias and the well-determined
 // directions.
+//
+// An evidence borrows its lambda and p2 from the shared scratch pool (see
+// recursive.Pool): release it once done.
 type evidence struct {
 	lambda []float64 // eigenvalues of G, clamped at ≥ 0
 	p2     []float64 // p_i²
@@ -47,8 +56,11 @@ type Level2 struct {
 }
 
 // newEvidence prepares J from the sufficient statistics (A over ψ = [φ; 1],
-// r, s = Σ c y², n_c). O(r³) for the eigendecomposition of G. ok is false when
-// there is too little data (n_c ≤ 1) or the decomposition fails.
+// r, s = Σ c y², n_c). O(r³) for the eigendecomposition of G, with LAPACK
+// dsyev (as gonum's mat.EigenSym, bit for bit) in buffers borrowed from the
+// shared pool: it runs at every swap, on the per-sample path, and allocates
+// nothing once the pool is warm. ok is false when there is too little data
+// (n_c ≤ 1) or the decomposition fails; the evidence then needs no release.
 func newEvidence(a mat.Symmetric, rv []float64, s, nc float64) (ev evidence, ok bool) {
 	m := a.SymmetricDim()
 	r := m - 1
@@ -56,32 +68,49 @@ func newEvidence(a mat.Symmetric, rv []float64, s, nc float64) (ev evidence, ok 
 		return ev, false
 	}
 	rb := rv[r]
-	ev = evidence{lambda: make([]float64, r), p2: make([]float64, r), nc: nc, sc: max(s-rb*rb/nc, 0)}
+	ev = evidence{lambda: recursive.GetFloats(r), p2: recursive.GetFloats(r), nc: nc, sc: max(s-rb*rb/nc, 0)}
 	if r == 0 {
 		return ev, true
 	}
-	g := mat.NewSymDense(r, nil)
-	rc := mat.NewVecDense(r, nil)
+	g, rc, p := recursive.GetFloats(r*r), recursive.GetFloats(r), recursive.GetFloats(r)
+	defer func() {
+		recursive.PutFloats(g)
+		recursive.PutFloats(rc)
+		recursive.PutFloats(p)
+	}()
+	clear(g) // dsyev reads the upper triangle only; the rest is not left to chance
 	for i := 0; i < r; i++ {
 		ai := a.At(i, r)
-		rc.SetVec(i, rv[i]-ai*rb/nc)
+		rc[i] = rv[i] - ai*rb/nc
 		for j := i; j < r; j++ {
-			g.SetSym(i, j, a.At(i, j)-ai*a.At(j, r)/nc)
+			g[i*r+j] = a.At(i, j) - ai*a.At(j, r)/nc
 		}
 	}
-	var es mat.EigenSym
-	if !es.Factorize(g, true) {
-		return ev, false
+	sym := blas64.Symmetric{N: r, Stride: r, Data: g, Uplo: blas.Upper}
+	query := recursive.GetFloats(1) // a local array would escape to the heap
+	lapack64.Syev(lapack.EVCompute, sym, ev.lambda, query, -1)
+	work := recursive.GetFloats(int(query[0]))
+	recursive.PutFloats(query)
+	defer recursive.PutFloats(work)
+	if !lapack64.Syev(lapack.EVCompute, sym, ev.lambda, work, len(work)) {
+		ev.release()
+		return evidence{}, false
 	}
-	var u mat.Dense
-	es.VectorsTo(&u)
-	var p mat.VecDense
-	p.MulVec(u.T(), rc)
-	for i, l := range es.Values(nil) {
+	// g now holds the eigenvectors in its columns: p = Uᵀr_c.
+	blas64.Gemv(blas.Trans, 1, blas64.General{Rows: r, Cols: r, Stride: r, Data: g},
+		blas64.Vector{N: r, Inc: 1, Data: rc}, 0, blas64.Vector{N: r, Inc: 1, Data: p})
+	for i, l := range ev.lambda {
 		ev.lambda[i] = max(l, 0)
-		ev.p2[i] = p.AtVec(i) * p.AtVec(i)
+		ev.p2[i] = p[i] * p[i]
 	}
 	return ev, true
+}
+
+// release returns the evidence's buffers to the pool; it must not be used
+// afterwards.
+func (ev evidence) release() {
+	recursive.PutFloats(ev.lambda)
+	recursive.PutFloats(ev.p2)
 }
 
 // at evaluates the level-2 quantities at γ. O(r).

@@ -199,3 +199,65 @@ func TestSetGammaEqualsFixedFit(t *testing.T) {
 		t.Errorf("unfitted SetGamma: err %v, config %+v", err, u.Config())
 	}
 }
+
+// newEvidence decomposes G in pooled buffers with the LAPACK routine behind
+// gonum's mat.EigenSym: its eigenvalues and projections must equal those of
+// the straightforward mat.EigenSym computation bit for bit (same routine,
+// same input, same work size), so that forecasts did not move when the
+// decomposition left mat; and once the pool is warm it must not allocate,
+// since it runs at every swap.
+func TestEvidenceMatchesEigenSymWithoutAllocating(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	X, y := randRegression(rng, 300, 2, 0.1)
+	cfg := baseConfig(2, 25)
+	cfg.Cutoff, cfg.AutoGamma = 1e-10, true
+	m, err := NewModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Fit(X, y, nil); err != nil {
+		t.Fatal(err)
+	}
+	a, rv, s, nc := m.rls.Stats()
+	defer m.rls.ReleaseStats()
+	ev, ok := newEvidence(a, rv, s, nc)
+	if !ok {
+		t.Fatal("newEvidence failed")
+	}
+	defer ev.release()
+
+	// The reference: G and r_c as mat types, mat.EigenSym, Uᵀr_c.
+	r := a.SymmetricDim() - 1
+	rb := rv[r]
+	g := mat.NewSymDense(r, nil)
+	rc := mat.NewVecDense(r, nil)
+	for i := 0; i < r; i++ {
+		ai := a.At(i, r)
+		rc.SetVec(i, rv[i]-ai*rb/nc)
+		for j := i; j < r; j++ {
+			g.SetSym(i, j, a.At(i, j)-ai*a.At(j, r)/nc)
+		}
+	}
+	var es mat.EigenSym
+	if !es.Factorize(g, true) {
+		t.Fatal("mat.EigenSym failed")
+	}
+	var u mat.Dense
+	es.VectorsTo(&u)
+	var p mat.VecDense
+	p.MulVec(u.T(), rc)
+	if len(ev.lambda) != r {
+		t.Fatalf("%d eigenvalues, want %d", len(ev.lambda), r)
+	}
+	for i, l := range es.Values(nil) {
+		if ev.lambda[i] != max(l, 0) || ev.p2[i] != p.AtVec(i)*p.AtVec(i) {
+			t.Fatalf("pair %d: λ %v, p² %v; mat.EigenSym gives %v, %v", i, ev.lambda[i], ev.p2[i], max(l, 0), p.AtVec(i)*p.AtVec(i))
+		}
+	}
+	if allocs := testing.AllocsPerRun(20, func() {
+		e, _ := newEvidence(a, rv, s, nc)
+		e.release()
+	}); allocs != 0 {
+		t.Errorf("%v allocations per level-2 decomposition, want 0", allocs)
+	}
+}

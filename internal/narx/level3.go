@@ -27,6 +27,7 @@ func (m *Model) LogEvidence() float64 {
 	if !ok {
 		return math.Inf(-1)
 	}
+	defer ev.release()
 	l2 := ev.at(m.rls.Gamma())
 	if m.cfg.AutoGamma {
 		l2 = ev.minimise()

@@ -677,6 +677,7 @@ func (m *Model) refreshNoise() {
 		}
 		return
 	}
+	defer ev.release()
 	var l2 Level2
 	if m.cfg.AutoGamma {
 		l2 = ev.minimise()
