@@ -73,10 +73,14 @@ func TestDecodeRejects(t *testing.T) {
 }
 
 // FuzzDecode: no input panics, every error is a RejectError with a known
-// reason, and an accepted record is valid.
+// reason, an accepted record is valid, and Decode agrees with
+// referenceDecode (encoding/json all the way) on the record or the reason,
+// with one input required and with any number.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{`{"series":"s1","t":1037,"y":86.0,"u":[0.3]}`, `{"y":1e999}`, `{"y":"NaN","u":[0]}`,
-		`{"t":"2026-11-21T10:00:00Z","y":1,"u":[1]}`, `[`, `{"y":1,"u":[0,1]}`, ``} {
+		`{"t":"2026-11-21T10:00:00Z","y":1,"u":[1]}`, `[`, `{"y":1,"u":[0,1]}`, ``,
+		` { "\u0079" : 2 , "y":[{"]":"}"}], "u" : [ 1e2 ] , "series":"\u00e9\"x" } `, `{"y":1,"y":2,"u":[3],"u":null}`,
+		"{\"series\":\"a\xffb\",\"y\":1,\"u\":[0]}", `{"t":" 5","y":1,"u":[0]}`, `null`} {
 		f.Add([]byte("k"), []byte(s))
 	}
 	known := map[Reason]bool{}
@@ -84,6 +88,21 @@ func FuzzDecode(f *testing.F) {
 		known[r] = true
 	}
 	f.Fuzz(func(t *testing.T, key, value []byte) {
+		for _, d := range []*Decoder{decoder(), {Fields: DefaultFields, MaxBytes: 256, Inputs: -1}} {
+			got, err := d.Decode(key, value, ts)
+			want, wantErr := referenceDecode(d, key, value, ts)
+			var re, wantRe *RejectError
+			errors.As(err, &re)
+			errors.As(wantErr, &wantRe)
+			switch {
+			case (err == nil) != (wantErr == nil):
+				t.Fatalf("inputs %d: Decode %+v, %v; reference %+v, %v", d.Inputs, got, err, want, wantErr)
+			case err != nil && (re == nil || wantRe == nil || re.Reason != wantRe.Reason):
+				t.Fatalf("inputs %d: Decode rejects with %v, reference with %v", d.Inputs, err, wantErr)
+			case err == nil && !sameRecord(got, want):
+				t.Fatalf("inputs %d: Decode %+v, reference %+v", d.Inputs, got, want)
+			}
+		}
 		rec, err := decoder().Decode(key, value, ts)
 		if err != nil {
 			var re *RejectError
@@ -101,4 +120,41 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+func sameRecord(a, b Record) bool {
+	if a.Series != b.Series || a.T != b.T || math.Float64bits(a.Y) != math.Float64bits(b.Y) || len(a.U) != len(b.U) {
+		return false
+	}
+	for i := range a.U {
+		if math.Float64bits(a.U[i]) != math.Float64bits(b.U[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// BenchmarkDecode: the daemon's record of BenchmarkLatency (key names the
+// series), and one with every field, against the map-based reference.
+func BenchmarkDecode(b *testing.B) {
+	d := &Decoder{Fields: DefaultFields, MaxBytes: 4096, Inputs: -1}
+	for _, c := range []struct{ name, key, value string }{
+		{"key", "s17", `{"t":512,"y":0.7308914525051367}`},
+		{"fields", "", `{"series":"plant-7","t":"2026-11-21T10:00:00.5Z","y":-1.25e-3,"u":[0.3,1,-2.5]}`},
+	} {
+		for _, impl := range []struct {
+			name   string
+			decode func(*Decoder, []byte, []byte, time.Time) (Record, error)
+		}{{"scan", (*Decoder).Decode}, {"reference", referenceDecode}} {
+			b.Run(c.name+"/"+impl.name, func(b *testing.B) {
+				key, value := []byte(c.key), []byte(c.value)
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := impl.decode(d, key, value, ts); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }
