@@ -170,12 +170,11 @@ func (r *partitionRun) handle(m kafka.Message) {
 		d.metrics.skipped.Inc() // read again after a lost commit: the restored state holds it
 		return
 	}
-	origin := fmt.Sprintf("%s/%d/%d", m.Topic, m.Partition, m.Offset)
 	rec, err := d.cfg.Decoder.Decode(m.Key, m.Value, m.Time)
 	if err != nil {
 		var re *source.RejectError
 		if errors.As(err, &re) {
-			r.reject(m, string(re.Reason), re.Detail, origin)
+			r.reject(m, string(re.Reason), re.Detail)
 		}
 		return
 	}
@@ -198,7 +197,7 @@ func (r *partitionRun) handle(m kafka.Message) {
 	var re *online.RejectError
 	switch {
 	case errors.As(err, &re):
-		r.reject(m, re.Reason, re.Detail, origin)
+		r.reject(m, re.Reason, re.Detail)
 		return
 	case err != nil:
 		d.metrics.fitFailed.Inc()
@@ -273,7 +272,10 @@ func (r *partitionRun) publishSummaries() {
 	}
 }
 
-func (r *partitionRun) reject(m kafka.Message, reason, detail, origin string) {
+// reject counts m under reason, logs it (at a bounded rate) and queues its
+// dead letter, which names its origin as topic/partition/offset.
+func (r *partitionRun) reject(m kafka.Message, reason, detail string) {
+	origin := fmt.Sprintf("%s/%d/%d", m.Topic, m.Partition, m.Offset)
 	r.d.metrics.rejected.WithLabelValues(reason).Inc()
 	// Bad input can arrive in floods: log at most one line a second, with
 	// the count of those not logged since.
