@@ -88,7 +88,7 @@ func (s *arrayScanner) next() bool {
 	end := valueEnd(s.doc, s.i)
 	s.value = s.doc[min(s.i, end):end]
 	s.i = end
-	return end > 0
+	return true
 }
 
 // arrayLen returns the number of elements of raw, a valid JSON value; ok is
