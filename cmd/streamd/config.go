@@ -45,8 +45,9 @@ type KafkaConfig struct {
 	ForecastTopic   string   `yaml:"forecast_topic"`
 	StateTopic      string   `yaml:"state_topic"`
 	DeadLetterTopic string   `yaml:"dead_letter_topic"`
-	// CheckpointRecords and CheckpointInterval space the checkpoints of a
-	// partition (and so its offset commits): whichever comes first.
+	// CheckpointRecords and CheckpointInterval bound how long a partition
+	// leaves a series' change unsaved (and so its offset commits behind):
+	// whichever comes first.
 	CheckpointRecords  int           `yaml:"checkpoint_records"`
 	CheckpointInterval time.Duration `yaml:"checkpoint_interval"`
 	// MaxRecordBytes rejects larger input records (to the dead-letter topic).

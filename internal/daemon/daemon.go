@@ -58,12 +58,14 @@ type Config struct {
 	// (StateTopicFor names one per input topic when there are several);
 	// "" keeps no state: every assignment starts the series afresh.
 	StateTopic string
-	// A partition checkpoints the series it changed, and then commits its
-	// input offset, after CheckpointRecords records or CheckpointEvery,
-	// whichever comes first, and when it is revoked or the daemon stops.
-	// Shorter means fewer records re-read after a crash; longer means fewer,
-	// larger writes (a series written once per checkpoint however many of
-	// its records it covers). 0 means 50 000 records and 10 s.
+	// A partition checkpoints each series it changed within
+	// CheckpointRecords records or CheckpointEvery, whichever comes first,
+	// a twentieth of its series at a time (checkpointStep), and commits its
+	// input offset up to what the checkpoints cover; everything when it is
+	// revoked or the daemon stops. Shorter means fewer records re-read after
+	// a crash; longer means fewer writes (a series written once per interval
+	// however many of its records it covers). 0 means 50 000 records and
+	// 10 s.
 	CheckpointRecords int
 	CheckpointEvery   time.Duration
 	// SessionTimeout of the consumer-group membership (0 = 10 s).
@@ -307,7 +309,7 @@ func newMetrics() *metrics {
 		Help:    "Time from an input record's timestamp to the broker's acknowledgement of its forecast.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}})
 	m.checkpointSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamd_checkpoint_duration_seconds",
-		Help: "Time to encode and write one partition's checkpoint until acknowledged.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)})
+		Help: "Time to encode and write one checkpoint step of a partition (the series due, then its watermark) until acknowledged.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)})
 	m.checkpointBytes = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_checkpoint_bytes_total",
 		Help: "Bytes of series state written to the state topic."})
 	m.checkpointSeries = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_checkpoint_series_total",

@@ -50,14 +50,18 @@ type partitionRun struct {
 	watermark int64
 	// With a state topic: store writes the partition's checkpoints;
 	// applied holds each series' last input offset, dirty the series
-	// changed (or evicted) since the last checkpoint, stateEnd the state
-	// partition's end offset when restored.
-	store           *checkpoint.Store
-	applied         map[string]int64
-	dirty           map[string]struct{}
-	stateEnd        int64
-	sinceCheckpoint int
-	lastCheckpoint  time.Time
+	// changed (or evicted) since their last checkpoint, in the order of
+	// their first such change (state.go), stateEnd the state partition's
+	// end offset when restored; steps counts the checkpoint steps, the
+	// last at lastStep with r.next at stepNext; dueIDs is a step's buffer.
+	store    *checkpoint.Store
+	applied  map[string]int64
+	dirty    dirtySeries
+	stateEnd int64
+	steps    int
+	lastStep time.Time
+	stepNext int64
+	dueIDs   []string
 	// reqs carries work that must run on this goroutine (what-if forecasts);
 	// gone is closed when the partition run ends.
 	reqs chan func()
@@ -70,17 +74,14 @@ type partitionRun struct {
 // decoded, learned and, when it yields one, its forecast queued; queued
 // results are published (forecasts, then dead letters) every FlushEvery or
 // flushBatch records, and the input offset committed after them — with a
-// state topic, only after a checkpoint covering them was acknowledged. So a
+// state topic, only after checkpoints covering them were acknowledged. So a
 // committed offset never covers an unpublished result or an unsaved state:
 // after a crash the uncommitted records are read again.
 func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	d.assigned.Add(1)
 	defer d.assigned.Add(-1)
-	// The partitions' checkpoint clocks are staggered over the interval, so
-	// that they do not all write their state at the same moment.
-	stagger := d.cfg.CheckpointEvery * time.Duration(p.ID%8) / 8
 	r := &partitionRun{d: d, p: p, next: -1, committed: -1, watermark: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
-		bytes: map[string]int{}, applied: map[string]int64{}, dirty: map[string]struct{}{}, lastCheckpoint: time.Now().Add(-stagger),
+		bytes: map[string]int{}, applied: map[string]int64{}, dirty: newDirtySeries(), lastStep: time.Now(),
 		store: d.stores[p.Topic], reqs: make(chan func()), gone: make(chan struct{})}
 	if r.store != nil {
 		if !r.restore(ctx) {
@@ -105,7 +106,7 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 		for _, b := range r.bytes {
 			d.metrics.bytes.Sub(float64(b))
 		}
-		if r.store != nil && len(r.dirty) == 0 && r.unsent == nil && !r.pub.behind && r.next <= r.pub.committed {
+		if r.store != nil && r.dirty.len() == 0 && r.unsent == nil && !r.pub.behind && r.next <= r.pub.committed {
 			d.parking.put(partitionKey{Topic: p.Topic, ID: p.ID}, &parked{reg: r.reg, applied: r.applied,
 				stateEnd: r.pub.stateEnd, watermark: r.watermark})
 		}
@@ -157,7 +158,10 @@ func (r *partitionRun) onEvict(id string) {
 	delete(r.bytes, id)
 	delete(r.applied, id)
 	if r.store != nil {
-		r.dirty[id] = struct{}{}
+		// Its tombstone must be written before the commit passes the
+		// record that evicted it (r.next−1), or, restoring more series
+		// than the cap, the restored watermark.
+		r.dirty.mark(id, max(r.next-1, r.watermark))
 	}
 }
 
@@ -165,7 +169,6 @@ func (r *partitionRun) handle(m kafka.Message) {
 	d := r.d
 	d.metrics.records.Inc()
 	r.next = m.Offset + 1
-	r.sinceCheckpoint++
 	if m.Offset < r.watermark {
 		d.metrics.skipped.Inc() // read again after a lost commit: the restored state holds it
 		return
@@ -191,7 +194,7 @@ func (r *partitionRun) handle(m kafka.Message) {
 		// Whatever Observe does with the record (learn, buffer, reject), the
 		// series has now seen it.
 		r.applied[rec.Series] = m.Offset
-		r.dirty[rec.Series] = struct{}{}
+		r.dirty.mark(rec.Series, m.Offset)
 	}
 	res, err := l.Observe(online.Observation{T: rec.T, Y: rec.Y, U: rec.U})
 	var re *online.RejectError
@@ -290,11 +293,10 @@ func (r *partitionRun) reject(m kafka.Message, reason, detail string) {
 }
 
 // flush hands the queued results to the publisher (publish.go), with, when
-// one is due, a checkpoint of the series changed since the last and the
-// commit of the input offset after them: with a state topic every
-// CheckpointRecords records or CheckpointEvery, without one every
-// CommitEvery; and always when final. It blocks only when the publisher's
-// queue is full.
+// one is due, a commit of the input offset they cover: with a state topic,
+// a checkpoint step first (the series due, state.go) and the commit of the
+// offset the checkpoints then cover; without one, every CommitEvery; and
+// everything when final. It blocks only when the publisher's queue is full.
 func (r *partitionRun) flush(ctx context.Context, final bool) bool {
 	d := r.d
 	b := pubBatch{commit: -1}
@@ -318,9 +320,8 @@ func (r *partitionRun) flush(ctx context.Context, final bool) bool {
 	}
 	switch {
 	case r.store != nil:
-		if r.checkpointDue(final) {
-			r.encodeCheckpoint(&b)
-			b.commit = r.next
+		if watermark, ok := r.checkpointStep(&b, final); ok {
+			b.commit = watermark
 		}
 	case r.next > r.committed && (final || time.Since(r.lastCommit) >= d.cfg.CommitEvery):
 		b.commit = r.next

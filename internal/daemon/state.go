@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"sync"
 	"time"
@@ -15,9 +16,9 @@ import (
 )
 
 // Durable state (DESIGN §5). Each partition goroutine checkpoints the series
-// it changed to the same partition of the state topic, then commits the
-// input offset: a committed offset is always covered by acknowledged
-// checkpoints. Each checkpoint carries the input offset of the last record of
+// it changed to the same partition of the state topic, a few at a time
+// (checkpointStep), then commits the input offset they cover: a committed
+// offset is always covered by acknowledged checkpoints. Each checkpoint carries the input offset of the last record of
 // its series, so after a crash the records read again (those after the last
 // commit) that a series' state already holds are skipped, and none is applied
 // twice. Checkpoints of one partition are written by its goroutine only, in
@@ -197,6 +198,7 @@ func (r *partitionRun) readState(ctx context.Context) error {
 	}
 	slices.SortFunc(series, func(a, b restored) int { return cmp.Or(cmp.Compare(a.pos, b.pos), cmp.Compare(a.id, b.id)) })
 	applied := make(map[string]int64, len(series))
+	r.watermark = watermark // for the tombstones of series beyond the cap (onEvict)
 	for _, s := range series {
 		reg.Put(s.id, s.l)
 		applied[s.id] = s.pos
@@ -216,21 +218,58 @@ func (r *partitionRun) readState(ctx context.Context) error {
 // the empty id: the decoder rejects a record without one.
 const watermarkKey = ""
 
-// encodeCheckpoint puts in b the series changed since the last checkpoint,
-// in id order: each one's checkpoint, or a tombstone for an evicted one, and
-// last the watermark, r.next. The publisher writes them. Records below a
-// restored watermark are skipped whole — decoder rejects and the records of
-// series evicted since included, which no series offset covers — and the
-// per-series offsets cover a checkpoint written only in part.
-func (r *partitionRun) encodeCheckpoint(b *pubBatch) {
-	b.withCkpt, b.encodeStart = true, time.Now()
-	ids := make([]string, 0, len(r.dirty))
-	for id := range r.dirty {
-		ids = append(ids, id)
+// checkpointSteps is the number of steps a checkpoint interval is taken in.
+// A partition does not checkpoint every series it changed at once: a step
+// is due every twentieth of CheckpointEvery or of CheckpointRecords
+// records, and each series has its turn at one step in twenty (its slot, a
+// hash of its id), when it is written if it changed since its last
+// checkpoint. So a change is saved within an interval, as when every series
+// was written at its end, and the partition writes about a twentieth of its
+// changed series at each step: its goroutine encodes a few series rather
+// than all of them (10–18 ms every 10 s at M = 50, which every record
+// behind it waited for), and the writes to the state topic are as even.
+// Slots by id, not by the time of a series' first change: series that
+// started together, or were written together, would stay together.
+const checkpointSteps = 20
+
+// checkpointSlot is the step, in [0, checkpointSteps), at which series id
+// is checkpointed.
+func checkpointSlot(id string) int {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % checkpointSteps)
+}
+
+// checkpointStep puts in b, when a step is due, the changed series of the
+// step's slot — of every slot when final — each one's checkpoint, or a
+// tombstone for an evicted one, and last the watermark. It returns the
+// watermark — the input offset the checkpoints then cover, which the offset
+// commit may not pass: the first change of the oldest series still unsaved,
+// or r.next when none is — and whether there is anything to write. Records
+// below a restored watermark are skipped whole (decoder rejects and the
+// records of series evicted since included, which no series offset covers);
+// above it, each series' own offset says which records its state holds.
+func (r *partitionRun) checkpointStep(b *pubBatch, final bool) (watermark int64, ok bool) {
+	cfg := r.d.cfg
+	now := time.Now()
+	if !final && now.Sub(r.lastStep) < cfg.CheckpointEvery/checkpointSteps &&
+		r.next-r.stepNext < int64(max(1, cfg.CheckpointRecords/checkpointSteps)) {
+		return 0, false
 	}
-	slices.Sort(ids)
-	b.checkpoint = make([]checkpoint.Entry, 0, len(ids))
-	for _, id := range ids {
+	slot := r.steps % checkpointSteps
+	r.lastStep, r.stepNext, r.steps = now, r.next, r.steps+1
+	due := r.dirty.take(func(id string) bool { return final || checkpointSlot(id) == slot }, r.dueIDs[:0])
+	r.dueIDs = due[:0]
+	watermark = r.next
+	if first, ok := r.dirty.oldest(); ok {
+		watermark = first
+	}
+	if len(due) == 0 && watermark <= r.committed {
+		return 0, false
+	}
+	b.withCkpt, b.encodeStart = true, now
+	b.checkpoint = make([]checkpoint.Entry, 0, len(due)+1)
+	for _, id := range due {
 		e := checkpoint.Entry{Key: id}
 		if l, ok := r.reg.Lookup(id); ok {
 			v, err := online.MarshalCheckpoint(l, r.applied[id])
@@ -242,16 +281,82 @@ func (r *partitionRun) encodeCheckpoint(b *pubBatch) {
 		}
 		b.checkpoint = append(b.checkpoint, e)
 	}
-	b.checkpoint = append(b.checkpoint, checkpoint.Entry{Key: watermarkKey, Value: binary.BigEndian.AppendUint64(nil, uint64(r.next))})
-	clear(r.dirty)
-	r.sinceCheckpoint, r.lastCheckpoint = 0, time.Now()
+	b.checkpoint = append(b.checkpoint, checkpoint.Entry{Key: watermarkKey, Value: binary.BigEndian.AppendUint64(nil, uint64(watermark))})
+	return watermark, true
 }
 
-// checkpointDue reports whether the records handled since the last
-// checkpoint should be checkpointed now.
-func (r *partitionRun) checkpointDue(final bool) bool {
-	if r.next <= r.committed && len(r.dirty) == 0 {
-		return false
+// dirtySeries is the set of series changed since their last checkpoint, in
+// the order of their first change, whose input offset grows along it: the
+// oldest is the first. Taking series out of the middle leaves stale entries
+// in the queue, skipped when they reach its head: each mark costs O(1)
+// amortised.
+type dirtySeries struct {
+	live  map[string]uint64 // id → seq of its entry in queue
+	queue []dirtyEntry      // queue[head:] holds every live entry, in order
+	head  int
+	seq   uint64
+}
+
+// dirtyEntry is a series' first change since its last checkpoint, at input
+// offset first; it is stale once live no longer holds seq for id.
+type dirtyEntry struct {
+	id    string
+	first int64
+	seq   uint64
+}
+
+func newDirtySeries() dirtySeries { return dirtySeries{live: map[string]uint64{}} }
+
+func (d *dirtySeries) len() int { return len(d.live) }
+
+// mark notes a change of series id at input offset first; a series already
+// marked keeps its older first change.
+func (d *dirtySeries) mark(id string, first int64) {
+	if _, ok := d.live[id]; ok {
+		return
 	}
-	return final || r.sinceCheckpoint >= r.d.cfg.CheckpointRecords || time.Since(r.lastCheckpoint) >= r.d.cfg.CheckpointEvery
+	d.seq++
+	d.live[id] = d.seq
+	d.queue = append(d.queue, dirtyEntry{id: id, first: first, seq: d.seq})
+}
+
+// take removes the series for which pick is true and appends them to dst,
+// oldest first change first.
+func (d *dirtySeries) take(pick func(id string) bool, dst []string) []string {
+	for _, e := range d.queue[d.head:] {
+		if d.live[e.id] == e.seq && pick(e.id) {
+			delete(d.live, e.id)
+			dst = append(dst, e.id)
+		}
+	}
+	d.trim()
+	return dst
+}
+
+// oldest returns the first change of the oldest series; false if none.
+func (d *dirtySeries) oldest() (first int64, ok bool) {
+	if d.head < len(d.queue) {
+		return d.queue[d.head].first, true
+	}
+	return 0, false
+}
+
+// trim drops the stale entries at the head and, when they are more than
+// half of it, compacts the queue (the live part moves down).
+func (d *dirtySeries) trim() {
+	for d.head < len(d.queue) && d.live[d.queue[d.head].id] != d.queue[d.head].seq {
+		d.queue[d.head] = dirtyEntry{}
+		d.head++
+	}
+	if d.head > len(d.queue)/2 {
+		n := 0
+		for _, e := range d.queue[d.head:] {
+			if d.live[e.id] == e.seq {
+				d.queue[n] = e
+				n++
+			}
+		}
+		clear(d.queue[n:])
+		d.queue, d.head = d.queue[:n], 0
+	}
 }

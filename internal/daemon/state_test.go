@@ -2,8 +2,10 @@ package daemon
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/streamd/streamd/internal/checkpoint"
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
 	"github.com/streamd/streamd/internal/source"
@@ -389,4 +392,124 @@ func endOffset(ctx context.Context, t *testing.T, addrs []string, topic string, 
 		t.Fatal(err)
 	}
 	return end
+}
+
+// A partition checkpoints in steps: each step writes the changed series of
+// one slot in checkpointSteps, not every series it changed, and the
+// watermark it commits never passes a record whose series' checkpoint does
+// not hold it. Driven record by record, without a broker, so that the steps
+// fall where the record counts put them.
+func TestCheckpointStepsCoverTheWatermark(t *testing.T) {
+	const nSeries, perSeries, every = 40, 150, 200
+	const stepRecords = every / checkpointSteps
+	cfg := stateConfig(nil, every)
+	cfg.CheckpointEvery = time.Hour // only the record count decides
+	d := &Daemon{cfg: cfg, metrics: newMetrics(), dir: newDirectory()}
+	d.cfg.Decoder.Inputs = -1
+	r := &partitionRun{d: d, next: -1, committed: -1, watermark: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
+		bytes: map[string]int{}, applied: map[string]int64{}, dirty: newDirtySeries(), lastStep: time.Now(), store: &checkpoint.Store{}}
+	reg, err := online.NewRegistry(r.registryConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.reg = reg
+
+	offsets := map[string][]int64{} // each series' input offsets, ascending
+	saved := map[string]int64{}     // each series' checkpointed offset, as the state topic has it
+	lastStep := map[string]int{}    // the step that last wrote each series
+	written := map[string]int{}     // checkpoints of each series
+	check := func(b pubBatch, watermark int64, step int, final bool) {
+		t.Helper()
+		slot := -1
+		for _, e := range b.checkpoint[:len(b.checkpoint)-1] {
+			saved[e.Key] = int64(binary.BigEndian.Uint64(e.Value[6:14])) // MarshalCheckpoint's position
+			written[e.Key]++
+			if s, ok := lastStep[e.Key]; ok && step-s < checkpointSteps && !final {
+				t.Fatalf("%s written at steps %d and %d", e.Key, s, step)
+			}
+			lastStep[e.Key] = step
+			if slot >= 0 && checkpointSlot(e.Key) != slot && !final {
+				t.Fatalf("step %d writes slots %d and %d", step, slot, checkpointSlot(e.Key))
+			}
+			slot = checkpointSlot(e.Key)
+		}
+		if w := b.checkpoint[len(b.checkpoint)-1]; w.Key != watermarkKey || int64(binary.BigEndian.Uint64(w.Value)) != watermark {
+			t.Fatalf("the step ends with %q, not the watermark %d", w.Key, watermark)
+		}
+		for id, offs := range offsets {
+			i, _ := slices.BinarySearch(offs, watermark) // offs[:i] are below the watermark
+			if i > 0 && saved[id] < offs[i-1] {
+				t.Fatalf("watermark %d passes %s's record at %d, its checkpoint holds up to %d", watermark, id, offs[i-1], saved[id])
+			}
+		}
+		// A change waits at most checkpointSteps steps for its slot.
+		if lag := r.next - watermark; lag > every+stepRecords {
+			t.Fatalf("at offset %d the watermark %d lags by %d > %d records", r.next, watermark, lag, every+stepRecords)
+		}
+	}
+	step := 0
+	for k := 0; k < perSeries; k++ {
+		for s := 0; s < nSeries; s++ {
+			id := fmt.Sprintf("s%d", s)
+			off := int64(k*nSeries + s)
+			r.handle(kafka.Message{Offset: off, Key: []byte(id), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, series(s, perSeries)[k]))})
+			offsets[id] = append(offsets[id], off)
+			b := pubBatch{commit: -1}
+			if watermark, ok := r.checkpointStep(&b, false); ok {
+				check(b, watermark, r.steps-1, false)
+				r.committed = watermark
+			}
+			if r.steps > step+1 {
+				t.Fatalf("%d steps at offset %d", r.steps, off)
+			}
+			step = r.steps
+		}
+	}
+	if want := nSeries * perSeries / stepRecords; r.steps != want {
+		t.Errorf("%d steps, want one every %d records (%d)", r.steps, stepRecords, want)
+	}
+	b := pubBatch{commit: -1}
+	watermark, ok := r.checkpointStep(&b, true)
+	if !ok || watermark != r.next || r.dirty.len() != 0 {
+		t.Fatalf("final step: watermark %d (ok %v), want %d with nothing left unsaved (%d series)", watermark, ok, r.next, r.dirty.len())
+	}
+	check(b, watermark, r.steps-1, true)
+	// Each series is written once every checkpointSteps steps once its first
+	// change is in (every records), and by the final step.
+	want := (nSeries*perSeries-every)/every + 1
+	for s := 0; s < nSeries; s++ {
+		if id := fmt.Sprintf("s%d", s); written[id] < want {
+			t.Errorf("%s checkpointed %d times, want ≥ %d", id, written[id], want)
+		}
+	}
+}
+
+func TestDirtySeriesKeepsTheFirstChangeInOrder(t *testing.T) {
+	d := newDirtySeries()
+	d.mark("a", 1)
+	d.mark("b", 2)
+	d.mark("a", 3) // already unsaved since 1
+	d.mark("c", 4)
+	d.mark("e", 5)
+	is := func(ids ...string) func(string) bool { return func(id string) bool { return slices.Contains(ids, id) } }
+	if got := d.take(is("b", "c"), nil); !slices.Equal(got, []string{"b", "c"}) {
+		t.Fatalf("took %v, want b, c", got)
+	}
+	if first, ok := d.oldest(); !ok || first != 1 || d.len() != 2 {
+		t.Fatalf("oldest %d %v of %d, want a's 1 of 2", first, ok, d.len())
+	}
+	if got := d.take(is("a"), nil); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("took %v, want a", got)
+	}
+	if first, ok := d.oldest(); !ok || first != 5 {
+		t.Fatalf("oldest %d %v, want e's 5 (b and c taken before)", first, ok)
+	}
+	d.mark("a", 6) // changed again: now the newest
+	d.mark("b", 7)
+	if got := d.take(is("a", "b", "e"), nil); !slices.Equal(got, []string{"e", "a", "b"}) {
+		t.Fatalf("took %v, want e, a, b", got)
+	}
+	if _, ok := d.oldest(); ok || d.len() != 0 || len(d.queue) != 0 {
+		t.Fatalf("not empty after taking everything: %d live, queue %v", d.len(), d.queue)
+	}
 }
