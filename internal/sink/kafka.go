@@ -76,6 +76,19 @@ const (
 // partitions' records: writing them again may duplicate those
 // (at-least-once).
 //
+// Concurrent writes share requests (group commit): a write that finds none
+// under way is sent at once; writes that arrive while one is under way wait
+// for it and then go together, in one request per leader, sent by a
+// goroutine of the writer. The daemon's partition publishers each write a
+// tick's few forecasts: gathered, a request carries many partitions' and the
+// broker serves a few requests, not one per partition and tick (at 12 000
+// records/s live, 820 requests/s of 15 records each, each costing the
+// broker and the daemon a round of system calls and wake-ups). A write's
+// error is that of the partitions its own records went to; a write that
+// gives up (its context ended) while waiting returns at once, and its
+// records are not sent if their request had not started, or may still be
+// written if it had.
+//
 // A KafkaWriter is safe for concurrent use; each partition goroutine of the
 // daemon may share one. Records of one write keep their order within a
 // partition; concurrent writes to one partition are not ordered against
@@ -93,6 +106,29 @@ type KafkaWriter struct {
 
 	buffers sync.Pool // of *encoded, WriteForecasts' buffers
 	groups  sync.Pool // of *grouping, WriteRecords' workspace
+
+	// sending is set while a write or a gathered round is under way;
+	// waiting holds the writes that arrived meanwhile, for the next round.
+	gather  sync.Mutex // guards sending, waiting and every waiting write's round
+	sending bool
+	waiting []*waitingWrite
+}
+
+// waitingWrite is a write gathered for the next round: its records, and
+// once the round is over, its error and done closed.
+type waitingWrite struct {
+	recs  []Record
+	err   error
+	done  chan struct{}
+	round *round // set when its round starts
+}
+
+// round is the writes gathered into one send. Its context ends when every
+// one of them gave up.
+type round struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	waiting int // writes not given up; guarded by KafkaWriter.gather
 }
 
 // NewKafkaWriter returns a writer for cfg. It does not connect until the
@@ -139,14 +175,123 @@ type grouping struct {
 }
 
 // WriteRecords publishes recs and returns once the brokers acknowledged them
-// all, or with the errors of the partitions that failed.
+// all, or with the errors of the partitions that failed: at once when no
+// other write is under way, else with the writes gathered behind it.
 func (k *KafkaWriter) WriteRecords(ctx context.Context, recs ...Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
+	k.gather.Lock()
+	if !k.sending {
+		k.sending = true
+		k.gather.Unlock()
+		err := k.send(ctx, recs, nil)
+		k.handOver()
+		return err
+	}
+	w := &waitingWrite{recs: recs, done: make(chan struct{})}
+	k.waiting = append(k.waiting, w)
+	k.gather.Unlock()
+	select {
+	case <-w.done:
+		return w.err
+	case <-ctx.Done():
+		k.giveUp(w)
+		return ctx.Err()
+	}
+}
+
+// handOver ends a send: the writes that arrived meanwhile go in rounds sent
+// by a goroutine of their own, so that the writer whose send ended returns.
+func (k *KafkaWriter) handOver() {
+	k.gather.Lock()
+	defer k.gather.Unlock()
+	if len(k.waiting) == 0 {
+		k.sending = false
+		return
+	}
+	go k.sendRounds(k.startRound())
+}
+
+// startRound takes the waiting writes into a new round. k.gather is held.
+func (k *KafkaWriter) startRound() []*waitingWrite {
+	ws := k.waiting
+	k.waiting = nil
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &round{ctx: ctx, cancel: cancel, waiting: len(ws)}
+	for _, w := range ws {
+		w.round = r
+	}
+	return ws
+}
+
+// sendRounds sends ws, one round, and then the writes that arrived
+// meanwhile, until none is left.
+func (k *KafkaWriter) sendRounds(ws []*waitingWrite) {
+	var recs []Record
+	var owner []int32 // owner[i] is the index in ws of recs[i]'s write
+	for {
+		recs, owner = recs[:0], owner[:0]
+		for i, w := range ws {
+			recs = append(recs, w.recs...)
+			for range w.recs {
+				owner = append(owner, int32(i))
+			}
+		}
+		r := ws[0].round
+		err := k.send(r.ctx, recs, func(rec int32, err error) {
+			if w := ws[owner[rec]]; w.err == nil {
+				w.err = err
+			}
+		})
+		r.cancel()
+		for _, w := range ws {
+			close(w.done)
+		}
+		if err != nil {
+			// Not reused: a request abandoned with its context may still be
+			// reading them.
+			recs, owner = nil, nil
+		}
+		clear(recs) // they hold the writes' bytes
+		k.gather.Lock()
+		if len(k.waiting) == 0 {
+			k.sending = false
+			k.gather.Unlock()
+			return
+		}
+		ws = k.startRound()
+		k.gather.Unlock()
+	}
+}
+
+// giveUp withdraws w, whose writer's context ended: still waiting, it leaves
+// the queue unsent; in a round, the round's context ends once every write in
+// it gave up.
+func (k *KafkaWriter) giveUp(w *waitingWrite) {
+	k.gather.Lock()
+	defer k.gather.Unlock()
+	if w.round == nil {
+		k.waiting = slices.DeleteFunc(k.waiting, func(o *waitingWrite) bool { return o == w })
+		return
+	}
+	if w.round.waiting--; w.round.waiting == 0 {
+		w.round.cancel()
+	}
+}
+
+// send publishes recs; failed, if not nil, is called with the index of every
+// record of a partition that failed, and that partition's error.
+func (k *KafkaWriter) send(ctx context.Context, recs []Record, failed func(rec int32, err error)) error {
 	lay, err := k.layout(ctx)
 	if err != nil {
-		return fmt.Errorf("sink: partitions of %s: %w", k.topic, err)
+		err = fmt.Errorf("sink: partitions of %s: %w", k.topic, err)
+		if failed != nil {
+			for i := range recs {
+				failed(int32(i), err)
+			}
+		}
+		return err
 	}
 	g, _ := k.groups.Get().(*grouping)
 	if g == nil {
@@ -170,6 +315,15 @@ func (k *KafkaWriter) WriteRecords(ctx context.Context, recs ...Record) error {
 		}
 	}
 	if err := k.produceRounds(ctx, g); err != nil {
+		if failed != nil {
+			for _, s := range g.sets {
+				if s.err != nil {
+					for _, i := range s.idx {
+						failed(i, s.err)
+					}
+				}
+			}
+		}
 		// Not reused: a request abandoned with its context may still be
 		// reading its records.
 		return err

@@ -366,3 +366,226 @@ func TestKafkaWriterReturnsANonRetriableError(t *testing.T) {
 		t.Fatalf("%d produce requests, want 1", got)
 	}
 }
+
+// holdFirstProduce makes the cluster hold its first produce request until
+// release is called; with failing ≥ 0, it answers partition failing of
+// every later one with errorCode and acknowledges its other partitions
+// without appending them. requests counts the produce requests.
+func holdFirstProduce(c *kfake.Cluster, failing int32, errorCode int16) (release func(), requests func() int) {
+	held := make(chan struct{})
+	var mu sync.Mutex
+	n := 0
+	c.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		mu.Lock()
+		n++
+		first := n == 1
+		mu.Unlock()
+		if first {
+			<-held
+		}
+		req := kreq.(*kmsg.ProduceRequest)
+		if first || failing < 0 {
+			return nil, nil, false // the cluster appends it
+		}
+		// Partition failing gets errorCode; the others are acknowledged
+		// without being appended (the tests using it look at the errors).
+		resp := req.ResponseKind().(*kmsg.ProduceResponse)
+		for _, t := range req.Topics {
+			rt := kmsg.NewProduceResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewProduceResponseTopicPartition()
+				rp.Partition = p.Partition
+				if p.Partition == failing {
+					rp.ErrorCode = errorCode
+				}
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp, nil, true
+	})
+	return func() { close(held) }, func() int { mu.Lock(); defer mu.Unlock(); return n }
+}
+
+// waitGathered waits until n writes wait behind the one under way.
+func waitGathered(t *testing.T, w *KafkaWriter, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		w.gather.Lock()
+		got := len(w.waiting)
+		w.gather.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writes waiting, want %d", got, n)
+		}
+	}
+}
+
+// keysIn returns n records whose keys, prefixed, all go to partition p of
+// partitions; each value is its index.
+func keysIn(prefix string, p, partitions, n int) []Record {
+	var recs []Record
+	for i := 0; len(recs) < n; i++ {
+		if key := fmt.Sprintf("%s-%d", prefix, i); hashPartition(key, partitions) == p {
+			recs = append(recs, Record{Key: []byte(key), Value: []byte(fmt.Sprint(len(recs)))})
+		}
+	}
+	return recs
+}
+
+// Writes that arrive while one is under way go together in the next
+// request, each write's records once and in its order within a partition.
+func TestKafkaWriterGathersConcurrentWrites(t *testing.T) {
+	const partitions, writers, per = 4, 7, 12
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	release, requests := holdFirstProduce(c, -1, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := NewKafkaWriter(KafkaConfig{Brokers: c.ListenAddrs(), Topic: "t", Transport: &kafka.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := make([][]Record, writers+1)
+	for j := range writes {
+		for p := 0; p < partitions; p++ {
+			writes[j] = append(writes[j], keysIn(fmt.Sprintf("w%d-p%d", j, p), p, partitions, per/partitions)...)
+		}
+	}
+	errs := make(chan error, writers+1)
+	go func() { errs <- w.WriteRecords(ctx, writes[0]...) }()
+	for requests() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	for j := 1; j <= writers; j++ {
+		go func() { errs <- w.WriteRecords(ctx, writes[j]...) }()
+	}
+	waitGathered(t, w, writers)
+	release()
+	for range writes {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := requests(); got != 2 {
+		t.Errorf("%d produce requests, want 2: the first write's, then the %d gathered behind it", got, writers)
+	}
+	got := readAll(ctx, t, c.ListenAddrs(), "t", partitions, (writers+1)*per)
+	next := map[string]int{} // per write and partition: the index expected next
+	n := 0
+	for p, ms := range got {
+		for _, m := range ms {
+			var j, q, i int
+			fmt.Sscanf(string(m.Key), "w%d-p%d-", &j, &q)
+			fmt.Sscan(string(m.Value), &i)
+			if q != p {
+				t.Fatalf("record %s in partition %d", m.Key, p)
+			}
+			if k := fmt.Sprintf("w%d-p%d", j, q); i != next[k] {
+				t.Fatalf("write %d, partition %d: record %d where %d was due", j, p, i, next[k])
+			} else {
+				next[k]++
+			}
+			n++
+		}
+	}
+	if n != (writers+1)*per {
+		t.Fatalf("%d records arrived, want %d", n, (writers+1)*per)
+	}
+}
+
+// In a gathered request, a partition's error is the error of the writes
+// with records in it, and of no other.
+func TestKafkaWriterGatheredWritesFailAlone(t *testing.T) {
+	const partitions, failing = 4, 1
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	release, requests := holdFirstProduce(c, failing, int16(kafka.MessageSizeTooLarge))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := NewKafkaWriter(KafkaConfig{Brokers: c.ListenAddrs(), Topic: "t", Transport: &kafka.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan error, 1)
+	go func() { first <- w.WriteRecords(ctx, keysIn("first", 0, partitions, 2)...) }()
+	for requests() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	writes := [][]Record{
+		keysIn("a", 0, partitions, 3), // fine
+		append(keysIn("b", 2, partitions, 2), keysIn("b", failing, partitions, 2)...), // fails with partition 1
+		keysIn("c", 3, partitions, 3), // fine
+	}
+	errs := make([]chan error, len(writes))
+	for j, recs := range writes {
+		errs[j] = make(chan error, 1)
+		go func() { errs[j] <- w.WriteRecords(ctx, recs...) }()
+		waitGathered(t, w, j+1) // in this order
+	}
+	release()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	for j, want := range []error{nil, kafka.MessageSizeTooLarge, nil} {
+		if err := <-errs[j]; !errors.Is(err, want) || (want == nil) != (err == nil) {
+			t.Errorf("write %d: %v, want %v", j, err, want)
+		}
+	}
+	if got := requests(); got != 2 {
+		t.Errorf("%d produce requests, want 2", got)
+	}
+}
+
+// A write that gives up while it waits returns at once, and its records are
+// not sent.
+func TestKafkaWriterGivesUpAWaitingWrite(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	release, requests := holdFirstProduce(c, -1, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := NewKafkaWriter(KafkaConfig{Brokers: c.ListenAddrs(), Topic: "t", Transport: &kafka.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan error, 1)
+	go func() { first <- w.WriteRecords(ctx, keysIn("first", 0, 1, 2)...) }()
+	for requests() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	wctx, giveUp := context.WithCancel(ctx)
+	waiting := make(chan error, 1)
+	go func() { waiting <- w.WriteRecords(wctx, keysIn("late", 0, 1, 2)...) }()
+	waitGathered(t, w, 1)
+	giveUp()
+	select {
+	case err := <-waiting:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("the write that gave up returned %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the write that gave up still waits behind the held request")
+	}
+	waitGathered(t, w, 0)
+	release()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(ctx, t, c.ListenAddrs(), "t", 1, 4); len(got[0]) != 2 || requests() != 1 {
+		t.Fatalf("%d records in %d requests, want only the first write's 2 in 1", len(got[0]), requests())
+	}
+}
