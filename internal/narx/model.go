@@ -181,7 +181,7 @@ func (m *Model) Fit(X, y, v []float64) error {
 	if N == 0 || len(X) != N*n || (v != nil && len(v) != N) {
 		return fmt.Errorf("narx: Fit: X is %d values for %d targets of dimension %d", len(X), N, n)
 	}
-	if !allFinite(X) || !allFinite(y) || (v != nil && !allFinite(v)) {
+	if !recursive.AllFinite(X) || !recursive.AllFinite(y) || (v != nil && !recursive.AllFinite(v)) {
 		return fmt.Errorf("narx: Fit: non-finite data")
 	}
 	sel := SelectWorkingSet(m.cfg.Kernel, X, n, m.cfg.Size, m.rng, m.cfg.Select)
@@ -769,15 +769,6 @@ func sameBits(x, y []float64) bool {
 	y = y[:len(x)]
 	for i, v := range x {
 		if math.Float64bits(v) != math.Float64bits(y[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func allFinite(x []float64) bool {
-	for _, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return false
 		}
 	}

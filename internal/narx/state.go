@@ -97,7 +97,7 @@ func (m *Model) SetState(s ModelState) error {
 		return fmt.Errorf("narx: state: bad noise level, d_eff or counters")
 	}
 	for _, x := range [][]float64{s.Points, s.RowSum, s.Diag, s.WinX, s.WinY, s.WinV, s.CalE2, s.CalA, s.CalB} {
-		if !allFinite(x) {
+		if !recursive.AllFinite(x) {
 			return fmt.Errorf("narx: state: non-finite values")
 		}
 	}

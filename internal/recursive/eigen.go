@@ -273,7 +273,7 @@ func (e *SymEigen) decompose(a []float64) bool {
 	copy(e.wk.unew, a)
 	ok := lapack64.Syev(lapack.EVCompute, blas64.Symmetric{N: n, Stride: n, Data: e.wk.unew, Uplo: blas.Upper},
 		e.wk.vnew, e.wk.syevWork, len(e.wk.syevWork))
-	if !ok || !eigAllFinite(e.wk.vnew) || !eigAllFinite(e.wk.unew) {
+	if !ok || !AllFinite(e.wk.vnew) || !AllFinite(e.wk.unew) {
 		return false
 	}
 	copy(e.vals, e.wk.vnew)
@@ -303,7 +303,7 @@ func (e *SymEigen) RankOne(rho float64, v []float64) (refreshed bool) {
 	if len(v) != n {
 		panic(mat.ErrShape)
 	}
-	if !eigFinite(rho) || !eigAllFinite(v) || rho == 0 {
+	if !eigFinite(rho) || !AllFinite(v) || rho == 0 {
 		return false
 	}
 	vmax := 0.0
@@ -360,7 +360,7 @@ func (e *SymEigen) ReplaceRowCol(j int, col []float64) (refreshed bool) {
 	if len(col) != n {
 		panic(mat.ErrShape)
 	}
-	if !eigAllFinite(col) {
+	if !AllFinite(col) {
 		return false
 	}
 	if e.acquire() {
@@ -379,7 +379,7 @@ func (e *SymEigen) ReplaceRowCol(j int, col []float64) (refreshed bool) {
 	for i := 0; i < n; i++ {
 		a[i*n+j], a[j*n+i] = col[i], col[i]
 	}
-	ok := eigFinite(dn) && eigAllFinite(d)
+	ok := eigFinite(dn) && AllFinite(d)
 	if ok {
 		s := math.Sqrt(dn)
 		vp, vm := e.wk.p2, e.wk.p3
@@ -414,7 +414,7 @@ func (e *SymEigen) finish(ok bool) (refreshed bool) {
 // y = U·x it compares A·y with U·Λ·x and Uᵀ·y with x. Non-finite values in
 // the decomposition always fail it; DriftTol ≤ 0 disables the comparison.
 func (e *SymEigen) probeOK() bool {
-	if !eigAllFinite(e.vals) || !eigAllFinite(e.u.RawMatrix().Data) {
+	if !AllFinite(e.vals) || !AllFinite(e.u.RawMatrix().Data) {
 		return false
 	}
 	if !(e.DriftTol > 0) {
@@ -980,7 +980,7 @@ func SymEigenFromState(s SymEigenState) (*SymEigen, error) {
 		return nil, fmt.Errorf("%w: len(Values) = %d, want %d", ErrSymEigenState, len(s.Values), n)
 	case len(s.Vectors) != n*n:
 		return nil, fmt.Errorf("%w: len(Vectors) = %d, want %d", ErrSymEigenState, len(s.Vectors), n*n)
-	case !eigAllFinite(s.A) || !eigAllFinite(s.Values) || !eigAllFinite(s.Vectors):
+	case !AllFinite(s.A) || !AllFinite(s.Values) || !AllFinite(s.Vectors):
 		return nil, fmt.Errorf("%w: non-finite entries", ErrSymEigenState)
 	case math.IsNaN(s.DriftTol):
 		return nil, fmt.Errorf("%w: DriftTol is NaN", ErrSymEigenState)
@@ -1048,16 +1048,6 @@ func eigSub(g blas64.General, i, j, r, c int) blas64.General {
 func eigVec(x []float64) blas64.Vector { return blas64.Vector{N: len(x), Inc: 1, Data: x} }
 
 func eigFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-
-// eigAllFinite reports whether every entry of x is finite: x·0 is 0 for finite
-// x and NaN otherwise.
-func eigAllFinite(x []float64) bool {
-	s := 0.0
-	for _, v := range x {
-		s += v * 0
-	}
-	return s == 0
-}
 
 // SizeBytes returns the bytes held by the receiver's own buffers (the
 // matrix A, the eigenvectors U and the eigenvalues), excluding Go object

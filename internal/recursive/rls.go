@@ -551,7 +551,7 @@ func (r *RLS) solveTheta() {
 	r.iters += uint64(it)
 	r.solveIters += it
 	r.lastIters = it
-	if conv && rlsAllFinite(r.theta) {
+	if conv && AllFinite(r.theta) {
 		return
 	}
 	r.unconverged++
@@ -559,7 +559,7 @@ func (r *RLS) solveTheta() {
 	if r.refreshNow() {
 		it, conv = r.pcg(r.theta, r.rv)
 		r.iters += uint64(it)
-		if conv && rlsAllFinite(r.theta) {
+		if conv && AllFinite(r.theta) {
 			return
 		}
 		copy(r.theta, r.wk.old)
@@ -741,7 +741,7 @@ func (r *RLS) QuadForm(psi []float64) float64 {
 	if len(psi) != m {
 		panic(fmt.Sprintf("recursive: RLS.QuadForm: len(psi) = %d, want %d", len(psi), m))
 	}
-	if !rlsAllFinite(psi) {
+	if !AllFinite(psi) {
 		return math.NaN()
 	}
 	if r.nf < m && psi[m-1] != 0 {
@@ -856,7 +856,7 @@ func (r *RLS) SetGamma(gamma float64) (ok bool) {
 	r.resetCounters()
 	copy(wk.old, r.theta)
 	it, conv := r.pcg(r.theta, r.rv)
-	if !rlsAllFinite(r.theta) {
+	if !AllFinite(r.theta) {
 		copy(r.theta, wk.old)
 		rlsSwapContents(r.pf, wk.w)
 		r.gamma, r.ig = oldGamma, oldIG
@@ -890,7 +890,7 @@ func (r *RLS) Load(a mat.Symmetric, rv []float64, s, nc float64) (ok bool) {
 	if len(rv) != n {
 		panic(fmt.Sprintf("recursive: RLS.Load: len(rv) = %d, want %d", len(rv), n))
 	}
-	if !rlsFinite(s) || !rlsFinite(nc) || s < 0 || nc < 0 || !rlsAllFinite(rv) {
+	if !rlsFinite(s) || !rlsFinite(nc) || s < 0 || nc < 0 || !AllFinite(rv) {
 		return false
 	}
 	for i := 0; i < n; i++ {
@@ -1076,13 +1076,13 @@ func RLSFromState(st RLSState) (*RLS, error) {
 		return bad("S = %v", st.S)
 	case !rlsFinite(st.NC) || st.NC < 0:
 		return bad("NC = %v", st.NC)
-	case !rlsAllFinite(st.A):
+	case !AllFinite(st.A):
 		return bad("A has a non-finite entry")
-	case !rlsAllFinite(st.P):
+	case !AllFinite(st.P):
 		return bad("P has a non-finite entry")
-	case !rlsAllFinite(st.RV):
+	case !AllFinite(st.RV):
 		return bad("RV has a non-finite entry")
-	case !rlsAllFinite(st.Theta):
+	case !AllFinite(st.Theta):
 		return bad("Theta has a non-finite entry")
 	}
 	nf := st.Factored
@@ -1206,7 +1206,7 @@ func rlsInvert(n, ld int, w, u []float64) bool {
 	for i := 0; i < n; i++ {
 		row := w[i*ld+i/nb*nb : i*ld+n]
 		floats.Scale(-1, row)
-		if !rlsAllFinite(row) {
+		if !AllFinite(row) {
 			return false
 		}
 	}
@@ -1230,15 +1230,6 @@ func rlsSameBits(x, y []float64) bool {
 }
 
 func rlsFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-
-func rlsAllFinite(x []float64) bool {
-	for _, f := range x {
-		if !rlsFinite(f) {
-			return false
-		}
-	}
-	return true
-}
 
 // rlsNorm is the Euclidean norm: √(xᵀx) with the assembly dot product when
 // xᵀx is safely inside the normal range, gonum's scaled Nrm2 otherwise (no

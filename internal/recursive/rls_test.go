@@ -720,7 +720,7 @@ func TestRLSLongZeroWeightDecay(t *testing.T) {
 				t.Fatalf("update %d: rejected update changed the state", k)
 			}
 		}
-		if !rlsAllFinite(r.Theta()) {
+		if !AllFinite(r.Theta()) {
 			t.Fatalf("update %d: θ = %v", k, r.Theta())
 		}
 	}
