@@ -196,6 +196,11 @@ func (k *KafkaWriter) WriteRecords(ctx context.Context, recs ...Record) error {
 	case <-w.done:
 		return w.err
 	case <-ctx.Done():
+		select {
+		case <-w.done: // sent after all: no need to send it again
+			return w.err
+		default:
+		}
 		k.giveUp(w)
 		return ctx.Err()
 	}
