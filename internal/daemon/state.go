@@ -229,15 +229,22 @@ const watermarkKey = ""
 // than all of them (10–18 ms every 10 s at M = 50, which every record
 // behind it waited for), and the writes to the state topic are as even.
 // Slots by id, not by the time of a series' first change: series that
-// started together, or were written together, would stay together.
+// started together, or were written together, would stay together. With
+// CheckpointRecords below twenty, there are as many steps as records, so
+// that a change is still saved within them.
 const checkpointSteps = 20
 
-// checkpointSlot is the step, in [0, checkpointSteps), at which series id
-// is checkpointed.
-func checkpointSlot(id string) int {
+// stepsPerInterval is the number of steps of r's checkpoint interval.
+func (r *partitionRun) stepsPerInterval() int {
+	return min(checkpointSteps, max(1, r.d.cfg.CheckpointRecords))
+}
+
+// checkpointSlot is the step, in [0, steps), at which series id is
+// checkpointed.
+func checkpointSlot(id string, steps int) int {
 	h := fnv.New32a()
 	h.Write([]byte(id))
-	return int(h.Sum32() % checkpointSteps)
+	return int(h.Sum32() % uint32(steps))
 }
 
 // checkpointStep puts in b, when a step is due, the changed series of the
@@ -252,13 +259,14 @@ func checkpointSlot(id string) int {
 func (r *partitionRun) checkpointStep(b *pubBatch, final bool) (watermark int64, ok bool) {
 	cfg := r.d.cfg
 	now := time.Now()
-	if !final && now.Sub(r.lastStep) < cfg.CheckpointEvery/checkpointSteps &&
-		r.next-r.stepNext < int64(max(1, cfg.CheckpointRecords/checkpointSteps)) {
+	n := r.stepsPerInterval()
+	if !final && now.Sub(r.lastStep) < cfg.CheckpointEvery/time.Duration(n) &&
+		r.next-r.stepNext < int64(cfg.CheckpointRecords/n) {
 		return 0, false
 	}
-	slot := r.steps % checkpointSteps
+	slot := r.steps % n
 	r.lastStep, r.stepNext, r.steps = now, r.next, r.steps+1
-	due := r.dirty.take(func(id string) bool { return final || checkpointSlot(id) == slot }, r.dueIDs[:0])
+	due := r.dirty.take(func(id string) bool { return final || checkpointSlot(id, n) == slot }, r.dueIDs[:0])
 	r.dueIDs = due[:0]
 	watermark = r.next
 	if first, ok := r.dirty.oldest(); ok {

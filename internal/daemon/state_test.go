@@ -399,9 +399,19 @@ func endOffset(ctx context.Context, t *testing.T, addrs []string, topic string, 
 // watermark it commits never passes a record whose series' checkpoint does
 // not hold it. Driven record by record, without a broker, so that the steps
 // fall where the record counts put them.
+//
+// With CheckpointRecords (every) below checkpointSteps there are as many
+// steps as records, so that a change is still saved within every records.
 func TestCheckpointStepsCoverTheWatermark(t *testing.T) {
-	const nSeries, perSeries, every = 40, 150, 200
-	const stepRecords = every / checkpointSteps
+	for _, every := range []int{200, 7} {
+		t.Run(fmt.Sprintf("every=%d", every), func(t *testing.T) { checkpointStepsCoverTheWatermark(t, every) })
+	}
+}
+
+func checkpointStepsCoverTheWatermark(t *testing.T, every int) {
+	const nSeries, perSeries = 40, 150
+	steps := min(checkpointSteps, every)
+	stepRecords := int64(every / steps)
 	cfg := stateConfig(nil, every)
 	cfg.CheckpointEvery = time.Hour // only the record count decides
 	d := &Daemon{cfg: cfg, metrics: newMetrics(), dir: newDirectory()}
@@ -424,14 +434,14 @@ func TestCheckpointStepsCoverTheWatermark(t *testing.T) {
 		for _, e := range b.checkpoint[:len(b.checkpoint)-1] {
 			saved[e.Key] = int64(binary.BigEndian.Uint64(e.Value[6:14])) // MarshalCheckpoint's position
 			written[e.Key]++
-			if s, ok := lastStep[e.Key]; ok && step-s < checkpointSteps && !final {
+			if s, ok := lastStep[e.Key]; ok && step-s < steps && !final {
 				t.Fatalf("%s written at steps %d and %d", e.Key, s, step)
 			}
 			lastStep[e.Key] = step
-			if slot >= 0 && checkpointSlot(e.Key) != slot && !final {
-				t.Fatalf("step %d writes slots %d and %d", step, slot, checkpointSlot(e.Key))
+			if slot >= 0 && checkpointSlot(e.Key, steps) != slot && !final {
+				t.Fatalf("step %d writes slots %d and %d", step, slot, checkpointSlot(e.Key, steps))
 			}
-			slot = checkpointSlot(e.Key)
+			slot = checkpointSlot(e.Key, steps)
 		}
 		if w := b.checkpoint[len(b.checkpoint)-1]; w.Key != watermarkKey || int64(binary.BigEndian.Uint64(w.Value)) != watermark {
 			t.Fatalf("the step ends with %q, not the watermark %d", w.Key, watermark)
@@ -442,9 +452,9 @@ func TestCheckpointStepsCoverTheWatermark(t *testing.T) {
 				t.Fatalf("watermark %d passes %s's record at %d, its checkpoint holds up to %d", watermark, id, offs[i-1], saved[id])
 			}
 		}
-		// A change waits at most checkpointSteps steps for its slot.
-		if lag := r.next - watermark; lag > every+stepRecords {
-			t.Fatalf("at offset %d the watermark %d lags by %d > %d records", r.next, watermark, lag, every+stepRecords)
+		// A change waits at most a cycle of steps for its slot.
+		if lag := r.next - watermark; lag > int64(every)+stepRecords {
+			t.Fatalf("at offset %d the watermark %d lags by %d > %d records", r.next, watermark, lag, int64(every)+stepRecords)
 		}
 	}
 	step := 0
@@ -465,7 +475,7 @@ func TestCheckpointStepsCoverTheWatermark(t *testing.T) {
 			step = r.steps
 		}
 	}
-	if want := nSeries * perSeries / stepRecords; r.steps != want {
+	if want := nSeries * perSeries / int(stepRecords); r.steps != want {
 		t.Errorf("%d steps, want one every %d records (%d)", r.steps, stepRecords, want)
 	}
 	b := pubBatch{commit: -1}
@@ -474,9 +484,10 @@ func TestCheckpointStepsCoverTheWatermark(t *testing.T) {
 		t.Fatalf("final step: watermark %d (ok %v), want %d with nothing left unsaved (%d series)", watermark, ok, r.next, r.dirty.len())
 	}
 	check(b, watermark, r.steps-1, true)
-	// Each series is written once every checkpointSteps steps once its first
-	// change is in (every records), and by the final step.
-	want := (nSeries*perSeries-every)/every + 1
+	// Each series is written once a cycle of steps (every records) once its
+	// first change is in, or at each change when it changes less often, and
+	// by the final step.
+	want := min(perSeries, (nSeries*perSeries-every)/every+1)
 	for s := 0; s < nSeries; s++ {
 		if id := fmt.Sprintf("s%d", s); written[id] < want {
 			t.Errorf("%s checkpointed %d times, want ≥ %d", id, written[id], want)
