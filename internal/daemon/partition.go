@@ -50,8 +50,8 @@ type partitionRun struct {
 	watermark int64
 	// With a state topic: store writes the partition's checkpoints;
 	// applied holds each series' last input offset, dirty the series
-	// changed (or evicted) since their last checkpoint, in the order of
-	// their first such change (state.go), stateEnd the state partition's
+	// changed (or evicted) since their last checkpoint, by checkpoint slot
+	// (state.go), stateEnd the state partition's
 	// end offset when restored; steps counts the checkpoint steps, the
 	// last at lastStep with r.next at stepNext; dueIDs is a step's buffer.
 	store    *checkpoint.Store
@@ -81,8 +81,9 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	d.assigned.Add(1)
 	defer d.assigned.Add(-1)
 	r := &partitionRun{d: d, p: p, next: -1, committed: -1, watermark: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
-		bytes: map[string]int{}, applied: map[string]int64{}, dirty: newDirtySeries(), lastStep: time.Now(),
+		bytes: map[string]int{}, applied: map[string]int64{}, lastStep: time.Now(),
 		store: d.stores[p.Topic], reqs: make(chan func()), gone: make(chan struct{})}
+	r.dirty = newDirtySeries(r.stepsPerInterval())
 	if r.store != nil {
 		if !r.restore(ctx) {
 			d.restoring.Add(-1)

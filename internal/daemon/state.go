@@ -265,8 +265,11 @@ func (r *partitionRun) checkpointStep(b *pubBatch, final bool) (watermark int64,
 		return 0, false
 	}
 	slot := r.steps % n
+	if final {
+		slot = -1 // every slot
+	}
 	r.lastStep, r.stepNext, r.steps = now, r.next, r.steps+1
-	due := r.dirty.take(func(id string) bool { return final || checkpointSlot(id, n) == slot }, r.dueIDs[:0])
+	due := r.dirty.take(slot, r.dueIDs[:0])
 	r.dueIDs = due[:0]
 	watermark = r.next
 	if first, ok := r.dirty.oldest(); ok {
@@ -293,27 +296,27 @@ func (r *partitionRun) checkpointStep(b *pubBatch, final bool) (watermark int64,
 	return watermark, true
 }
 
-// dirtySeries is the set of series changed since their last checkpoint, in
-// the order of their first change, whose input offset grows along it: the
-// oldest is the first. Taking series out of the middle leaves stale entries
-// in the queue, skipped when they reach its head: each mark costs O(1)
-// amortised.
+// dirtySeries is the set of series changed since their last checkpoint, by
+// checkpoint slot, each slot's in the order of their first change (whose
+// input offset grows along it). A step takes one slot whole, and the oldest
+// change is at the head of one of them: O(1) per mark, O(taken + slots) per
+// step, however many series a partition holds.
 type dirtySeries struct {
-	live  map[string]uint64 // id → seq of its entry in queue
-	queue []dirtyEntry      // queue[head:] holds every live entry, in order
-	head  int
-	seq   uint64
+	live  map[string]struct{}
+	slots [][]dirtyEntry
 }
 
 // dirtyEntry is a series' first change since its last checkpoint, at input
-// offset first; it is stale once live no longer holds seq for id.
+// offset first.
 type dirtyEntry struct {
 	id    string
 	first int64
-	seq   uint64
 }
 
-func newDirtySeries() dirtySeries { return dirtySeries{live: map[string]uint64{}} }
+// newDirtySeries returns an empty set of the given number of slots.
+func newDirtySeries(slots int) dirtySeries {
+	return dirtySeries{live: map[string]struct{}{}, slots: make([][]dirtyEntry, slots)}
+}
 
 func (d *dirtySeries) len() int { return len(d.live) }
 
@@ -323,48 +326,34 @@ func (d *dirtySeries) mark(id string, first int64) {
 	if _, ok := d.live[id]; ok {
 		return
 	}
-	d.seq++
-	d.live[id] = d.seq
-	d.queue = append(d.queue, dirtyEntry{id: id, first: first, seq: d.seq})
+	d.live[id] = struct{}{}
+	s := checkpointSlot(id, len(d.slots))
+	d.slots[s] = append(d.slots[s], dirtyEntry{id: id, first: first})
 }
 
-// take removes the series for which pick is true and appends them to dst,
-// oldest first change first.
-func (d *dirtySeries) take(pick func(id string) bool, dst []string) []string {
-	for _, e := range d.queue[d.head:] {
-		if d.live[e.id] == e.seq && pick(e.id) {
+// take removes the series of slot (every slot if slot < 0) and appends them
+// to dst.
+func (d *dirtySeries) take(slot int, dst []string) []string {
+	for s := range d.slots {
+		if slot >= 0 && s != slot {
+			continue
+		}
+		for _, e := range d.slots[s] {
 			delete(d.live, e.id)
 			dst = append(dst, e.id)
 		}
+		clear(d.slots[s]) // the ids are garbage now
+		d.slots[s] = d.slots[s][:0]
 	}
-	d.trim()
 	return dst
 }
 
 // oldest returns the first change of the oldest series; false if none.
 func (d *dirtySeries) oldest() (first int64, ok bool) {
-	if d.head < len(d.queue) {
-		return d.queue[d.head].first, true
-	}
-	return 0, false
-}
-
-// trim drops the stale entries at the head and, when they are more than
-// half of it, compacts the queue (the live part moves down).
-func (d *dirtySeries) trim() {
-	for d.head < len(d.queue) && d.live[d.queue[d.head].id] != d.queue[d.head].seq {
-		d.queue[d.head] = dirtyEntry{}
-		d.head++
-	}
-	if d.head > len(d.queue)/2 {
-		n := 0
-		for _, e := range d.queue[d.head:] {
-			if d.live[e.id] == e.seq {
-				d.queue[n] = e
-				n++
-			}
+	for _, es := range d.slots {
+		if len(es) > 0 && (!ok || es[0].first < first) {
+			first, ok = es[0].first, true
 		}
-		clear(d.queue[n:])
-		d.queue, d.head = d.queue[:n], 0
 	}
+	return first, ok
 }

@@ -417,7 +417,7 @@ func checkpointStepsCoverTheWatermark(t *testing.T, every int) {
 	d := &Daemon{cfg: cfg, metrics: newMetrics(), dir: newDirectory()}
 	d.cfg.Decoder.Inputs = -1
 	r := &partitionRun{d: d, next: -1, committed: -1, watermark: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
-		bytes: map[string]int{}, applied: map[string]int64{}, dirty: newDirtySeries(), lastStep: time.Now(), store: &checkpoint.Store{}}
+		bytes: map[string]int{}, applied: map[string]int64{}, dirty: newDirtySeries(steps), lastStep: time.Now(), store: &checkpoint.Store{}}
 	reg, err := online.NewRegistry(r.registryConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -496,31 +496,46 @@ func checkpointStepsCoverTheWatermark(t *testing.T, every int) {
 }
 
 func TestDirtySeriesKeepsTheFirstChangeInOrder(t *testing.T) {
-	d := newDirtySeries()
-	d.mark("a", 1)
-	d.mark("b", 2)
-	d.mark("a", 3) // already unsaved since 1
-	d.mark("c", 4)
-	d.mark("e", 5)
-	is := func(ids ...string) func(string) bool { return func(id string) bool { return slices.Contains(ids, id) } }
-	if got := d.take(is("b", "c"), nil); !slices.Equal(got, []string{"b", "c"}) {
-		t.Fatalf("took %v, want b, c", got)
+	const slots = 3
+	// ids[k] are series of slot k.
+	var ids [slots][]string
+	for i := 0; len(ids[0]) < 2 || len(ids[1]) < 2 || len(ids[2]) < 2; i++ {
+		id := fmt.Sprintf("s%d", i)
+		k := checkpointSlot(id, slots)
+		ids[k] = append(ids[k], id)
+	}
+	a, b, c, e := ids[0][0], ids[1][0], ids[1][1], ids[2][0]
+	d := newDirtySeries(slots)
+	d.mark(a, 1)
+	d.mark(b, 2)
+	d.mark(a, 3) // already unsaved since 1
+	d.mark(c, 4)
+	d.mark(e, 5)
+	if got := d.take(1, nil); !slices.Equal(got, []string{b, c}) {
+		t.Fatalf("slot 1 took %v, want %s, %s", got, b, c)
 	}
 	if first, ok := d.oldest(); !ok || first != 1 || d.len() != 2 {
-		t.Fatalf("oldest %d %v of %d, want a's 1 of 2", first, ok, d.len())
+		t.Fatalf("oldest %d %v of %d, want %s's 1 of 2", first, ok, d.len(), a)
 	}
-	if got := d.take(is("a"), nil); !slices.Equal(got, []string{"a"}) {
-		t.Fatalf("took %v, want a", got)
+	if got := d.take(0, nil); !slices.Equal(got, []string{a}) {
+		t.Fatalf("slot 0 took %v, want %s", got, a)
 	}
 	if first, ok := d.oldest(); !ok || first != 5 {
-		t.Fatalf("oldest %d %v, want e's 5 (b and c taken before)", first, ok)
+		t.Fatalf("oldest %d %v, want %s's 5 (%s and %s taken before)", first, ok, e, b, c)
 	}
-	d.mark("a", 6) // changed again: now the newest
-	d.mark("b", 7)
-	if got := d.take(is("a", "b", "e"), nil); !slices.Equal(got, []string{"e", "a", "b"}) {
-		t.Fatalf("took %v, want e, a, b", got)
+	d.mark(a, 6) // changed again: marked anew
+	d.mark(b, 7)
+	if first, ok := d.oldest(); !ok || first != 5 {
+		t.Fatalf("oldest %d %v, want %s's 5 still", first, ok, e)
 	}
-	if _, ok := d.oldest(); ok || d.len() != 0 || len(d.queue) != 0 {
-		t.Fatalf("not empty after taking everything: %d live, queue %v", d.len(), d.queue)
+	got := d.take(-1, nil)
+	slices.Sort(got)
+	want := []string{a, b, e}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("every slot took %v, want %v", got, want)
+	}
+	if _, ok := d.oldest(); ok || d.len() != 0 {
+		t.Fatalf("not empty after taking everything: %d live", d.len())
 	}
 }
