@@ -73,6 +73,28 @@ func (s *produceSpy) count(p int32) int {
 	return s.requests[p]
 }
 
+// clusterAndWriter starts a kfake cluster of brokers brokers holding topic
+// "t" of partitions partitions, and a writer of cfg to it (Brokers and Topic
+// set here); ctx ends after 30 s. All end with the test. The writer does not
+// connect before its first write, so controls installed on the cluster
+// afterwards see every request.
+func clusterAndWriter(t *testing.T, brokers, partitions int, cfg KafkaConfig) (*kfake.Cluster, *KafkaWriter, context.Context) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(brokers), kfake.SeedTopics(int32(partitions), "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	cfg.Brokers, cfg.Topic = c.ListenAddrs(), "t"
+	w, err := NewKafkaWriter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, w, ctx
+}
+
 // keyedRecords returns n records keyed k0, k1, ..., each value size bytes
 // that start with its index.
 func keyedRecords(n, size int) []Record {
@@ -233,18 +255,8 @@ func TestKafkaWriterAgainstBroker(t *testing.T) {
 // as the bound allows, each partition's in order.
 func TestKafkaWriterSplitsAtBatchBytes(t *testing.T) {
 	const partitions, n, size, limit = 4, 400, 200, 4096
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, w, ctx := clusterAndWriter(t, 1, partitions, KafkaConfig{BatchBytes: limit, Transport: &kafka.Transport{}})
 	spy := spyOnProduce(c, nil, 0)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	w, err := NewKafkaWriter(KafkaConfig{Brokers: c.ListenAddrs(), Topic: "t", BatchBytes: limit, Transport: &kafka.Transport{}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	recs := keyedRecords(n, size)
 	if err := w.WriteRecords(ctx, recs...); err != nil {
 		t.Fatal(err)
@@ -274,19 +286,9 @@ func TestKafkaWriterSplitsAtBatchBytes(t *testing.T) {
 // time; partitions whose request succeeded are not written again.
 func TestKafkaWriterRetriesOnlyTheFailedPartitions(t *testing.T) {
 	const partitions, n = 8, 64
-	c, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.SeedTopics(partitions, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, w, ctx := clusterAndWriter(t, 2, partitions, KafkaConfig{Transport: &kafka.Transport{}})
 	const failing = 2 // every request carrying partition 2 fails twice
 	spy := spyOnProduce(c, map[int32]int{failing: 2}, int16(kafka.NotLeaderForPartition))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	w, err := NewKafkaWriter(KafkaConfig{Brokers: c.ListenAddrs(), Topic: "t", Transport: &kafka.Transport{}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	recs := keyedRecords(n, 16)
 	if err := w.WriteRecords(ctx, recs...); err != nil {
 		t.Fatal(err)
@@ -317,17 +319,7 @@ func TestKafkaWriterRetriesOnlyTheFailedPartitions(t *testing.T) {
 // the transport refreshed its metadata (here every 500 ms).
 func TestKafkaWriterFollowsAMovedLeader(t *testing.T) {
 	const partitions, n = 4, 32
-	c, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.SeedTopics(partitions, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	w, err := NewKafkaWriter(KafkaConfig{Brokers: c.ListenAddrs(), Topic: "t", Transport: &kafka.Transport{MetadataTTL: 500 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, w, ctx := clusterAndWriter(t, 2, partitions, KafkaConfig{Transport: &kafka.Transport{MetadataTTL: 500 * time.Millisecond}})
 	recs := keyedRecords(n, 16)
 	if err := w.WriteRecords(ctx, recs[:n/2]...); err != nil {
 		t.Fatal(err)
@@ -346,19 +338,9 @@ func TestKafkaWriterFollowsAMovedLeader(t *testing.T) {
 // An error that sending again cannot cure comes back at once, as the
 // kafka.Error the publisher tells apart.
 func TestKafkaWriterReturnsANonRetriableError(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, w, ctx := clusterAndWriter(t, 1, 1, KafkaConfig{Transport: &kafka.Transport{}})
 	spy := spyOnProduce(c, map[int32]int{0: 1}, int16(kafka.MessageSizeTooLarge))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	w, err := NewKafkaWriter(KafkaConfig{Brokers: c.ListenAddrs(), Topic: "t", Transport: &kafka.Transport{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = w.WriteRecords(ctx, keyedRecords(3, 16)...)
+	err := w.WriteRecords(ctx, keyedRecords(3, 16)...)
 	if !errors.Is(err, kafka.MessageSizeTooLarge) {
 		t.Fatalf("got %v, want %v", err, kafka.MessageSizeTooLarge)
 	}
@@ -441,18 +423,8 @@ func keysIn(prefix string, p, partitions, n int) []Record {
 // request, each write's records once and in its order within a partition.
 func TestKafkaWriterGathersConcurrentWrites(t *testing.T) {
 	const partitions, writers, per = 4, 7, 12
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, w, ctx := clusterAndWriter(t, 1, partitions, KafkaConfig{Transport: &kafka.Transport{}})
 	release, requests := holdFirstProduce(c, -1, 0)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	w, err := NewKafkaWriter(KafkaConfig{Brokers: c.ListenAddrs(), Topic: "t", Transport: &kafka.Transport{}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	writes := make([][]Record, writers+1)
 	for j := range writes {
 		for p := 0; p < partitions; p++ {
@@ -505,18 +477,8 @@ func TestKafkaWriterGathersConcurrentWrites(t *testing.T) {
 // with records in it, and of no other.
 func TestKafkaWriterGatheredWritesFailAlone(t *testing.T) {
 	const partitions, failing = 4, 1
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, w, ctx := clusterAndWriter(t, 1, partitions, KafkaConfig{Transport: &kafka.Transport{}})
 	release, requests := holdFirstProduce(c, failing, int16(kafka.MessageSizeTooLarge))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	w, err := NewKafkaWriter(KafkaConfig{Brokers: c.ListenAddrs(), Topic: "t", Transport: &kafka.Transport{}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	first := make(chan error, 1)
 	go func() { first <- w.WriteRecords(ctx, keysIn("first", 0, partitions, 2)...) }()
 	for requests() == 0 {
@@ -550,18 +512,8 @@ func TestKafkaWriterGatheredWritesFailAlone(t *testing.T) {
 // A write that gives up while it waits returns at once, and its records are
 // not sent.
 func TestKafkaWriterGivesUpAWaitingWrite(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, w, ctx := clusterAndWriter(t, 1, 1, KafkaConfig{Transport: &kafka.Transport{}})
 	release, requests := holdFirstProduce(c, -1, 0)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	w, err := NewKafkaWriter(KafkaConfig{Brokers: c.ListenAddrs(), Topic: "t", Transport: &kafka.Transport{}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	first := make(chan error, 1)
 	go func() { first <- w.WriteRecords(ctx, keysIn("first", 0, 1, 2)...) }()
 	for requests() == 0 {
