@@ -252,7 +252,7 @@ func BenchmarkRestore10kSeries(b *testing.B) {
 //
 // The maximum is one number for all the live runs, a median, because a
 // single backlog run's rate is noisy: the machine's speed drifts by up to
-// 20 % within a minute, and the same code drained the backlog at 19 400 to
+// 20 % within a minute, and the same code drained the backlog at 18 400 to
 // 29 100 records/s in consecutive runs. Half of each run's own maximum (the
 // earlier protocol) ran a run whose maximum came out high at up to 65 % of
 // the typical maximum, and measured the maximum's noise as much as the
