@@ -51,18 +51,7 @@ func spyOnProduce(c *kfake.Cluster, fail map[int32]int, errorCode int16) *produc
 			return nil, nil, false // the cluster appends it
 		}
 		c.KeepControl()
-		resp := req.ResponseKind().(*kmsg.ProduceResponse)
-		for _, t := range req.Topics {
-			rt := kmsg.NewProduceResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewProduceResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p.Partition, errorCode
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		return resp, nil, true
+		return produceResponse(req, func(int32) int16 { return errorCode }), nil, true
 	})
 	return s
 }
@@ -372,23 +361,31 @@ func holdFirstProduce(c *kfake.Cluster, failing int32, errorCode int16) (release
 		}
 		// Partition failing gets errorCode; the others are acknowledged
 		// without being appended (the tests using it look at the errors).
-		resp := req.ResponseKind().(*kmsg.ProduceResponse)
-		for _, t := range req.Topics {
-			rt := kmsg.NewProduceResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewProduceResponseTopicPartition()
-				rp.Partition = p.Partition
-				if p.Partition == failing {
-					rp.ErrorCode = errorCode
-				}
-				rt.Partitions = append(rt.Partitions, rp)
+		return produceResponse(req, func(p int32) int16 {
+			if p == failing {
+				return errorCode
 			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		return resp, nil, true
+			return 0
+		}), nil, true
 	})
 	return func() { close(held) }, func() int { mu.Lock(); defer mu.Unlock(); return n }
+}
+
+// produceResponse answers every partition of req with errorOf(partition),
+// without the cluster appending any of them.
+func produceResponse(req *kmsg.ProduceRequest, errorOf func(partition int32) int16) *kmsg.ProduceResponse {
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.NewProduceResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewProduceResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, errorOf(p.Partition)
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
 }
 
 // waitGathered waits until n writes wait behind the one under way.
