@@ -7,11 +7,23 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/streamd/streamd/internal/daemon"
 )
 
-// version is the release, set at build time with
-// -ldflags "-X main.version=v1.2.3"; empty means "from the build info".
-var version string
+// version and revision may be set at build time, for builds that carry no
+// VCS stamp (a source tarball, or -buildvcs=false):
+//
+//	go build -ldflags "-X main.version=v1.2.3 -X main.revision=$(git rev-parse HEAD)" ./cmd/streamd
+//
+// Empty means "from the build info" (stamp).
+var version, revision string
+
+// unknownRevision is the revision of a build that recorded none. `go run`
+// does not stamp VCS information (its -buildvcs default, auto, means off for
+// go run), nor does any build under -buildvcs=false; a label or line that
+// says so reads better than an empty one.
+const unknownRevision = "unknown"
 
 // versionCommand prints the version.
 type versionCommand struct{}
@@ -29,42 +41,71 @@ func (versionCommand) Run(_ context.Context, args []string, _ io.Reader, stdout,
 	return err
 }
 
-// versionString is "streamd <version> <go version> <os/arch>", followed by
-// the VCS revision when the build recorded one: the -X version if set, else
-// the module version from the build info (a `go install …@v1.2.3`), else
-// "devel".
-func versionString() string {
-	v := versionOnly()
-	bi, ok := debug.ReadBuildInfo()
-	s := fmt.Sprintf("streamd %s %s %s/%s", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	if !ok {
-		return s
-	}
-	var rev, modified string
-	for _, kv := range bi.Settings {
-		switch kv.Key {
-		case "vcs.revision":
-			rev = kv.Value
-		case "vcs.modified":
-			if kv.Value == "true" {
-				modified = " (modified)"
+// buildStamp is what a binary knows of the source it was built from.
+type buildStamp struct {
+	// Version is the -X version if set, else the main module's version from
+	// the build info, else "devel". Since Go 1.24 a `go build` or `go install`
+	// in a git checkout stamps a pseudo-version such as
+	// v0.0.0-20261122015449-dd808598fa62 (time and short revision, "+dirty"
+	// with uncommitted changes) or the tag at HEAD; `go install …@v1.2.3`
+	// stamps v1.2.3.
+	Version string
+	// Revision is the -X revision if set, else the build info's
+	// vcs.revision, else "unknown".
+	Revision string
+	// Modified: the build info's vcs.modified (uncommitted changes).
+	Modified bool
+}
+
+// stampOf reads a stamp from bi (ok false: the binary has no build info).
+// The -X variables win over bi.
+func stampOf(bi *debug.BuildInfo, ok bool) buildStamp {
+	s := buildStamp{Version: version, Revision: revision}
+	if ok {
+		if s.Version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			s.Version = bi.Main.Version
+		}
+		for _, kv := range bi.Settings {
+			switch kv.Key {
+			case "vcs.revision":
+				if s.Revision == "" {
+					s.Revision = kv.Value
+				}
+			case "vcs.modified":
+				s.Modified = kv.Value == "true"
 			}
 		}
 	}
-	if rev != "" {
-		s += " rev " + rev + modified
+	if s.Version == "" {
+		s.Version = "devel"
+	}
+	if s.Revision == "" {
+		s.Revision = unknownRevision
 	}
 	return s
 }
 
-// versionOnly is the release: the -X version if set, else the module version
-// from the build info, else "devel".
-func versionOnly() string {
-	if version != "" {
-		return version
+// stamp is this binary's build stamp.
+func stamp() buildStamp { return stampOf(debug.ReadBuildInfo()) }
+
+// versionString is "streamd <version> <go version> <os/arch> rev <revision>",
+// with " (modified)" when the checkout had uncommitted changes.
+func versionString() string {
+	s := stamp()
+	v := fmt.Sprintf("streamd %s %s %s/%s rev %s", s.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH, s.Revision)
+	if s.Modified {
+		v += " (modified)"
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
+	return v
+}
+
+// versionOnly is the release: stamp().Version, never empty.
+func versionOnly() string { return stamp().Version }
+
+// buildInfo labels the daemon's streamd_build_info metric: every label set,
+// so that a dashboard never shows an empty version. The module version
+// carries the revision whenever the build stamped one (a pseudo-version ends
+// in the short revision).
+func buildInfo() daemon.BuildInfo {
+	return daemon.BuildInfo{Version: versionOnly(), GoVersion: runtime.Version()}
 }
