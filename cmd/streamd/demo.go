@@ -42,7 +42,8 @@ and replays three series through the full daemon path (broker → consumer
 group → learners → forecast topic): the Santa Fe laser, a Mackey–Glass series
 and a plant driven by an exogenous input. Shows, per series, the samples
 seen, the one-step error and 95 % coverage so far, and the latest forecast
-with its band. Ctrl-C stops it.
+with its band; the web view (the address printed as "view") draws them live.
+Ctrl-C stops it.
 
 Flags:
 `
@@ -51,7 +52,7 @@ func (demoCommand) Run(ctx context.Context, args []string, _ io.Reader, stdout, 
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	rate := fs.Float64("rate", 200, "records per second per series")
-	listen := fs.String("http", "127.0.0.1:9464", "HTTP `address` of /metrics and the series API")
+	listen := fs.String("http", "127.0.0.1:9464", "HTTP `address` of /metrics, the series API and the web view (/ui/)")
 	duration := fs.Duration("duration", 0, "stop after this long (0: run until Ctrl-C)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, demoUsage)
@@ -75,6 +76,7 @@ func (demoCommand) Run(ctx context.Context, args []string, _ io.Reader, stdout, 
 	defer cluster.Close()
 	addrs := cluster.ListenAddrs()
 	d, err := daemon.Open(daemon.Config{
+		Build:   buildInfo(),
 		Brokers: addrs, Group: "streamd-demo", InputTopics: []string{"series"},
 		ForecastTopic: "forecasts", DeadLetterTopic: "series-dlq",
 		Decoder:  demoDecoder(),
@@ -84,8 +86,8 @@ func (demoCommand) Run(ctx context.Context, args []string, _ io.Reader, stdout, 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "broker   %s\nmetrics  http://%s/metrics\nseries   http://%s/v1/series\nwatch    kcat -C -b %s -t forecasts -f '%%k %%s\\n'\n\n",
-		addrs[0], d.Addr(), d.Addr(), addrs[0])
+	fmt.Fprintf(stdout, "broker   %s\nview     http://%s/ui/\nmetrics  http://%s/metrics\nseries   http://%s/v1/series\nwatch    kcat -C -b %s -t forecasts -f '%%k %%s\\n'\n\n",
+		addrs[0], d.Addr(), d.Addr(), d.Addr(), addrs[0])
 	series, err := demoSeries()
 	if err != nil {
 		d.Close()

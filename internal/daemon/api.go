@@ -1,17 +1,24 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
+	"github.com/streamd/streamd/internal/webui"
 )
 
 // The HTTP series API. Learners are owned by their partition goroutine, so:
@@ -36,6 +43,27 @@ type SeriesSummary struct {
 	Model      sink.ModelInfo `json:"model"`
 	// Latest is the last forecast message published for the series.
 	Latest *sink.Message `json:"latest,omitempty"`
+	// Updated is when the summary was published (wall clock, UTC).
+	Updated time.Time `json:"updated"`
+	// History holds the series' last observations (histLen at most), oldest
+	// first: read-only, it shares the partition goroutine's buffer. The web
+	// view's endpoint reports it.
+	History []HistoryPoint `json:"-"`
+	// seq is the directory's publication count when the summary was
+	// published: the event streams send what changed since they last sent.
+	seq uint64
+}
+
+// HistoryPoint is one observation of a series with its one-step verdict
+// (series' units). Fitted is false in warm-up: there was no prediction, and
+// Prediction and Std are zero.
+type HistoryPoint struct {
+	T          int64
+	Y          float64
+	Prediction float64
+	Std        float64
+	Fitted     bool
+	Outlier    bool
 }
 
 // directory maps series ids to the partition run that owns them and holds
@@ -44,6 +72,10 @@ type directory struct {
 	mu     sync.RWMutex
 	owners map[string]*partitionRun
 	sums   map[string]SeriesSummary
+	// seq counts publications and drops; changed, when an event stream
+	// waits, is closed at the next notify.
+	seq     uint64
+	changed chan struct{}
 }
 
 func newDirectory() *directory {
@@ -52,21 +84,52 @@ func newDirectory() *directory {
 
 func (dir *directory) publish(r *partitionRun, s SeriesSummary) {
 	dir.mu.Lock()
+	dir.seq++
+	s.seq = dir.seq
 	dir.owners[s.ID] = r
 	dir.sums[s.ID] = s
+	dir.mu.Unlock()
+}
+
+// watch returns a channel that notify closes.
+func (dir *directory) watch() <-chan struct{} {
+	dir.mu.Lock()
+	defer dir.mu.Unlock()
+	if dir.changed == nil {
+		dir.changed = make(chan struct{})
+	}
+	return dir.changed
+}
+
+// notify wakes the watchers after a flush's publications (nothing to do, and
+// no allocation, when nobody watches).
+func (dir *directory) notify() {
+	dir.mu.Lock()
+	if dir.changed != nil {
+		close(dir.changed)
+		dir.changed = nil
+	}
 	dir.mu.Unlock()
 }
 
 // drop forgets series ids owned by r (after eviction or when r ends).
 func (dir *directory) drop(r *partitionRun, ids ...string) {
 	dir.mu.Lock()
+	dropped := false
 	for _, id := range ids {
 		if dir.owners[id] == r {
 			delete(dir.owners, id)
 			delete(dir.sums, id)
+			dropped = true
 		}
 	}
+	if dropped {
+		dir.seq++
+	}
 	dir.mu.Unlock()
+	if dropped {
+		dir.notify()
+	}
 }
 
 func (dir *directory) lookup(id string) (*partitionRun, SeriesSummary, bool) {
@@ -76,36 +139,58 @@ func (dir *directory) lookup(id string) (*partitionRun, SeriesSummary, bool) {
 	return r, dir.sums[id], ok
 }
 
-func (dir *directory) page(offset, limit int, withLatest bool) (items []SeriesSummary, total int) {
-	dir.mu.RLock()
-	ids := make([]string, 0, len(dir.sums))
-	for id := range dir.sums {
-		ids = append(ids, id)
+// seriesOrders are the orders of a series list (the sort parameter): by id,
+// or by a score, ties by id (ascending in either direction).
+var seriesOrders = map[string]func(a, b *SeriesSummary) int{
+	"id":       func(a, b *SeriesSummary) int { return cmp.Compare(a.ID, b.ID) },
+	"rmse":     func(a, b *SeriesSummary) int { return cmp.Compare(a.OneStepRMS, b.OneStepRMS) },
+	"coverage": func(a, b *SeriesSummary) int { return cmp.Compare(a.Coverage95, b.Coverage95) },
+	"outliers": func(a, b *SeriesSummary) int { return cmp.Compare(a.Outliers, b.Outliers) },
+	"updated":  func(a, b *SeriesSummary) int { return a.Updated.Compare(b.Updated) },
+	"last_t":   func(a, b *SeriesSummary) int { return cmp.Compare(a.LastT, b.LastT) },
+}
+
+// page returns items offset.. (at most limit) of the series sorted by order
+// (a key of seriesOrders; descending when desc), the total number of series
+// and the directory's publication count. O(n log n) in the number of series.
+func (dir *directory) page(offset, limit int, withLatest bool, order string, desc bool) (items []SeriesSummary, total int, seq uint64) {
+	by := seriesOrders[order]
+	if by == nil {
+		by = seriesOrders["id"]
 	}
+	dir.mu.RLock()
+	all := make([]SeriesSummary, 0, len(dir.sums))
+	for _, s := range dir.sums {
+		all = append(all, s)
+	}
+	seq = dir.seq
 	dir.mu.RUnlock()
-	slices.Sort(ids)
-	total = len(ids)
-	if offset > total {
-		offset = total
-	}
-	ids = ids[offset:min(total, offset+limit)]
-	dir.mu.RLock()
-	defer dir.mu.RUnlock()
-	for _, id := range ids {
-		if s, ok := dir.sums[id]; ok {
-			if !withLatest {
-				s.Latest = nil // the HTTP list stays small; the detail has it
-			}
-			items = append(items, s)
+	slices.SortFunc(all, func(a, b SeriesSummary) int {
+		c := by(&a, &b)
+		if desc {
+			c = -c
+		}
+		if c == 0 { // by id, whatever the direction
+			c = cmp.Compare(a.ID, b.ID)
+		}
+		return c
+	})
+	total = len(all)
+	offset = min(offset, total)
+	items = all[offset:min(total, offset+limit)]
+	if !withLatest {
+		for i := range items {
+			items[i].Latest = nil // the HTTP list stays small; the detail has it
 		}
 	}
-	return items, total
+	return items, total, seq
 }
 
 // Series returns a page of the series summaries, sorted by id, each with its
 // latest forecast, and the total number of series.
 func (d *Daemon) Series(offset, limit int) ([]SeriesSummary, int) {
-	return d.dir.page(offset, limit, true)
+	items, total, _ := d.dir.page(offset, limit, true, "id", false)
+	return items, total
 }
 
 // errNotOwned: the series is not (or no longer) on this instance.
@@ -145,13 +230,12 @@ func (d *Daemon) onOwner(ctx context.Context, id string, fn func(l *online.Learn
 
 func (d *Daemon) apiRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/series", func(w http.ResponseWriter, req *http.Request) {
-		offset, _ := strconv.Atoi(req.URL.Query().Get("offset"))
-		limit, err := strconv.Atoi(req.URL.Query().Get("limit"))
-		if err != nil || limit <= 0 || limit > 1000 {
-			limit = 100
+		q, ok := listQueryOf(w, req)
+		if !ok {
+			return
 		}
-		items, total := d.dir.page(max(offset, 0), limit, false)
-		writeJSON(w, http.StatusOK, map[string]any{"total": total, "offset": offset, "limit": limit, "series": items})
+		items, total, _ := d.dir.page(q.offset, q.limit, false, q.sort, q.desc)
+		writeJSON(w, http.StatusOK, q.body(items, total))
 	})
 	mux.HandleFunc("GET /v1/series/{id}", func(w http.ResponseWriter, req *http.Request) {
 		_, s, ok := d.dir.lookup(req.PathValue("id"))
@@ -162,6 +246,45 @@ func (d *Daemon) apiRoutes(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, s)
 	})
 	mux.HandleFunc("POST /v1/series/{id}/forecast", d.whatIf)
+}
+
+// listQuery is the query of a series list: offset, limit (1..1000, default
+// 100), sort (a key of seriesOrders, default id) and order (asc or desc).
+type listQuery struct {
+	offset, limit int
+	sort          string
+	desc          bool
+}
+
+// listQueryOf parses req's list query; on a bad sort or order it answers 400
+// and returns false.
+func listQueryOf(w http.ResponseWriter, req *http.Request) (listQuery, bool) {
+	v := req.URL.Query()
+	q := listQuery{sort: cmp.Or(v.Get("sort"), "id")}
+	q.offset, _ = strconv.Atoi(v.Get("offset"))
+	q.offset = max(q.offset, 0)
+	limit, err := strconv.Atoi(v.Get("limit"))
+	if err != nil || limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	q.limit = limit
+	if seriesOrders[q.sort] == nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "sort must be one of id, rmse, coverage, outliers, updated, last_t"})
+		return q, false
+	}
+	switch v.Get("order") {
+	case "", "asc":
+	case "desc":
+		q.desc = true
+	default:
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "order must be asc or desc"})
+		return q, false
+	}
+	return q, true
+}
+
+func (q listQuery) body(items []SeriesSummary, total int) map[string]any {
+	return map[string]any{"total": total, "offset": q.offset, "limit": q.limit, "series": items}
 }
 
 // whatIfRequest is the body of POST /v1/series/{id}/forecast: the horizon
@@ -212,4 +335,220 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(v)
+}
+
+// The web view (internal/webui) draws what these endpoints send: a series'
+// view (GET /v1/series/{id}/view), and event streams (server-sent events)
+// that send it again, or the series list, whenever a flush published a
+// change. All are read-only and read the published summaries.
+
+// FanLevels are the levels of the central intervals the fan chart draws.
+var FanLevels = []float64{0.5, 0.8, 0.95}
+
+// fanZ[i] is the standard normal quantile of (1 + FanLevels[i])/2.
+var fanZ = func() []float64 {
+	z := make([]float64, len(FanLevels))
+	for i, p := range FanLevels {
+		z[i] = distuv.UnitNormal.Quantile(0.5 + p/2)
+	}
+	return z
+}()
+
+// FanStep is one forecast step as the fan chart draws it: Lo[i], Hi[i] bound
+// the central interval at FanLevels[i].
+type FanStep struct {
+	H    int       `json:"h"`
+	T    int64     `json:"t"`
+	Mean float64   `json:"mean"`
+	Lo   []float64 `json:"lo"`
+	Hi   []float64 `json:"hi"`
+}
+
+// fan returns the intervals of each step at FanLevels, from the Gaussian
+// predictive distribution the model issues: mean ± z·std. Every band the
+// view draws comes from here, so exact quantiles, when the steps carry them,
+// replace this one function.
+func fan(steps []sink.Step) []FanStep {
+	out := make([]FanStep, len(steps))
+	for k, s := range steps {
+		f := FanStep{H: s.H, T: s.T, Mean: s.Mean, Lo: make([]float64, len(fanZ)), Hi: make([]float64, len(fanZ))}
+		for i, z := range fanZ {
+			f.Lo[i], f.Hi[i] = s.Mean-z*s.Std, s.Mean+z*s.Std
+		}
+		out[k] = f
+	}
+	return out
+}
+
+// coverageWindow is the number of predicted observations the view's running
+// coverage counts.
+const coverageWindow = 50
+
+// z95 is the standard normal quantile of 0.975, the 95 % band the running
+// scores count (as oneStep does).
+const z95 = 1.959963984540054
+
+// seriesView is the body of GET /v1/series/{id}/view and of the series
+// event stream: the summary with its latest forecast, the forecast's fan
+// and the recent observations, column by column (null where an observation
+// had no prediction: in warm-up).
+type seriesView struct {
+	SeriesSummary
+	Levels  []float64      `json:"levels"`
+	Fan     []FanStep      `json:"fan"`
+	History historyColumns `json:"history"`
+}
+
+type historyColumns struct {
+	T          []int64    `json:"t"`
+	Y          []float64  `json:"y"`
+	Prediction []optFloat `json:"prediction"`
+	Std        []optFloat `json:"std"`
+	// Error is y − prediction; Coverage the share of the last
+	// coverageWindow predicted observations (this one included) inside
+	// their 95 % band.
+	Error    []optFloat `json:"error"`
+	Coverage []optFloat `json:"coverage"`
+	Outlier  []bool     `json:"outlier"`
+}
+
+// optFloat is a number that encodes NaN as JSON null.
+type optFloat float64
+
+func (f optFloat) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
+}
+
+func viewOf(s SeriesSummary) seriesView {
+	v := seriesView{SeriesSummary: s, Levels: FanLevels, Fan: []FanStep{}}
+	if s.Latest != nil {
+		v.Fan = fan(s.Latest.Steps)
+	}
+	n := len(s.History)
+	c := historyColumns{T: make([]int64, n), Y: make([]float64, n), Prediction: make([]optFloat, n),
+		Std: make([]optFloat, n), Error: make([]optFloat, n), Coverage: make([]optFloat, n), Outlier: make([]bool, n)}
+	in := make([]bool, 0, n) // inside the band, per predicted observation
+	inside := 0
+	for i, p := range s.History {
+		c.T[i], c.Y[i], c.Outlier[i] = p.T, p.Y, p.Outlier
+		if !p.Fitted {
+			nan := optFloat(math.NaN())
+			c.Prediction[i], c.Std[i], c.Error[i], c.Coverage[i] = nan, nan, nan, nan
+			continue
+		}
+		e := p.Y - p.Prediction
+		c.Prediction[i], c.Std[i], c.Error[i] = optFloat(p.Prediction), optFloat(p.Std), optFloat(e)
+		ok := math.Abs(e) <= z95*p.Std
+		in = append(in, ok)
+		if ok {
+			inside++
+		}
+		if len(in) > coverageWindow && in[len(in)-1-coverageWindow] {
+			inside--
+		}
+		c.Coverage[i] = optFloat(float64(inside) / float64(min(len(in), coverageWindow)))
+	}
+	v.History = c
+	return v
+}
+
+// The updates of an event stream are spaced: a series that changes at every
+// record is sent at most four times a second, and the list, which sorts
+// every series for each update, once a second.
+const (
+	seriesEventInterval = 250 * time.Millisecond
+	listEventInterval   = time.Second
+)
+
+// eventKeepAlive is how often an idle event stream sends a comment, so that
+// proxies do not close it.
+const eventKeepAlive = 15 * time.Second
+
+func (d *Daemon) webRoutes(mux *http.ServeMux) {
+	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
+	mux.Handle("GET /ui/", http.StripPrefix("/ui", webui.Handler()))
+	mux.HandleFunc("GET /v1/series/{id}/view", func(w http.ResponseWriter, req *http.Request) {
+		_, s, ok := d.dir.lookup(req.PathValue("id"))
+		if !ok {
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": errNotOwned.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, viewOf(s))
+	})
+	// The list's stream sends the page its query asks for (as GET
+	// /v1/series) after every change.
+	mux.HandleFunc("GET /v1/events/series", func(w http.ResponseWriter, req *http.Request) {
+		q, ok := listQueryOf(w, req)
+		if !ok {
+			return
+		}
+		d.serveEvents(w, req, "series", listEventInterval, func() (any, uint64) {
+			items, total, seq := d.dir.page(q.offset, q.limit, false, q.sort, q.desc)
+			return q.body(items, total), seq
+		})
+	})
+	// A series' stream sends its view after every change; null while the
+	// series is not on this instance (evicted, or moved by a rebalance).
+	mux.HandleFunc("GET /v1/events/series/{id}", func(w http.ResponseWriter, req *http.Request) {
+		id := req.PathValue("id")
+		d.serveEvents(w, req, "view", seriesEventInterval, func() (any, uint64) {
+			_, s, ok := d.dir.lookup(id)
+			if !ok {
+				return nil, 0
+			}
+			return viewOf(s), s.seq
+		})
+	})
+}
+
+// serveEvents streams snapshot's value as server-sent events of type event:
+// the first at once, then one whenever its version changed after a
+// publication, at most one per interval. It ends when the client goes or the
+// server shuts down.
+func (d *Daemon) serveEvents(w http.ResponseWriter, req *http.Request, event string, interval time.Duration,
+	snapshot func() (v any, version uint64)) {
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // a proxy in front must not buffer the stream
+	w.WriteHeader(http.StatusOK)
+	keepAlive := time.NewTicker(eventKeepAlive)
+	defer keepAlive.Stop()
+	sent, first := uint64(0), true
+	for {
+		changed := d.dir.watch() // before the snapshot: no change is missed
+		if v, version := snapshot(); first || version != sent {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return
+			}
+			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil || rc.Flush() != nil {
+				return
+			}
+			sent, first = version, false
+		}
+		select {
+		case <-changed:
+		case <-keepAlive.C:
+			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+				return
+			}
+			continue
+		case <-req.Context().Done():
+			return
+		case <-d.quit:
+			return
+		}
+		select {
+		case <-time.After(interval):
+		case <-req.Context().Done():
+			return
+		case <-d.quit:
+			return
+		}
+	}
 }

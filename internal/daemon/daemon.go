@@ -1,7 +1,8 @@
 // Package daemon owns the running daemon's life cycle: it wires the consumer
 // group (internal/source), one series registry per assigned partition
 // (internal/online) and the forecast and dead-letter writers (internal/sink),
-// and serves metrics and health over HTTP.
+// and serves metrics, health, the series API and the web view (internal/webui)
+// over HTTP.
 package daemon
 
 import (
@@ -40,7 +41,8 @@ type Config struct {
 	// Registry gives each series its Learner configuration and caps the live
 	// series of each partition.
 	Registry online.RegistryConfig
-	// Listen is the HTTP address of /metrics, /healthz and /readyz; "" = none.
+	// Listen is the HTTP address of /metrics, /healthz, /readyz, the series
+	// API (/v1/) and the web view (/ui/); "" = none.
 	Listen string
 	// FlushEvery bounds how long results wait before they are handed to
 	// the partition's publisher when they did not go at once (a partition
@@ -101,6 +103,9 @@ type Daemon struct {
 	dir       *directory
 	http      *http.Server
 	addr      net.Addr
+	// quit is closed when the HTTP server shuts down: it ends the web
+	// view's event streams, which would otherwise hold Shutdown up.
+	quit chan struct{}
 
 	cancel    context.CancelFunc
 	done      chan struct{}
@@ -162,7 +167,7 @@ func Open(cfg Config) (*Daemon, error) {
 	}
 	cfg.Decoder.Inputs = -1
 	d := &Daemon{cfg: cfg, metrics: newMetrics(), dir: newDirectory(), parking: &parking{m: map[partitionKey]*parked{}},
-		done: make(chan struct{})}
+		done: make(chan struct{}), quit: make(chan struct{})}
 	consumer, err := source.NewConsumer(source.ConsumerConfig{Brokers: cfg.Brokers, Group: cfg.Group,
 		Topics: cfg.InputTopics, SessionTimeout: cfg.SessionTimeout, MaxBytes: 4 << 20, Dialer: cfg.Dialer,
 		Logger: cfg.Logger, OnGeneration: d.generation})
@@ -195,6 +200,7 @@ func Open(cfg Config) (*Daemon, error) {
 		}
 		d.addr = ln.Addr()
 		d.http = &http.Server{Handler: d.routes(), ReadHeaderTimeout: 5 * time.Second}
+		d.http.RegisterOnShutdown(func() { close(d.quit) })
 		go d.http.Serve(ln)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -245,6 +251,7 @@ func (d *Daemon) routes() http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	d.apiRoutes(mux)
+	d.webRoutes(mux)
 	return mux
 }
 
@@ -293,7 +300,7 @@ func newMetrics() *metrics {
 		evicted: prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_series_evicted_total",
 			Help: "Series evicted by the live-series cap."}),
 		bytes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "streamd_series_state_bytes",
-			Help: "Bytes of numeric state held by the live series (Learner.SizeBytes summed)."}),
+			Help: "Bytes of numeric state held by the live series (Learner.SizeBytes and the web view's recent observations, summed)."}),
 	}
 	m.skipped = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_input_skipped_total",
 		Help: "Input records read again after a restart and skipped: their series' restored checkpoint holds them."})

@@ -114,8 +114,9 @@ func TestDaemonEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Per series: one message at the fit (forecast only) and one per later record.
-	want := nSeries * (n - 100 + 1)
+	// Per series: one message at the first fit (forecast only) and one per
+	// later record.
+	want := nSeries * (n - online.FirstFit + 1)
 	got := drain(ctx, t, addrs, "forecasts", want)
 	dead := drain(ctx, t, addrs, "dlq", 8)
 	base := "http://" + d.Addr().String()

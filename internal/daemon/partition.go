@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 
 	"github.com/segmentio/kafka-go"
 
@@ -40,6 +41,8 @@ type partitionRun struct {
 	// the directory at the flush.
 	touched map[string]*sink.Message
 	scores  map[string]*oneStep
+	// hist holds each series' recent observations for the web view.
+	hist map[string]*history
 	// pub publishes the flushed batches; unsent is a batch that could not be
 	// queued before the context ended (the next flush sends it first).
 	pub    *publisher
@@ -81,6 +84,7 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	d.assigned.Add(1)
 	defer d.assigned.Add(-1)
 	r := &partitionRun{d: d, p: p, next: -1, committed: -1, watermark: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
+		hist:  map[string]*history{},
 		bytes: map[string]int{}, applied: map[string]int64{}, lastStep: time.Now(),
 		store: d.stores[p.Topic], reqs: make(chan func()), gone: make(chan struct{})}
 	r.dirty = newDirtySeries(r.stepsPerInterval())
@@ -155,6 +159,7 @@ func (r *partitionRun) onEvict(id string) {
 	r.d.dir.drop(r, id)
 	delete(r.touched, id)
 	delete(r.scores, id)
+	delete(r.hist, id)
 	r.d.metrics.bytes.Sub(float64(r.bytes[id]))
 	delete(r.bytes, id)
 	delete(r.applied, id)
@@ -211,6 +216,15 @@ func (r *partitionRun) handle(m kafka.Message) {
 	if res.Filled > 0 {
 		d.metrics.gapFilled.Add(float64(res.Filled))
 	}
+	h := r.hist[rec.Series]
+	if h == nil {
+		if r.hist == nil {
+			r.hist = map[string]*history{}
+		}
+		h = &history{}
+		r.hist[rec.Series] = h
+	}
+	h.add(HistoryPoint{T: rec.T, Y: rec.Y, Fitted: res.Fitted, Prediction: res.Prediction, Std: res.Std, Outlier: res.Outlier})
 	if !res.Fitted && res.Forecast == nil {
 		if _, ok := r.touched[rec.Series]; !ok {
 			r.touched[rec.Series] = nil // in warm-up: listed, no forecast yet
@@ -247,18 +261,68 @@ func (s *oneStep) add(residual, std float64) {
 	}
 }
 
-// publishSummaries puts the touched series' summaries in the directory.
+// histLen is the number of recent observations of a series the web view
+// shows.
+const histLen = 200
+
+// history is a series' recent observations, kept by the partition goroutine
+// and published with its summary. buf is append-only: when it is full, the
+// last histLen−1 points move to a new buffer, and the old one is never
+// written again, so a published view (a slice of it up to its length, which
+// the writer only appends beyond) is read without a lock. Memory: buf holds
+// at most 2·histLen points (2 · 200 · 40 B = 16 kB a series), plus, until
+// the next flush publishes a newer summary, the buffer it replaced.
+type history struct {
+	buf []HistoryPoint
+}
+
+// add appends p. It allocates only when buf is full: once per histLen points
+// at the full size, fewer while the buffer grows from 16 points.
+func (h *history) add(p HistoryPoint) {
+	if len(h.buf) == cap(h.buf) {
+		keep := h.buf[max(0, len(h.buf)-histLen+1):]
+		nb := make([]HistoryPoint, len(keep), max(16, min(2*cap(h.buf), 2*histLen)))
+		copy(nb, keep)
+		h.buf = nb
+	}
+	h.buf = append(h.buf, p)
+}
+
+// view returns the last histLen points (at most), for readers on other
+// goroutines: its capacity ends at its length, so nobody appends to it.
+func (h *history) view() []HistoryPoint {
+	n := len(h.buf)
+	return h.buf[max(0, n-histLen):n:n]
+}
+
+// sizeBytes is the memory of buf.
+func (h *history) sizeBytes() int { return cap(h.buf) * int(unsafe.Sizeof(HistoryPoint{})) }
+
+// publishSummaries puts the touched series' summaries in the directory and
+// wakes the web view's event streams when there were any.
 func (r *partitionRun) publishSummaries() {
+	if len(r.touched) == 0 {
+		return
+	}
+	now := time.Now().UTC()
+	defer r.d.dir.notify()
 	for id, msg := range r.touched {
 		l, ok := r.reg.Lookup(id)
 		if !ok {
 			continue
 		}
+		h := r.hist[id]
 		size := l.SizeBytes()
+		if h != nil {
+			size += h.sizeBytes()
+		}
 		r.d.metrics.bytes.Add(float64(size - r.bytes[id]))
 		r.bytes[id] = size
 		s := SeriesSummary{ID: id, Partition: r.p.ID, Topic: r.p.Topic, LastT: l.LastT(), Fitted: l.Fitted(),
-			Outliers: l.Outliers(), Bytes: size, Latest: msg}
+			Outliers: l.Outliers(), Bytes: size, Latest: msg, Updated: now}
+		if h != nil {
+			s.History = h.view()
+		}
 		if l.Fitted() {
 			s.Model = sink.ModelInfoOf(l)
 		}

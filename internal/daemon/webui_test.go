@@ -1,0 +1,471 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/robust"
+	"github.com/streamd/streamd/internal/sink"
+	"github.com/streamd/streamd/internal/source"
+)
+
+// The fan's bands are mean ± z·std with z the normal quantile of each level
+// (z(0.95) = 1.959963984540054, z(0.8) = 1.2815515655446004, z(0.5) =
+// 0.6744897501960817: R qnorm(c(.975, .9, .75))), nested around the mean.
+func TestFanBands(t *testing.T) {
+	steps := []sink.Step{{H: 1, T: 11, Mean: 10, Std: 2}, {H: 2, T: 12, Mean: -1, Std: 0.5}}
+	got := fan(steps)
+	want := []float64{0.6744897501960817, 1.2815515655446004, 1.959963984540054}
+	for k, f := range got {
+		s := steps[k]
+		if f.H != s.H || f.T != s.T || f.Mean != s.Mean || len(f.Lo) != len(FanLevels) || len(f.Hi) != len(FanLevels) {
+			t.Fatalf("step %d: %+v from %+v", k, f, s)
+		}
+		for i, z := range want {
+			if math.Abs(f.Hi[i]-(s.Mean+z*s.Std)) > 1e-12 || math.Abs(f.Lo[i]-(s.Mean-z*s.Std)) > 1e-12 {
+				t.Errorf("step %d level %g: [%g, %g], want mean ± %g·std", k, FanLevels[i], f.Lo[i], f.Hi[i], z)
+			}
+			if i > 0 && !(f.Lo[i] < f.Lo[i-1] && f.Hi[i] > f.Hi[i-1]) {
+				t.Errorf("step %d: band %g does not contain band %g", k, FanLevels[i], FanLevels[i-1])
+			}
+		}
+	}
+}
+
+// A series' history keeps its last histLen points, in order, within
+// 2·histLen points of buffer; a view taken earlier is not changed by later
+// points (the partition goroutine writes while the API reads it); adding
+// allocates at most once per histLen points.
+func TestHistoryIsBoundedAndViewsStay(t *testing.T) {
+	var h history
+	var early []HistoryPoint
+	for i := range 5 * histLen {
+		h.add(HistoryPoint{T: int64(i), Y: float64(i)})
+		if i == histLen+17 {
+			early = h.view()
+		}
+		if cap(h.buf) > 2*histLen {
+			t.Fatalf("after %d points the buffer holds %d", i+1, cap(h.buf))
+		}
+	}
+	v := h.view()
+	if len(v) != histLen || v[0].T != 4*histLen || v[histLen-1].T != 5*histLen-1 {
+		t.Fatalf("view of %d points from t=%d to t=%d", len(v), v[0].T, v[len(v)-1].T)
+	}
+	for i, p := range early {
+		if p.T != int64(18+i) {
+			t.Fatalf("an earlier view changed: point %d has t=%d, want %d", i, p.T, 18+i)
+		}
+	}
+	if h.sizeBytes() != 2*histLen*40 {
+		t.Errorf("sizeBytes %d, want %d", h.sizeBytes(), 2*histLen*40)
+	}
+	if a := testing.AllocsPerRun(20, func() {
+		for range histLen {
+			h.add(HistoryPoint{T: 1})
+		}
+	}); a > 1 {
+		t.Errorf("%g allocations per %d points", a, histLen)
+	}
+}
+
+// The view's columns against a recomputation from scratch: the error is
+// y − prediction, the running coverage the share of the last coverageWindow
+// predicted points inside prediction ± z95·std, and warm-up points are null.
+func TestViewColumns(t *testing.T) {
+	var s SeriesSummary
+	for i := range 180 {
+		p := HistoryPoint{T: int64(i), Y: math.Sin(float64(i)), Fitted: i >= 20}
+		if p.Fitted {
+			p.Prediction, p.Std = math.Sin(float64(i))+0.3*math.Cos(float64(7*i)), 0.1+0.05*float64(i%4)
+		}
+		s.History = append(s.History, p)
+	}
+	v := viewOf(s)
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		History struct {
+			T          []int64    `json:"t"`
+			Prediction []*float64 `json:"prediction"`
+			Error      []*float64 `json:"error"`
+			Coverage   []*float64 `json:"coverage"`
+		} `json:"history"`
+		Fan []FanStep `json:"fan"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.History.T) != 180 || got.Fan == nil {
+		t.Fatalf("%d points, fan %v", len(got.History.T), got.Fan)
+	}
+	for i, p := range s.History {
+		if !p.Fitted {
+			if got.History.Prediction[i] != nil || got.History.Error[i] != nil || got.History.Coverage[i] != nil {
+				t.Fatalf("point %d in warm-up has values", i)
+			}
+			continue
+		}
+		in, n := 0, 0
+		for j := i; j >= 20 && n < coverageWindow; j-- {
+			n++
+			if math.Abs(s.History[j].Y-s.History[j].Prediction) <= z95*s.History[j].Std {
+				in++
+			}
+		}
+		if e := *got.History.Error[i]; e != p.Y-p.Prediction {
+			t.Fatalf("point %d: error %g, want %g", i, e, p.Y-p.Prediction)
+		}
+		if c := *got.History.Coverage[i]; math.Abs(c-float64(in)/float64(n)) > 1e-15 {
+			t.Fatalf("point %d: coverage %g, want %d/%d", i, c, in, n)
+		}
+	}
+}
+
+// The series list sorts by each score, ties by id, in either order; an
+// unknown order is a 400.
+func TestSeriesListOrders(t *testing.T) {
+	dir := newDirectory()
+	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, s := range []SeriesSummary{
+		{ID: "a", OneStepRMS: 3, Coverage95: 0.9, Outliers: 1, LastT: 5},
+		{ID: "b", OneStepRMS: 1, Coverage95: 0.99, Outliers: 7, LastT: 9},
+		{ID: "c", OneStepRMS: 2, Coverage95: 0.5, Outliers: 1, LastT: 1},
+	} {
+		s.Updated = base.Add(time.Duration(3-i) * time.Second)
+		dir.publish(nil, s)
+	}
+	for _, c := range []struct {
+		sort string
+		desc bool
+		want string
+	}{
+		{"id", false, "abc"}, {"id", true, "cba"}, {"rmse", true, "acb"}, {"coverage", false, "cab"},
+		{"outliers", true, "bac"}, {"updated", true, "abc"}, {"last_t", false, "cab"},
+	} {
+		items, total, _ := dir.page(0, 10, false, c.sort, c.desc)
+		var ids string
+		for _, s := range items {
+			ids += s.ID
+		}
+		if ids != c.want || total != 3 {
+			t.Errorf("sort=%s desc=%v: %s of %d, want %s", c.sort, c.desc, ids, total, c.want)
+		}
+	}
+	d := &Daemon{dir: dir}
+	mux := http.NewServeMux()
+	d.apiRoutes(mux)
+	for q, code := range map[string]int{"sort=rmse&order=desc": 200, "sort=nope": 400, "order=up": 400} {
+		rec := &recorder{header: http.Header{}}
+		req, _ := http.NewRequest("GET", "/v1/series?"+q, nil)
+		mux.ServeHTTP(rec, req)
+		if rec.code != code {
+			t.Errorf("%s: %d, want %d", q, rec.code, code)
+		}
+	}
+}
+
+type recorder struct {
+	header http.Header
+	code   int
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) Write(b []byte) (int, error) { return len(b), nil }
+func (r *recorder) WriteHeader(code int)        { r.code = code }
+
+// chromiumPath finds Debian's chromium. CI installs it, and there its
+// absence fails the test; elsewhere it skips.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not installed (.ci/run installs the Debian package chromium)")
+		}
+		t.Skip("chromium not installed; CI runs this test")
+	}
+	return p
+}
+
+// The web view in a real browser (headless Chromium) against the daemon on a
+// Kafka-protocol broker: the series page draws the forecast the API holds
+// for the series, redraws without a reload when a new record yields a new
+// forecast, and the overview lists the series and sorts. Screenshots of
+// both pages are written to files the log names.
+func TestWebViewInBrowser(t *testing.T) {
+	chromium := chromiumPath(t)
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "series", "forecasts", "dlq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addrs := c.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	in, err := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	const n = 260
+	ys := series(2, n+1)
+	ys[200] += 3 // an outlier for the page to flag
+	produce := func(from, to int) {
+		var recs []sink.Record
+		for i := from; i < to; i++ {
+			for _, id := range []string{"web", "other"} {
+				y := ys[i]
+				if id == "other" {
+					y = 2 * series(5, n+1)[i]
+				}
+				recs = append(recs, sink.Record{Key: []byte(id), Value: []byte(fmt.Sprintf(`{"series":%q,"t":%d,"y":%.17g}`, id, i+1, y))})
+			}
+		}
+		if err := in.WriteRecords(ctx, recs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(0, n)
+	lc := learnerConfig()
+	lc.Horizon = 20
+	lc.Robust = online.Robust{Enabled: true, Weights: robust.DefaultWeights(), Window: 50, Scale: robust.ScaleIQR, Clean: true}
+	d, err := Open(Config{Brokers: addrs, Group: "web", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
+		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 512},
+		Registry: online.RegistryConfig{Default: lc}, Listen: "127.0.0.1:0", SessionTimeout: 6 * time.Second,
+		Transport: &kafka.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	base := "http://" + d.Addr().String()
+	latest := func(want int64) []float64 { // the API's latest forecast of "web", once it was issued at want
+		t.Helper()
+		for ctx.Err() == nil {
+			var s SeriesSummary
+			if json.Unmarshal([]byte(httpGet(t, base+"/v1/series/web")), &s) == nil && s.Latest != nil && s.Latest.T == want {
+				means := make([]float64, len(s.Latest.Steps))
+				for i, st := range s.Latest.Steps {
+					means[i] = st.Mean
+				}
+				return means
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("no forecast issued at t=%d", want)
+		return nil
+	}
+	want := latest(n)
+
+	dataDir := t.TempDir()
+	actx, acancel := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.UserDataDir(dataDir), chromedp.WindowSize(1280, 1000),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("hide-scrollbars", true))
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(actx)
+	defer bcancel()
+	// Start the browser, then subscribe to its console (both from this
+	// goroutine: two first uses at once would start two browsers).
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatal(err)
+	}
+	console := chromedp.Console(bctx)
+	var mu sync.Mutex
+	var problems []string
+	go func() {
+		for m, err := range console {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				mu.Lock()
+				problems = append(problems, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+	run := func(a chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(bctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// drawn waits until the page's forecast is the one issued at issued and
+	// returns its means as drawn (the data the chart's points carry).
+	drawn := func(issued int64) []float64 {
+		t.Helper()
+		for ctx.Err() == nil {
+			js := `(() => { const e = document.querySelector('#fan-mean'); return e && e.dataset.issued == ` +
+				fmt.Sprint(issued) + ` ? e.dataset.mean : ''; })()`
+			s, err := chromedp.Run(bctx, chromedp.Evaluate[string](js))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s != "" {
+				var means []float64
+				if err := json.Unmarshal([]byte(s), &means); err != nil {
+					t.Fatal(err)
+				}
+				return means
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("the page never drew the forecast issued at t=%d", issued)
+		return nil
+	}
+
+	run(chromedp.Navigate(base + "/ui/series.html?id=web"))
+	if got := drawn(n); !slices.Equal(got, want) {
+		t.Fatalf("page draws means %v, the API has %v", got, want)
+	}
+	// What the chart shows: the fan's three bands with their polygons, the
+	// observations and their one-step predictions as paths, the outlier.
+	shape, err := chromedp.Run(bctx, chromedp.Evaluate[map[string]int](`({
+		bands: document.querySelectorAll('#main-chart g[id^="fan-"] polygon').length,
+		points: document.querySelectorAll('#fan-mean circle').length,
+		observed: (document.querySelector('#observed')?.getAttribute('d') || '').split('L').length,
+		outliers: document.querySelectorAll('#outliers circle').length,
+		legendInside: [...document.querySelectorAll('.legend')].filter(l => l.nextElementSibling?.tagName !== 'svg').length,
+	})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shape["bands"] != 3 || shape["points"] != len(want) || shape["observed"] != max(100, 4*len(want)) || shape["outliers"] < 1 || shape["legendInside"] != 0 {
+		t.Errorf("chart: %v (want 3 bands, %d points, %d observations, an outlier, the legends above their plots)", shape, len(want), max(100, 4*len(want)))
+	}
+	// Offline: everything the page loaded came from the daemon.
+	foreign, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](
+		`performance.getEntriesByType('resource').map(e => e.name).filter(u => !u.startsWith(location.origin + '/'))`))
+	if err != nil || len(foreign) > 0 {
+		t.Errorf("resources from elsewhere: %v (%v)", foreign, err)
+	}
+	run(chromedp.Evaluate[chromedp.Void](`window.sameDocument = true`))
+	produce(n, n+1)
+	want = latest(n + 1)
+	if got := drawn(n + 1); !slices.Equal(got, want) {
+		t.Fatalf("after the new record the page draws means %v, the API has %v", got, want)
+	}
+	same, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`window.sameDocument === true`))
+	if err != nil || !same {
+		t.Errorf("the page was reloaded to show the new forecast (%v)", err)
+	}
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(os.TempDir(), name)
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s", path)
+	}
+	shot("streamd-webui-series.png")
+
+	run(chromedp.Navigate(base + "/ui/"))
+	order := func() string {
+		t.Helper()
+		for ctx.Err() == nil {
+			s, err := chromedp.Run(bctx, chromedp.Evaluate[string](
+				`[...document.querySelectorAll('#series tbody tr')].map(r => r.dataset.series).join(',')`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Count(s, ",") == 1 {
+				return s
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatal("the overview never listed the two series")
+		return ""
+	}
+	if got := order(); got != "other,web" {
+		t.Errorf("overview by id: %s", got)
+	}
+	// "other" has twice the amplitude, so the larger one-step error: first
+	// when sorted by error (descending on the first click).
+	var items []SeriesSummary
+	items, _, _ = d.dir.page(0, 10, false, "rmse", true)
+	run(chromedp.Evaluate[chromedp.Void](`document.querySelector('th[data-sort="rmse"]').click()`))
+	for ctx.Err() == nil {
+		s, err := chromedp.Run(bctx, chromedp.Evaluate[string](
+			`document.querySelector('th.sorted-desc')?.dataset.sort + ':' + [...document.querySelectorAll('#series tbody tr')].map(r => r.dataset.series).join(',')`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s == "rmse:"+items[0].ID+","+items[1].ID {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the overview did not sort by one-step error")
+	}
+	shot("streamd-webui-overview.png")
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Errorf("browser console: %s", p)
+	}
+}
+
+// An open event stream sends its first event at once and ends when the
+// daemon closes, without holding Close up (the HTTP server's shutdown waits
+// for its requests).
+func TestEventStreamEndsAtClose(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "series", "forecasts", "dlq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	d, err := Open(Config{Brokers: c.ListenAddrs(), Group: "g", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
+		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 512},
+		Registry: online.RegistryConfig{Default: learnerConfig()}, Listen: "127.0.0.1:0", SessionTimeout: 6 * time.Second,
+		Transport: &kafka.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + d.Addr().String() + "/v1/events/series")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 256)
+	k, err := resp.Body.Read(buf)
+	if err != nil || resp.Header.Get("Content-Type") != "text/event-stream" ||
+		!strings.HasPrefix(string(buf[:k]), "event: series\ndata: {") {
+		t.Fatalf("first event: %q (%v, %s)", buf[:k], err, resp.Header.Get("Content-Type"))
+	}
+	start := time.Now()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("Close took %v with an event stream open", el)
+	}
+	if _, err := io.ReadAll(resp.Body); err != nil {
+		t.Errorf("the stream did not end cleanly: %v", err)
+	}
+}
