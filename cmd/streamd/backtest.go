@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"golang.org/x/term"
-	"gonum.org/v1/gonum/stat/distuv"
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/streamd/streamd/internal/online"
@@ -29,6 +28,7 @@ type backtestCommand struct {
 	truthColumn                 string
 	train, horizon, evalFrom    int
 	forecasts, reportPath, plot string
+	tune                        bool
 }
 
 const backtestUsage = `Usage: streamd backtest --data FILE [flags]
@@ -45,6 +45,13 @@ Protocols:
                --horizon values from there without seeing them (true future
                inputs are supplied when the model has inputs); score that one
                forecast.
+
+Without --tune the Learner runs exactly as the daemon would run it with the
+same configuration (the built-in defaults without --config): what a backtest
+scores is what the daemon would have published. --tune (iterated only) is a
+batch search instead: the structure is chosen once, on all --train values, a
+working set of min(600, 3/5 of them), lag orders ranked by --horizon-step
+iterated validation; the daemon never runs that.
 
 FILE holds one value per line, or is a CSV file with a header line, from
 which --column picks y, --inputs the exogenous inputs and --time the time
@@ -69,6 +76,7 @@ func (c *backtestCommand) flags(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.forecasts, "forecasts", "", "write the forecast messages to `OUT.jsonl`, one per line")
 	fs.StringVar(&c.reportPath, "report", "", "write the JSON report to `OUT.json` ('-': standard output, instead of the summary)")
 	fs.StringVar(&c.plot, "plot", "", "draw actual vs forecast with its band to `OUT.svg|OUT.png|OUT.pdf`")
+	fs.BoolVar(&c.tune, "tune", false, "iterated: choose the structure by a batch search on the training values (not what the daemon runs)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, backtestUsage)
 		fs.PrintDefaults()
@@ -128,7 +136,7 @@ func (c *backtestCommand) Run(ctx context.Context, args []string, stdin io.Reade
 	}
 	if c.plot != "" {
 		title := fmt.Sprintf("%s — %s", filepath.Base(c.data), c.protocol)
-		if err := plotForecast(c.plot, title, bt.actual, bt.band, bt.cfg.Level); err != nil {
+		if err := backtestPlot(title, bt, rep).save(c.plot); err != nil {
 			return fmt.Errorf("--plot %s: %w", c.plot, err)
 		}
 	}
@@ -146,6 +154,8 @@ func (c *backtestCommand) checkFlags(set map[string]bool) error {
 		return usageErrorf("backtest: --train applies to --protocol iterated")
 	case set["eval-from"] && c.protocol != "prequential":
 		return usageErrorf("backtest: --eval-from applies to --protocol prequential")
+	case c.tune && c.protocol != "iterated":
+		return usageErrorf("backtest: --tune applies to --protocol iterated")
 	case set["train"] && c.train < 1:
 		return usageErrorf("backtest: --train must be ≥ 1 (got %d)", c.train)
 	case set["horizon"] && c.horizon < 0:
@@ -158,7 +168,7 @@ func (c *backtestCommand) checkFlags(set map[string]bool) error {
 	return nil
 }
 
-// iteratedWorkingSet caps M for an iterated backtest without --config: on the
+// iteratedWorkingSet caps M for an iterated backtest with --tune: on the
 // Santa Fe laser the iterated error keeps falling up to M ≈ 600 of 1000
 // training points and is flat beyond.
 const iteratedWorkingSet = 600
@@ -175,16 +185,17 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 		series: seriesName(c.data),
 		prog:   newProgress(stderr, s.len()),
 	}
-	warmup, H, n := bt.cfg.Warmup, bt.cfg.Horizon, s.len()
+	// The Learner's first fit: the first target it can predict follows it.
+	first, H, n := min(online.FirstFit, bt.cfg.Warmup), bt.cfg.Horizon, s.len()
 	if c.protocol == "prequential" {
-		bt.evalFrom = warmup + 1
+		bt.evalFrom = first + 1
 		switch {
-		case n <= warmup:
-			return nil, fmt.Errorf("backtest: %s has %d values: the model is fitted after model.warmup = %d, so none would be predicted",
-				c.data, n, warmup)
-		case set["eval-from"] && c.evalFrom <= warmup:
-			return nil, usageErrorf("backtest: --eval-from %d is inside the warm-up: the model is fitted on the first %d values (model.warmup), so the first target it predicts is %d",
-				c.evalFrom, warmup, warmup+1)
+		case n <= first:
+			return nil, fmt.Errorf("backtest: %s has %d values: a series is first fitted on %d, so none would be predicted",
+				c.data, n, first)
+		case set["eval-from"] && c.evalFrom <= first:
+			return nil, usageErrorf("backtest: --eval-from %d is before the first fit: a series is first fitted on %d values, so the first target it predicts is %d",
+				c.evalFrom, first, first+1)
 		case set["eval-from"]:
 			bt.evalFrom = c.evalFrom
 		}
@@ -194,47 +205,31 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 	if set["train"] {
 		bt.train = c.train
 	}
-	need := cfg.Model.depth() + cfg.Model.WorkingSet
-	if c.config == "" {
-		// The no-config branch below shrinks M to fit the training part.
-		need = cfg.Model.depth() + min(cfg.Model.WorkingSet, 2)
-	}
 	switch {
 	case H < 1:
 		return nil, usageErrorf("backtest: the iterated protocol needs a horizon ≥ 1: give --horizon")
 	case bt.train > n:
 		return nil, usageErrorf("backtest: --train %d exceeds the %d values of %s", bt.train, n, c.data)
-	case bt.train < need:
-		return nil, usageErrorf("backtest: --train %d is too short to fit the model: it needs largest lag + working_set = %d values",
-			bt.train, need)
+	case bt.train < first:
+		return nil, usageErrorf("backtest: --train %d is too short: a series is first fitted on %d values", bt.train, first)
 	case s.nu > 0 && bt.train+H > n:
 		return nil, usageErrorf("backtest: the model has inputs, so the %d forecast steps need their inputs in the file: --train + --horizon must be ≤ %d (got %d)",
 			H, n, bt.train+H)
 	}
-	if c.config == "" {
-		// No configuration: the iterated protocol is a batch task, so the
-		// defaults follow it — fit on every training value, a working set
-		// sized for a batch fit, and lag orders ranked by iterated
-		// validation at this horizon. σ², γ and the lags stay inferred.
+	if c.tune {
+		// The batch search: the structure chosen once, on every training
+		// value, with a working set sized for a batch fit and lag orders
+		// ranked by iterated validation at this horizon.
 		m := cfg.Model
 		m.Warmup = bt.train
-		m.WorkingSet = min(iteratedWorkingSet, 3*bt.train/5)
+		m.WorkingSet = max(min(iteratedWorkingSet, 3*bt.train/5), 2)
 		m.Tuning = "iterated"
-		if m.Warmup >= 3*H && m.WorkingSet >= 2 {
-			bt.cfg = m.Learner(cfg.Forecast, cfg.Robust)
-			fmt.Fprintf(stderr, "backtest: no --config: warm-up = --train = %d, working_set = %d, lags ranked by %d-step iterated validation\n",
-				m.Warmup, m.WorkingSet, H)
-			return bt, nil
+		if bt.train < 3*H {
+			return nil, usageErrorf("backtest: --tune validates %d-step forecasts and needs --train ≥ 3·horizon = %d (got %d)", H, 3*H, bt.train)
 		}
-	}
-	if bt.train < warmup {
-		// Fit on whatever the training part has (the protocol allows any
-		// warm-up fit on the data seen so far).
-		fmt.Fprintf(stderr, "backtest: --train %d is shorter than model.warmup = %d: the model is fitted on the %d training values\n",
-			bt.train, warmup, bt.train)
-		m := cfg.Model
-		m.Warmup = bt.train // also narrows lags: auto to what the shorter warm-up holds
 		bt.cfg = m.Learner(cfg.Forecast, cfg.Robust)
+		fmt.Fprintf(stderr, "backtest: --tune: structure chosen on the %d training values, working_set = %d, lags ranked by %d-step iterated validation\n",
+			m.Warmup, m.WorkingSet, H)
 	}
 	return bt, nil
 }
@@ -354,7 +349,6 @@ func (b *backtest) prequential(ctx context.Context) (*report, error) {
 	}
 	n := b.s.len()
 	b.byH = make([]score, max(b.cfg.Horizon, 1))
-	z := distuv.UnitNormal.Quantile(0.5 + b.cfg.Level/2)
 	from := b.evalFrom - 1 // 0-based index of the first scored target
 	for k := range n {
 		if k%1024 == 0 && ctx.Err() != nil {
@@ -365,15 +359,14 @@ func (b *backtest) prequential(ctx context.Context) (*report, error) {
 			return nil, err
 		}
 		if res.Fitted && k >= from {
-			b.add(1, b.s.target(k), res.Prediction, res.Std, res.Std)
+			b.add(1, b.s.target(k), res.Prediction, res.Std, res.Std, res.Lo, res.Hi)
 			tk := float64(b.s.t[k])
 			b.actual = append(b.actual, plotter.XY{X: tk, Y: b.s.target(k)})
-			b.band = append(b.band, bandPoint{t: tk, mean: res.Prediction,
-				lo: res.Prediction - z*res.Std, hi: res.Prediction + z*res.Std})
+			b.band = append(b.band, bandPoint{t: tk, mean: res.Prediction, lo: res.Lo, hi: res.Hi})
 		}
 		for _, st := range res.Forecast {
 			if j := k + st.H; st.H >= 2 && j < n && j >= from {
-				b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd)
+				b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi)
 			}
 		}
 		if err := b.write(k, res); err != nil {
@@ -427,7 +420,7 @@ func (b *backtest) iterated(ctx context.Context) (*report, error) {
 		if j >= b.s.len() {
 			break
 		}
-		b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd)
+		b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi)
 		nEval++
 	}
 	for j := max(0, train-2*H); j < min(b.s.len(), train+H); j++ {
@@ -452,9 +445,9 @@ func (b *backtest) iterated(ctx context.Context) (*report, error) {
 	return rep, nil
 }
 
-func (b *backtest) add(h int, y, mean, std, oneStepStd float64) {
-	b.byH[h-1].add(y, mean, std, oneStepStd)
-	b.pooled.add(y, mean, std, oneStepStd)
+func (b *backtest) add(h int, y, mean, std, oneStepStd, lo, hi float64) {
+	b.byH[h-1].add(y, mean, std, oneStepStd, lo, hi)
+	b.pooled.add(y, mean, std, oneStepStd, lo, hi)
 }
 
 // write emits the message of observation k when there is something to say.
@@ -476,7 +469,7 @@ func cumulative(steps []online.ForecastStep, truth []float64) []cumulativeMetric
 	var s score
 	n := min(len(steps), len(truth))
 	for i := range n {
-		s.add(truth[i], steps[i].Mean, steps[i].Std, steps[i].OneStepStd)
+		s.add(truth[i], steps[i].Mean, steps[i].Std, steps[i].OneStepStd, steps[i].Lo, steps[i].Hi)
 		k := i + 1
 		if k == n || (k >= 10 && slices.Contains([]int{10, 20, 50}, k)) || (k >= 100 && k%100 == 0) {
 			out = append(out, cumulativeMetrics{Steps: k, metrics: s.metrics()})

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
 )
 
@@ -123,7 +124,9 @@ func TestBacktestPrequential(t *testing.T) {
 	cfg := writeFile(t, "sine.yaml", sineConfig)
 	dir := t.TempDir()
 	reportPath, fcPath, plotPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "f.jsonl"), filepath.Join(dir, "p.svg")
-	stdout, stderr, code := backtestRun(t, "--data", data, "--config", cfg,
+	// Scored from the last re-choice on (model.warmup); the messages start
+	// at the first fit.
+	stdout, stderr, code := backtestRun(t, "--data", data, "--config", cfg, "--eval-from", fmt.Sprint(warmup+1),
 		"--report", reportPath, "--forecasts", fcPath, "--plot", plotPath)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -146,9 +149,10 @@ func TestBacktestPrequential(t *testing.T) {
 		t.Fatalf("%d horizons, want %d", len(r.Metrics.ByHorizon), H)
 	}
 	for i, h := range r.Metrics.ByHorizon {
-		// Step h of a forecast issued at k scores target k+h: the first h−1
-		// targets after warm-up have no forecast of that step.
-		want := n - warmup - max(h.H-1, 0)
+		// Step h of a forecast issued at k scores target k+h; forecasts are
+		// issued from the first fit on, long before the first scored target,
+		// so every target has one of each step.
+		want := n - warmup
 		if h.H != i+1 || h.N != want {
 			t.Errorf("by_horizon[%d]: h %d n %d, want h %d n %d", i, h.H, h.N, i+1, want)
 		}
@@ -173,19 +177,21 @@ func TestBacktestPrequential(t *testing.T) {
 		t.Errorf("model %v", r.Model)
 	}
 
-	// One message at the fit (a forecast, no verdict), then one per sample.
+	// One message at the first fit (a forecast, no verdict), then one per
+	// sample; from the last re-choice on with the configured working set.
+	first := online.FirstFit
 	msgs := readMessages(t, fcPath)
-	if len(msgs) != n-warmup+1 {
-		t.Fatalf("%d messages, want %d", len(msgs), n-warmup+1)
+	if len(msgs) != n-first+1 {
+		t.Fatalf("%d messages, want %d", len(msgs), n-first+1)
 	}
-	if msgs[0].Observed != nil || msgs[0].T != warmup {
+	if msgs[0].Observed != nil || msgs[0].T != int64(first) {
 		t.Errorf("first message %+v", msgs[0])
 	}
 	for i, m := range msgs {
-		if len(m.Steps) != H || m.Series != "sine" || m.Model.M != 30 {
+		if len(m.Steps) != H || m.Series != "sine" || (m.T >= warmup && m.Model.M != 30) {
 			t.Fatalf("message %d: %d steps, series %q, m %d", i, len(m.Steps), m.Series, m.Model.M)
 		}
-		if i > 0 && (m.Observed == nil || m.T != int64(warmup+i)) {
+		if i > 0 && (m.Observed == nil || m.T != int64(first+i)) {
 			t.Fatalf("message %d: t %d, observed %v", i, m.T, m.Observed)
 		}
 		if s := m.Steps[H-1]; s.H != H || s.T != m.T+H || !(s.Lo <= s.Mean && s.Mean <= s.Hi) {
@@ -280,6 +286,7 @@ func TestBacktestUsageErrors(t *testing.T) {
 	cfg := writeFile(t, "sine.yaml", sineConfig)
 	bad := writeFile(t, "bad.yaml", "model: {working_set: 1}\n")
 	csvData := writeFile(t, "two.csv", "a,b\n1,2\n")
+	shortData := sineFile(t, online.FirstFit, 20, 0.01)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -292,16 +299,18 @@ func TestBacktestUsageErrors(t *testing.T) {
 		{"bad protocol", []string{"--data", data, "--protocol", "batch"}, 2, "batch"},
 		{"train with prequential", []string{"--data", data, "--train", "100"}, 2, "--train"},
 		{"eval-from with iterated", []string{"--data", data, "--protocol", "iterated", "--eval-from", "5"}, 2, "--eval-from"},
-		{"eval-from in warm-up", []string{"--data", data, "--config", cfg, "--eval-from", "100"}, 2, "warm-up"},
+		{"eval-from before the first fit", []string{"--data", data, "--config", cfg, "--eval-from", "10"}, 2, "first fit"},
 		{"plot type", []string{"--data", data, "--plot", "out.gif"}, 2, ".svg"},
 		{"train beyond the data", []string{"--data", data, "--config", cfg, "--protocol", "iterated", "--train", "301"}, 2, "exceeds"},
-		{"train too short to fit", []string{"--data", data, "--config", cfg, "--protocol", "iterated", "--train", "20"}, 2, "too short"},
+		{"train too short to fit", []string{"--data", data, "--config", cfg, "--protocol", "iterated", "--train", "10"}, 2, "too short"},
+		{"tune needs three horizons", []string{"--data", data, "--protocol", "iterated", "--train", "50", "--horizon", "20", "--tune"}, 2, "3·horizon"},
+		{"tune is for iterated", []string{"--data", data, "--tune"}, 2, "--tune applies"},
 		{"inputs without a model input", []string{"--data", csvData, "--column", "a", "--inputs", "b"}, 2, "model.inputs"},
 		{"ambiguous column", []string{"--data", csvData}, 2, "--column"},
 		{"no such column", []string{"--data", csvData, "--column", "c"}, 2, "no such column"},
 		{"missing file", []string{"--data", filepath.Join(t.TempDir(), "none.dat")}, 1, "none.dat"},
 		{"invalid config", []string{"--data", data, "--config", bad}, 1, "model.working_set: must be ≥ 2 (got 1)"},
-		{"too little data", []string{"--data", data}, 1, "model.warmup = 500"},
+		{"too little data", []string{"--data", shortData}, 1, "first fitted on 16"},
 		{"help", []string{"-h"}, 0, "-protocol"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -370,7 +379,7 @@ func TestBacktestStdin(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, errb.String())
 	}
-	if r := readReport(t, out.Bytes()); r.NEval != 100 || r.Data != "-" {
+	if r := readReport(t, out.Bytes()); r.NEval != 300-online.FirstFit || r.Data != "-" {
 		t.Errorf("n_eval %d, data %q", r.NEval, r.Data)
 	}
 }
@@ -402,7 +411,7 @@ func TestBacktestTruthColumn(t *testing.T) {
 	data := writeFile(t, "noisy.csv", b.String())
 	cfg := writeFile(t, "sine.yaml", sineConfig)
 	score := func(extra ...string) reportJSON {
-		args := append([]string{"--data", data, "--column", "y", "--config", cfg, "--report", "-"}, extra...)
+		args := append([]string{"--data", data, "--column", "y", "--config", cfg, "--eval-from", "201", "--report", "-"}, extra...)
 		stdout, stderr, code := backtestRun(t, args...)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)

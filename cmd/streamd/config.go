@@ -146,6 +146,15 @@ type ModelConfig struct {
 	// every this many samples (0 = never), at a per-series phase; needs
 	// kernel.sigma2: auto.
 	RetuneEvery int `yaml:"retune_every"`
+	// Transform of y: auto (chosen: none, or log for a positive series),
+	// none or log.
+	Transform string `yaml:"transform"`
+	// Difference: auto (chosen), 0 (levels) or 1 (the model learns the
+	// increments).
+	Difference Auto[int] `yaml:"difference"`
+	// Season proposes seasonal lags s, s+1: auto (s detected from the
+	// data), 0 (none) or a period s ≥ 2.
+	Season Auto[int] `yaml:"season"`
 }
 
 // KernelConfig is model.kernel.
@@ -229,7 +238,7 @@ func DefaultConfig() Config {
 			InputLags:      Lags{},
 			Inputs:         0,
 			WorkingSet:     100,
-			Kernel:         KernelConfig{Type: "rbf", Sigma2: Auto[float64]{Auto: true}, Degree: 2, Offset: 1},
+			Kernel:         KernelConfig{Type: "auto", Sigma2: Auto[float64]{Auto: true}, Degree: 2, Offset: 1},
 			Gamma:          Auto[float64]{Auto: true},
 			Forgetting:     1,
 			Warmup:         500,
@@ -243,6 +252,9 @@ func DefaultConfig() Config {
 			SelectPatience: Auto[int]{Auto: true},
 			Tuning:         "evidence",
 			TuneWorkingSet: Auto[int]{Auto: true},
+			Transform:      "auto",
+			Difference:     Auto[int]{Auto: true},
+			Season:         Auto[int]{Auto: true},
 		},
 		Robust:   RobustConfig{Enabled: false, Weight: "hampel", C1: 2.5, C2: 3, Window: 200, Scale: "iqr", Clean: true},
 		Forecast: ForecastConfig{Horizon: 20, Every: 1, Level: 0.95},
@@ -496,8 +508,7 @@ func (m *ModelConfig) validate(p *problems, at string) {
 		depthOK = false
 	}
 	if depthOK && m.Lags.Auto && len(m.lagCandidates()) == 0 {
-		p.add(at+".lags", "auto needs a warm-up long enough to compare lag orders: model.warmup ≥ max(working_set + 1, 4) (got auto with warmup %d, working_set %d)",
-			m.Warmup, m.WorkingSet)
+		p.add(at+".warmup", "must be ≥ 4 with lags: auto, to compare lag orders (got %d)", m.Warmup)
 		depthOK = false
 	}
 	if depthOK {
@@ -515,7 +526,7 @@ func (m *ModelConfig) validate(p *problems, at string) {
 		p.add(at+".working_set", "must be ≥ 2 (got %d)", m.WorkingSet)
 	}
 	switch m.Kernel.Type {
-	case "rbf":
+	case "rbf", "auto":
 		if !m.Kernel.Sigma2.Auto && (!(m.Kernel.Sigma2.Value > 0) || math.IsInf(m.Kernel.Sigma2.Value, 0)) {
 			p.add(at+".kernel.sigma2", "must be auto or finite and > 0 (got %v)", m.Kernel.Sigma2.Value)
 		}
@@ -528,7 +539,7 @@ func (m *ModelConfig) validate(p *problems, at string) {
 			p.add(at+".kernel.offset", "must be finite and ≥ 0 (got %v)", m.Kernel.Offset)
 		}
 	default:
-		p.add(at+".kernel.type", "must be rbf, linear or poly (got %q)", m.Kernel.Type)
+		p.add(at+".kernel.type", "must be auto, rbf, linear or poly (got %q)", m.Kernel.Type)
 	}
 	if !m.Gamma.Auto && (!(m.Gamma.Value > 0) || math.IsInf(m.Gamma.Value, 0)) {
 		p.add(at+".gamma", "must be auto or finite and > 0 (got %v)", m.Gamma.Value)
@@ -536,12 +547,21 @@ func (m *ModelConfig) validate(p *problems, at string) {
 	if !(m.Forgetting > 0 && m.Forgetting <= 1) {
 		p.add(at+".forgetting", "must be in (0, 1] (got %v)", m.Forgetting)
 	}
-	if depthOK && m.WorkingSet >= 2 {
-		// The working set is chosen among the warm-up regressors, of which
-		// there are warmup − largest lag.
-		if need := m.depth() + m.WorkingSet; m.Warmup < need {
-			p.add(at+".warmup", "must be ≥ largest lag + working_set = %d (got %d)", need, m.Warmup)
+	if depthOK {
+		// The last re-choice needs one regressor at least; a working set
+		// larger than the regressors is cut to their number.
+		if need := m.depth() + 1; m.Warmup < need {
+			p.add(at+".warmup", "must be ≥ largest lag + 1 = %d (got %d)", need, m.Warmup)
 		}
+	}
+	if m.Transform != "auto" && m.Transform != "none" && m.Transform != "log" {
+		p.add(at+".transform", "must be auto, none or log (got %q)", m.Transform)
+	}
+	if !m.Difference.Auto && m.Difference.Value != 0 && m.Difference.Value != 1 {
+		p.add(at+".difference", "must be auto, 0 or 1 (got %d)", m.Difference.Value)
+	}
+	if !m.Season.Auto && (m.Season.Value < 0 || m.Season.Value == 1 || m.Season.Value > maxLags) {
+		p.add(at+".season", "must be auto, 0 or a period in [2, %d] (got %d)", maxLags, m.Season.Value)
 	}
 	if !(m.Cutoff >= 0 && m.Cutoff < 1) {
 		p.add(at+".cutoff", "must be in [0, 1) (got %v)", m.Cutoff)
@@ -561,8 +581,8 @@ func (m *ModelConfig) validate(p *problems, at string) {
 	if !m.TuneWorkingSet.Auto && m.TuneWorkingSet.Value < 1 {
 		p.add(at+".tune_working_set", "must be auto or ≥ 1 (got %d)", m.TuneWorkingSet.Value)
 	}
-	if m.RetuneEvery < 0 || (m.RetuneEvery > 0 && (!m.Kernel.Sigma2.Auto || m.Kernel.Type != "rbf")) {
-		p.add(at+".retune_every", "must be ≥ 0, and 0 unless kernel.type is rbf with sigma2: auto (got %d)", m.RetuneEvery)
+	if m.RetuneEvery < 0 || (m.RetuneEvery > 0 && (!m.Kernel.Sigma2.Auto || (m.Kernel.Type != "rbf" && m.Kernel.Type != "auto"))) {
+		p.add(at+".retune_every", "must be ≥ 0, and 0 unless kernel.type is rbf or auto with sigma2: auto (got %d)", m.RetuneEvery)
 	}
 	if m.Scale != "robust" && m.Scale != "standard" && m.Scale != "none" {
 		p.add(at+".scale", "must be robust, standard or none (got %q)", m.Scale)
@@ -588,13 +608,13 @@ func checkLagList(lags []int, lowest int) string {
 	return ""
 }
 
-// lagCandidates returns the orders of autoLagOrders that the warm-up can
-// compare: p < warmup/2 (online's bound) and p + working_set ≤ warmup (each
-// candidate's embedding leaves at least M regressors).
+// lagCandidates returns the orders of autoLagOrders that the last re-choice
+// can compare: p < warmup/2 (online's bound). Each re-choice ranks those its
+// samples can hold.
 func (m *ModelConfig) lagCandidates() []int {
 	var c []int
 	for _, p := range autoLagOrders {
-		if p+1 <= m.Warmup/2 && p+m.WorkingSet <= m.Warmup {
+		if p+1 <= m.Warmup/2 {
 			c = append(c, p)
 		}
 	}
@@ -672,11 +692,15 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 	}
 	emb := narx.Embedding{YLags: ylags, InputLags: ulags}
 	kern := narx.Kernel{Sigma2: m.Kernel.Sigma2.Value, Degree: m.Kernel.Degree, Offset: m.Kernel.Offset}
+	var kernels []narx.KernelType
 	switch m.Kernel.Type {
 	case "linear":
 		kern.Type = narx.Linear
 	case "poly":
 		kern.Type = narx.Polynomial
+	case "auto":
+		kern.Type = narx.RBF
+		kernels = []narx.KernelType{narx.Linear, narx.RBF}
 	default:
 		kern.Type = narx.RBF
 	}
@@ -736,6 +760,9 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 			Seed:         m.Seed,
 		},
 		Warmup:        m.Warmup,
+		Forms:         m.forms(),
+		Kernels:       kernels,
+		Season:        m.season(),
 		Horizon:       f.Horizon,
 		Every:         f.Every,
 		Level:         f.Level,
@@ -748,6 +775,36 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 		TuneHorizon:   f.Horizon,
 		Robust:        r.online(),
 	}
+}
+
+// forms maps transform and difference onto the candidate forms.
+func (m *ModelConfig) forms() []online.Form {
+	logs := []bool{m.Transform == "log"}
+	if m.Transform == "auto" {
+		logs = []bool{false, true}
+	}
+	diffs := []bool{m.Difference.Value == 1}
+	if m.Difference.Auto {
+		diffs = []bool{false, true}
+	}
+	var f []online.Form
+	for _, l := range logs {
+		for _, d := range diffs {
+			f = append(f, online.Form{Log: l, Diff: d})
+		}
+	}
+	return f
+}
+
+// season maps season onto online.Config.Season (0 detects, < 0 none).
+func (m *ModelConfig) season() int {
+	switch {
+	case m.Season.Auto:
+		return 0
+	case m.Season.Value == 0:
+		return -1
+	}
+	return m.Season.Value
 }
 
 // online maps the robust section; it must be valid.

@@ -107,8 +107,11 @@ func TestBadConfig(t *testing.T) {
 		{"poly degree", "model: {kernel: {type: poly, degree: 0}}\n", []string{"model.kernel.degree", "got 0"}},
 		{"gamma negative", "model: {gamma: -1}\n", []string{"model.gamma", "got -1"}},
 		{"forgetting", "model: {forgetting: 1.5}\n", []string{"model.forgetting", "got 1.5"}},
-		{"warm-up shorter than the working set", "model: {lags: 20, working_set: 400, warmup: 300}\n",
-			[]string{"model.warmup", "420", "got 300"}},
+		{"warm-up within the lags", "model: {lags: 20, warmup: 20}\n",
+			[]string{"model.warmup", "21", "got 20"}},
+		{"transform", "model: {transform: sqrt}\n", []string{"model.transform", `"sqrt"`}},
+		{"difference", "model: {difference: 2}\n", []string{"model.difference", "got 2"}},
+		{"season", "model: {season: 1}\n", []string{"model.season", "got 1"}},
 		{"cutoff", "model: {cutoff: 1}\n", []string{"model.cutoff", "got 1"}},
 		{"window", "model: {window: 0}\n", []string{"model.window", "got 0"}},
 		{"window not an integer", "model: {window: 2.5}\n", []string{"line 1", "integer", "2.5"}},
@@ -240,6 +243,8 @@ forecast: {horizon: 5, every: 2, level: 0.9}
 			Select:     narx.SelectOptions{MaxIter: 11, Patience: 12},
 		},
 		Warmup: 300, Horizon: 5, Every: 2, Level: 0.9, Scale: online.ScaleStandard, TuneSize: 50, TuneHorizon: 5,
+		// transform, difference and season: auto (the defaults).
+		Forms: []online.Form{{}, {Diff: true}, {Log: true}, {Log: true, Diff: true}},
 		Robust: online.Robust{Enabled: false, Window: 200, Scale: robust.ScaleIQR, Clean: true,
 			Weights: robust.Weights{Func: robust.Hampel, C1: 2.5, C2: 3, Floor: robust.DefaultFloor}},
 	}
@@ -267,7 +272,7 @@ func TestAutoLagCandidates(t *testing.T) {
 	}{
 		{"model: {lags: auto, working_set: 100, warmup: 500}", autoLagOrders},
 		{"model: {lags: auto, working_set: 10, warmup: 20}", []int{1, 2, 3, 4, 6, 8}}, // p < warmup/2
-		{"model: {lags: auto, working_set: 100, warmup: 104}", []int{1, 2, 3, 4}},     // p + M ≤ warmup
+		{"model: {lags: auto, working_set: 100, warmup: 12}", []int{1, 2, 3, 4}},      // M is cut to the regressors
 		{"model: {lags: auto, working_set: 2, warmup: 4}", []int{1}},                  // the least that works
 	} {
 		c, err := ParseConfig([]byte(tc.yaml))
@@ -284,7 +289,7 @@ func TestAutoLagCandidates(t *testing.T) {
 		}
 	}
 	if _, err := ParseConfig([]byte("model: {lags: auto, working_set: 2, warmup: 3}")); err == nil ||
-		!strings.Contains(err.Error(), "model.lags: auto needs") {
+		!strings.Contains(err.Error(), "model.warmup: must be ≥ 4 with lags: auto") {
 		t.Errorf("too short a warm-up for auto: %v", err)
 	}
 }

@@ -6,8 +6,9 @@ import (
 	"strconv"
 )
 
-// z95 is the standard normal quantile of 0.975: coverage95 always scores the
-// central 95 % band mean ± z95·std, whatever forecast.level is.
+// z95 is the standard normal quantile of 0.975: the one-step-bar baseline's
+// coverage scores mean ± z95·baseStd. The forecast's own coverage scores the
+// band [lo, hi] it reports (at forecast.level, 0.95 by default).
 const z95 = 1.959963984540054
 
 // score accumulates the errors of predictions (mean, std) of targets y.
@@ -16,7 +17,7 @@ type score struct {
 	n          int
 	yMean, yM2 float64 // Welford running mean and Σ(y − ȳ)² of the targets
 	sse, sae   float64 // Σ(y − μ)², Σ|y − μ|
-	covered    int     // targets with |y − μ| ≤ z95·σ
+	covered    int     // targets inside the band [lo, hi]
 	nlpd       float64 // Σ ½log(2πσ²) + (y − μ)²/(2σ²)
 	// The same two scores for the one-step-bar baseline: the same mean with
 	// the level-1 std of its step, as if fed-back inputs were exact.
@@ -24,10 +25,12 @@ type score struct {
 	baseNLPD    float64
 }
 
-// add scores the Gaussian prediction N(mean, std²) of y, and the baseline
+// add scores the prediction of y: its band [lo, hi] (the exact quantiles the
+// forecast reports, which a transformed form makes asymmetric), its point
+// forecast mean and the Gaussian density N(mean, std²), and the baseline
 // N(mean, baseStd²). A zero std gives an infinite log density term when
 // y ≠ mean.
-func (s *score) add(y, mean, std, baseStd float64) {
+func (s *score) add(y, mean, std, baseStd, lo, hi float64) {
 	s.n++
 	d := y - s.yMean
 	s.yMean += d / float64(s.n)
@@ -35,7 +38,7 @@ func (s *score) add(y, mean, std, baseStd float64) {
 	e := y - mean
 	s.sse += e * e
 	s.sae += math.Abs(e)
-	if math.Abs(e) <= z95*std {
+	if lo <= y && y <= hi {
 		s.covered++
 	}
 	s.nlpd += gaussNLPD(e, std)

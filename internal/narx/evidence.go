@@ -143,6 +143,15 @@ const (
 	maxLogGamma = 10 * math.Ln10
 )
 
+// GammaAtBound reports whether a level-2 γ lies at a bound of its search
+// (within a relative 1e-6): the evidence then has no interior optimum, which
+// says the structure is wrong rather than that γ is extreme — at the floor
+// the lags carry nothing the ridge keeps (a flat forecast), at the ceiling
+// the fit interpolates its samples.
+func GammaAtBound(gamma float64) bool {
+	return gamma <= math.Exp(minLogGamma)*(1+1e-6) || gamma >= math.Exp(maxLogGamma)*(1-1e-6)
+}
+
 // minimise returns the level-2 optimum over log γ ∈ [minLogGamma, maxLogGamma]:
 // J is not convex in log γ, so a grid of 64 points locates every basin, and a
 // golden-section search refines each grid minimum; the best wins. O(r) per

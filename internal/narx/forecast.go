@@ -16,6 +16,11 @@ type Step struct {
 	// OneStepVar is the level-1 variance alone, as if the fed-back inputs were
 	// exact (what a one-step bar reused at every horizon would claim).
 	OneStepVar float64
+	// CumVar is the variance of the sum of the forecast errors of steps 1..h,
+	// the covariances between steps included: the variance of a level
+	// forecast when the model forecasts increments (a differenced series is
+	// integrated back by summing the steps).
+	CumVar float64
 }
 
 // forecastWorkspace holds what Forecast needs. Its storage is one buffer
@@ -28,6 +33,8 @@ type forecastWorkspace struct {
 	psi  []float64 // features, len M+1
 	cov  []float64 // d×d covariance of the last d fed-back values, row-major
 	next []float64 // scratch for the shifted covariance
+	sc   []float64 // Cov(S, fed-back value at lag l), S the sum of the errors so far
+	sv   float64   // Var(S)
 	d    int       // largest y lag
 	yIdx []int     // y lag of each y coordinate of x
 	buf  []float64
@@ -43,7 +50,7 @@ func (fw *forecastWorkspace) borrow(e Embedding, m int, hist *History) {
 	}
 	w := 1 + e.Inputs()
 	nb := e.Depth() * w
-	fw.buf = recursive.GetFloats(2*n + 2*m + 1 + 2*d*d + nb + w - 1)
+	fw.buf = recursive.GetFloats(2*n + 2*m + 1 + 2*d*d + d + nb + w - 1)
 	b := fw.buf
 	next := func(l int) []float64 {
 		s := b[:l:l]
@@ -53,9 +60,11 @@ func (fw *forecastWorkspace) borrow(e Embedding, m int, hist *History) {
 	fw.hist = History{emb: e, width: w, buf: next(nb), lastU: next(w - 1)}
 	fw.hist.CopyFrom(hist)
 	fw.x, fw.g, fw.k, fw.psi = next(n), next(n), next(m), next(m+1)
-	fw.cov, fw.next = next(d*d), next(d*d)
+	fw.cov, fw.next, fw.sc = next(d*d), next(d*d), next(d)
 	clear(fw.cov)
 	clear(fw.next)
+	clear(fw.sc)
+	fw.sv = 0
 	fw.d, fw.yIdx = d, e.YLags
 }
 
@@ -73,6 +82,9 @@ func (fw *forecastWorkspace) release() {
 // the predictor around the mean input, Girard et al. 2003): with g = ∂ŷ/∂x =
 // Σ α_i ∂K(s_i,x)/∂x and C the covariance of the fed-back values,
 // Var_h = σ²(x̄_h) + g_yᵀ C g_y and Cov(y_h, y_{h−l}) = Σ_a g_a C_{a,l}.
+// The same recursion carries Var(S_h) of the summed errors S_h = Σ_{j≤h} e_j
+// (Step.CumVar): Var(S_h) = Var(S_{h−1}) + 2 Cov(S_{h−1}, e_h) + Var_h with
+// Cov(S_{h−1}, e_h) = Σ_a g_a Cov(S_{h−1}, y_{h−a}).
 // Cost O(H·(M·(n+r) + r² + d²)), d the largest y lag. No allocation.
 func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
 	if !m.fitted {
@@ -113,7 +125,7 @@ func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
 			m.kxx, m.nextReady = kxx, true
 		}
 		v1 := m.varianceAt(psi[:r+1], kxx)
-		propagated := 0.0
+		propagated, cs := 0.0, 0.0
 		if d > 0 {
 			// Step 1 sees only observed lags: nothing to propagate yet. At
 			// step h+1 only the fed-back values, lags 1..h, are uncertain:
@@ -133,10 +145,15 @@ func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
 					}
 				}
 				propagated = fw.propagate(c)
+				for i, a := range fw.yIdx[:c] {
+					cs += fw.g[i] * fw.sc[a-1]
+				}
 			}
+			fw.shiftSum(cs, v1+propagated)
 			fw.shift(v1+propagated, h)
 		}
-		dst[h] = Step{Mean: mean, Var: v1 + propagated, OneStepVar: v1}
+		fw.sv = max(fw.sv+2*cs+v1+propagated, 0)
+		dst[h] = Step{Mean: mean, Var: v1 + propagated, OneStepVar: v1, CumVar: fw.sv}
 		fw.hist.Push(mean, u)
 	}
 }
@@ -181,6 +198,19 @@ func (fw *forecastWorkspace) propagate(c int) float64 {
 		v += fw.g[i] * cross[a-1]
 	}
 	return max(v, 0)
+}
+
+// shiftSum moves Cov(S, ·) to the next step, before shift moves C: the new
+// value e_h (variance vh, Cov(S_{h−1}, e_h) = cs, Cov(e_h, y_{h−l}) in next
+// from propagate) becomes lag 1, so Cov(S_h, e_h) = cs + vh and
+// Cov(S_h, lag l+1) = Cov(S_{h−1}, lag l) + Cov(e_h, lag l). O(d).
+func (fw *forecastWorkspace) shiftSum(cs, vh float64) {
+	d := fw.d
+	cross := fw.next[:d]
+	for l := d - 1; l >= 1; l-- {
+		fw.sc[l] = fw.sc[l-1] + cross[l-1]
+	}
+	fw.sc[0] = cs + vh
 }
 
 // shift makes the new value (variance vh, cross-covariances in next[0:d] from

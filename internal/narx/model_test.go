@@ -426,3 +426,83 @@ func TestSelectWorkingSetGramSame(t *testing.T) {
 		}
 	}
 }
+
+// TestForecastCumVarAgainstErrorRecursion: with a linear kernel the
+// linearised propagation is exact, so the forecast errors obey
+// e_h = Σ_a g_a e_{h−a} + ε_h with g the (constant) gradient and
+// Var ε_h = OneStepVar_h. Writing e = Aε (A lower triangular, built row by
+// row from that recursion) gives Var e_h = Σ_k A_hk² D_k and the variance of
+// the summed errors Var(Σ_{j≤h} e_j) = Σ_k (Σ_{j≤h} A_jk)² D_k, which
+// CumVar must equal. Lags 1, 2 and 4 exercise the covariance of several
+// fed-back values. The tolerance: both sides sum H·d products of O(1)
+// terms, so a few hundred ulps; 1e-9 relative.
+func TestForecastCumVarAgainstErrorRecursion(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	lags := []int{1, 2, 4}
+	N := 600
+	ys := make([]float64, N)
+	for i := 4; i < N; i++ {
+		ys[i] = 0.5*ys[i-1] + 0.3*ys[i-2] - 0.2*ys[i-4] + 0.05 + 0.3*rng.NormFloat64()
+	}
+	cfg := Config{Embedding: Embedding{YLags: lags}, Kernel: Kernel{Type: Linear}, Size: 10,
+		Gamma: 1e4, Forgetting: 1, Window: 100, Select: SelectOptions{MaxIter: 200, Patience: 100}}
+	var X, y []float64
+	for i := 4; i < N; i++ {
+		X = append(X, ys[i-1], ys[i-2], ys[i-4])
+		y = append(y, ys[i])
+	}
+	m, err := NewModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Fit(X, y, nil); err != nil {
+		t.Fatal(err)
+	}
+	h := NewHistory(cfg.Embedding)
+	for i := N - 4; i < N; i++ {
+		h.Push(ys[i], nil)
+	}
+	const H = 12
+	steps := make([]Step, H)
+	m.Forecast(steps, h, nil)
+	// The gradient of a linear predictor, by differences at 0 (exact up to
+	// rounding: ŷ is affine).
+	g := make([]float64, len(lags))
+	x := make([]float64, len(lags))
+	b := m.Predict(x)
+	for i := range g {
+		x[i] = 1
+		g[i] = m.Predict(x) - b
+		x[i] = 0
+	}
+	A := make([][]float64, H)
+	for r := range A {
+		A[r] = make([]float64, H)
+		A[r][r] = 1
+		for i, a := range lags {
+			if r-a >= 0 {
+				for k := range A[r] {
+					A[r][k] += g[i] * A[r-a][k]
+				}
+			}
+		}
+	}
+	sum := make([]float64, H)
+	for r, s := range steps {
+		var v, cv float64
+		for k := range sum {
+			sum[k] += A[r][k]
+			v += A[r][k] * A[r][k] * steps[k].OneStepVar
+			cv += sum[k] * sum[k] * steps[k].OneStepVar
+		}
+		if math.Abs(s.Var-v) > 1e-9*v {
+			t.Errorf("h=%d Var %g, want %g", r+1, s.Var, v)
+		}
+		if math.Abs(s.CumVar-cv) > 1e-9*cv {
+			t.Errorf("h=%d CumVar %g, want %g", r+1, s.CumVar, cv)
+		}
+	}
+	if !(steps[H-1].CumVar > steps[H-1].Var) {
+		t.Errorf("summed errors of positively correlated steps should vary more than one step: %g ≤ %g", steps[H-1].CumVar, steps[H-1].Var)
+	}
+}

@@ -22,9 +22,20 @@ import (
 // defaulted here (defaults live with the configuration loader).
 type Config struct {
 	Model narx.Config
-	// Warmup is the number of samples buffered before the batch fit (≥ 1 more
-	// than the embedding depth).
+	// Warmup is the number of samples at which the structure is chosen a last
+	// time (≥ 1 more than the embedding depth); before it, the series is
+	// fitted from FirstFit samples on and re-chosen at each doubling (see
+	// FirstFit).
 	Warmup int
+	// Forms are the candidate forms of the series (Form), ranked at every
+	// re-choice; nil means the plain series only.
+	Forms []Form
+	// Kernels are the candidate kernel types (narx.Linear, narx.RBF), ranked
+	// at every re-choice; nil means Model.Kernel.Type only.
+	Kernels []narx.KernelType
+	// Season proposes seasonal lags (s, s+1) with the lag candidates: 0
+	// detects the period from the data, s > 0 proposes s, < 0 none.
+	Season int
 	// Horizon H of the periodic iterated forecasts; 0 issues none.
 	Horizon int
 	// Every issues a forecast every F learned samples (F ≥ 1).
@@ -210,7 +221,12 @@ func rejectf(reason, format string, args ...any) error {
 	return &RejectError{Reason: reason, Detail: fmt.Sprintf(format, args...)}
 }
 
-// ForecastStep is one step of a forecast in the series' units.
+// ForecastStep is one step of a forecast in the series' units. Lo and Hi
+// are exact quantiles of the predictive distribution (normal in the model's
+// form, carried back through the form: see Form). Mean is the point
+// forecast: the predictive mean, or for a Log form the predictive median
+// (the inverse transform of the mean of ln y, as R's forecast reports it);
+// Std is the predictive standard deviation.
 type ForecastStep struct {
 	H          int
 	T          int64
@@ -224,8 +240,10 @@ type Result struct {
 	// Fitted is false during warm-up; the prediction fields are then zero.
 	Fitted bool
 	// Prediction and Std are the one-step prediction of this observation's y and
-	// its standard deviation, made before y was learned.
+	// its standard deviation, made before y was learned; Lo and Hi its
+	// interval at the configured level (as in ForecastStep).
 	Prediction, Std float64
+	Lo, Hi          float64
 	Residual        float64 // y − Prediction
 	Weight          float64 // robust weight given to the sample (1 when not robust)
 	Outlier         bool
@@ -252,12 +270,21 @@ type Learner struct {
 	hist  *narx.History
 	z     float64 // the interval's normal quantile
 
-	// Warm-up buffer of raw values, released after the fit.
+	// The raw values seen so far (the last Warmup at most), from which the
+	// structure is re-chosen; released after the last re-choice.
 	warmY []float64
 	warmU []float64
 	warmT []int64
+	// nextFit is the count of samples seen at which the structure is chosen
+	// next; 0 after the last re-choice.
+	nextFit int64
 
-	// Frozen normalisation: y ← (y − loc)/scale, likewise each input.
+	// The form of the series (Form) and the normalisation of w, fixed at
+	// each re-choice: w ← (w − yLoc)/yScale, likewise each input. lastZ is
+	// z of the last sample (the level increments are added to); floor the
+	// Log form's floor of y.
+	form         Form
+	lastZ, floor float64
 	yLoc, yScale float64
 	uLoc, uScale []float64
 
@@ -304,6 +331,7 @@ func NewLearner(cfg Config) (*Learner, error) {
 	if cfg.Robust.Enabled {
 		l.rscale = robust.NewStreamingScale(cfg.Robust.Window, cfg.Robust.Scale)
 	}
+	l.nextFit = int64(cfg.nextFit(0))
 	return l, nil
 }
 
@@ -350,8 +378,8 @@ func (l *Learner) weigh(e, variance float64) (v float64, outlier bool) {
 // Config returns the Learner's configuration.
 func (l *Learner) Config() Config { return l.cfg }
 
-// Scale returns the frozen normalisation of y, y_model = (y − loc)/scale;
-// (0, 1) before the fit.
+// Scale returns the normalisation of the model's series w (Form), w_model =
+// (w − loc)/scale; (0, 1) before the fit.
 func (l *Learner) Scale() (loc, scale float64) {
 	if !l.model.Fitted() {
 		return 0, 1
@@ -359,7 +387,10 @@ func (l *Learner) Scale() (loc, scale float64) {
 	return l.yLoc, l.yScale
 }
 
-// Fitted reports whether warm-up is over.
+// Form returns the form of the series chosen at the last re-choice.
+func (l *Learner) Form() Form { return l.form }
+
+// Fitted reports whether the series has a model (from FirstFit samples on).
 func (l *Learner) Fitted() bool { return l.model.Fitted() }
 
 // Model exposes the underlying model for diagnostics (read-only use).
@@ -384,12 +415,14 @@ func (l *Learner) check(o Observation) error {
 	return nil
 }
 
-// Observe takes the next observation: during warm-up it is buffered (the fit
-// runs when the buffer is full); afterwards it is predicted one step ahead,
-// learned, and every Every samples a forecast of Horizon steps is issued.
+// Observe takes the next observation. Until the first fit (FirstFit
+// samples) it is only kept; afterwards it is predicted one step ahead,
+// learned, and every Every samples a forecast of Horizon steps is issued. At
+// each re-choice (see FirstFit) the structure is chosen again and the model
+// refitted on every sample kept, after this one is predicted and learned.
 // An error wrapping ErrRejected leaves l unchanged. Any other error is a
-// failed fit: the observation stays buffered and the fit is retried on the
-// next one.
+// failed fit or re-choice: the observation is taken, the model (if any)
+// kept, and the fit tried again at the next re-choice.
 func (l *Learner) Observe(o Observation) (Result, error) {
 	if err := l.check(o); err != nil {
 		return Result{}, err
@@ -397,27 +430,32 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	prevT := l.lastT
 	l.lastT, l.haveT = o.T, true
 	l.seen++
+	if l.nextFit > 0 {
+		l.keep(o)
+	}
+	due := l.nextFit > 0 && l.seen >= l.nextFit
 	if !l.model.Fitted() {
-		l.warmY = append(l.warmY, o.Y)
-		l.warmU = append(l.warmU, o.U...)
-		l.warmT = append(l.warmT, o.T)
-		if len(l.warmY) < l.cfg.Warmup {
+		if !due {
 			return Result{}, nil
 		}
-		if err := l.fit(); err != nil {
+		if err := l.fit(); errors.Is(err, errNoStructure) {
+			return Result{}, nil // too few samples yet: the next re-choice tries again
+		} else if err != nil {
 			return Result{}, err
 		}
 		return l.maybeForecast(Result{}), nil
 	}
 	filled := l.fillGap(prevT, o.T)
-	y := standardise(o.Y, l.yLoc, l.yScale)
+	z := l.form.transformed(o.Y, l.floor)
+	base := l.levelBase()
+	y := standardise(z-base, l.yLoc, l.yScale)
 	for i, u := range o.U {
 		l.uNorm[i] = standardise(u, l.uLoc[i], l.uScale[i])
 	}
 	l.hist.Regressor(l.x, l.uNorm)
 	mean, variance := l.model.Observe(l.x)
-	res := Result{Fitted: true, Prediction: l.yLoc + l.yScale*mean,
-		Std: l.yScale * math.Sqrt(variance), Filled: filled}
+	st := l.back(base+l.yLoc+l.yScale*mean, l.yScale*math.Sqrt(variance))
+	res := Result{Fitted: true, Prediction: st.Mean, Std: st.Std, Lo: st.Lo, Hi: st.Hi, Filled: filled}
 	res.Residual = o.Y - res.Prediction
 	res.Weight, res.Outlier = l.weigh(y-mean, variance)
 	res.Swapped = l.model.Learn(y, res.Weight)
@@ -426,14 +464,60 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 		l.outliers++
 		if l.cfg.Robust.Clean {
 			lagValue = mean
+			z = base + l.yLoc + l.yScale*mean
 		}
 	}
 	l.hist.Push(lagValue, l.uNorm)
+	l.lastZ = z
 	l.learned++
-	if n := int64(l.cfg.RetuneEvery); n > 0 && (l.learned+l.retunePhase(n))%n == 0 {
+	if due {
+		// A failed re-choice keeps the model it would have replaced.
+		_ = l.fit()
+	} else if n := int64(l.cfg.RetuneEvery); n > 0 && (l.learned+l.retunePhase(n))%n == 0 {
 		res.Retuned = l.retune()
 	}
 	return l.maybeForecast(res), nil
+}
+
+// keep adds o to the raw samples the re-choices use, dropping the oldest
+// beyond Warmup (a series that could not be fitted by then keeps trying on
+// its last Warmup samples).
+func (l *Learner) keep(o Observation) {
+	if len(l.warmY) >= l.cfg.Warmup {
+		l.warmY = slices.Delete(l.warmY, 0, 1)
+		l.warmU = slices.Delete(l.warmU, 0, l.nu)
+		l.warmT = slices.Delete(l.warmT, 0, 1)
+	}
+	l.warmY = append(l.warmY, o.Y)
+	l.warmU = append(l.warmU, o.U...)
+	l.warmT = append(l.warmT, o.T)
+}
+
+// levelBase is what the model's w is added to for z: the last z with a
+// Diff form, else 0.
+func (l *Learner) levelBase() float64 {
+	if l.form.Diff {
+		return l.lastZ
+	}
+	return 0
+}
+
+// back carries a normal predictive distribution of z (mean, sd) back to
+// the series' units: the interval's bounds are the quantiles of z mapped
+// through the inverse of the form's transform (exact: it is monotone), the
+// point forecast the inverse at the mean (for Log, the median of y), the std
+// that of the distribution of y (for Log, log-normal). Exponents are capped
+// so that a wide distribution stays finite.
+func (l *Learner) back(mean, sd float64) ForecastStep {
+	lo, hi := mean-l.z*sd, mean+l.z*sd
+	if !l.form.Log {
+		return ForecastStep{Mean: mean, Std: sd, Lo: lo, Hi: hi}
+	}
+	const maxExp = 700 // e^700 ≈ 1e304: finite, and so are sums of a few
+	v := min(sd*sd, maxExp)
+	return ForecastStep{Mean: math.Exp(min(mean, maxExp)),
+		Std: math.Sqrt(math.Expm1(v)) * math.Exp(min(mean+v/2, maxExp)),
+		Lo:  math.Exp(min(lo, maxExp)), Hi: math.Exp(min(hi, maxExp))}
 }
 
 // retunePhase offsets the retunes in the period n, in [0, n): a hash of the
@@ -513,7 +597,9 @@ func (l *Learner) fillGap(prevT, t int64) int {
 	for range fill {
 		copy(l.uNorm, l.hist.LastInputs())
 		l.hist.Regressor(l.x, l.uNorm)
-		l.hist.Push(l.model.Predict(l.x), l.uNorm)
+		p := l.model.Predict(l.x)
+		l.hist.Push(p, l.uNorm)
+		l.lastZ = l.levelBase() + l.yLoc + l.yScale*p
 	}
 	return fill
 }
@@ -540,11 +626,23 @@ func (l *Learner) maybeForecast(res Result) Result {
 func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
 	steps := l.steps[:len(dst)]
 	l.model.Forecast(steps, l.hist, inputs)
+	// With Diff the level is the last z plus the summed increments, whose
+	// variance counts their covariances (CumVar).
+	level := l.levelBase()
 	for h, s := range steps {
-		std := l.yScale * math.Sqrt(s.Var)
-		mean := l.yLoc + l.yScale*s.Mean
-		dst[h] = ForecastStep{H: h + 1, T: l.lastT + int64(h+1)*l.step, Mean: mean, Std: std,
-			Lo: mean - l.z*std, Hi: mean + l.z*std, OneStepStd: l.yScale * math.Sqrt(s.OneStepVar)}
+		w, v := l.yLoc+l.yScale*s.Mean, s.Var
+		z := w
+		if l.form.Diff {
+			level += w
+			z, v = level, s.CumVar
+		}
+		st := l.back(z, l.yScale*math.Sqrt(v))
+		st.H, st.T = h+1, l.lastT+int64(h+1)*l.step
+		st.OneStepStd = l.yScale * math.Sqrt(s.OneStepVar)
+		if l.form.Log {
+			st.OneStepStd *= st.Mean // the delta method: d y = y d ln y
+		}
+		dst[h] = st
 	}
 }
 
@@ -582,43 +680,60 @@ func (l *Learner) Forecast(dst []ForecastStep, inputs [][]float64) error {
 	return nil
 }
 
-// fit computes the frozen normalisation from the warm-up buffer, chooses the
-// lags and the kernel width by evidence when asked (level 3), fits the model
-// on the warm-up window and primes the lag history.
+// fit chooses the structure on the samples kept (structure.go), fits the
+// model on them and primes the lag history, and schedules the next
+// re-choice (or, after the last, releases the samples). On error l keeps
+// its model, if any.
 func (l *Learner) fit() error {
+	defer l.schedule()
 	N := len(l.warmY)
-	l.yLoc, l.yScale = scaleOf(l.warmY, l.cfg.Scale)
-	l.uLoc, l.uScale = make([]float64, l.nu), make([]float64, l.nu)
+	uLoc, uScale := make([]float64, l.nu), make([]float64, l.nu)
 	col := make([]float64, N)
 	for i := 0; i < l.nu; i++ {
 		for k := 0; k < N; k++ {
 			col[k] = l.warmU[k*l.nu+i]
 		}
-		l.uLoc[i], l.uScale[i] = scaleOf(col, l.cfg.Scale)
+		uLoc[i], uScale[i] = scaleOf(col, l.cfg.Scale)
 	}
-	l.step = timeStep(l.warmT)
-	ys := make([]float64, N)
 	us := make([]float64, N*l.nu)
 	for k := 0; k < N; k++ {
-		ys[k] = standardise(l.warmY[k], l.yLoc, l.yScale)
 		for i := 0; i < l.nu; i++ {
-			us[k*l.nu+i] = standardise(l.warmU[k*l.nu+i], l.uLoc[i], l.uScale[i])
+			us[k*l.nu+i] = standardise(l.warmU[k*l.nu+i], uLoc[i], uScale[i])
 		}
 	}
-	cfg := l.cfg.Model
-	if err := l.chooseStructure(&cfg, ys, us); err != nil {
+	st, err := l.choose(l.warmY, us)
+	if err != nil {
 		return err
 	}
-	m, err := l.fitWeighted(cfg, ys, us)
+	d := st.data
+	m, err := l.fitWeighted(st.cfg, d.ws, d.us)
 	if err != nil {
 		return err
 	}
 	l.setStructure(m)
-	for k := 0; k < N; k++ {
-		l.hist.Push(ys[k], us[k*l.nu:(k+1)*l.nu])
+	l.step = timeStep(l.warmT)
+	l.form, l.floor = d.form, l.logFloor(l.warmY)
+	l.yLoc, l.yScale, l.uLoc, l.uScale = d.loc, d.scale, uLoc, uScale
+	for k := range d.ws {
+		l.hist.Push(d.ws[k], d.us[k*l.nu:(k+1)*l.nu])
 	}
-	l.warmY, l.warmU, l.warmT = nil, nil, nil
+	l.lastZ = d.form.transformed(l.warmY[N-1], l.floor)
 	return nil
+}
+
+// schedule sets the next re-choice after a fit or re-choice: the next
+// doubling, none after the last (the kept samples are released), or, for a
+// series still without a model after it, another try a quarter of Warmup
+// later.
+func (l *Learner) schedule() {
+	l.nextFit = int64(l.cfg.nextFit(int(l.seen)))
+	switch {
+	case l.nextFit > 0:
+	case !l.model.Fitted():
+		l.nextFit = l.seen + int64(max(l.cfg.Warmup/4, FirstFit))
+	default:
+		l.warmY, l.warmU, l.warmT = nil, nil, nil
+	}
 }
 
 // fitWeighted fits cfg on the warm-up window. With robust reweighting it is
@@ -728,55 +843,6 @@ func (l *Learner) setStructure(m *narx.Model) {
 	l.model = m
 	l.hist = narx.NewHistory(e)
 	l.x = make([]float64, e.Dim())
-}
-
-// chooseStructure applies level 3 to cfg: the lag order among the candidates
-// and the RBF width, each by the log evidence of a full fit. Candidates are
-// compared on the same targets (those after the largest candidate lag): the
-// evidence of different data sets is not comparable.
-func (l *Learner) chooseStructure(cfg *narx.Config, ys, us []float64) error {
-	cands := [][]int{cfg.Embedding.YLags}
-	if len(l.cfg.LagCandidates) > 0 {
-		cands = cands[:0]
-		for _, p := range l.cfg.LagCandidates {
-			cands = append(cands, narx.Lags(p))
-		}
-	}
-	if len(cands) == 1 && !l.cfg.AutoSigma2 && !l.tuneGamma() {
-		cfg.Embedding.YLags = cands[0]
-		return nil
-	}
-	switch l.cfg.Tuning {
-	case TuneIterated:
-		return l.chooseByIteratedValidation(cfg, cands, ys, us)
-	case TuneRobustCV:
-		return l.chooseByRobustCV(cfg, cands, ys, us)
-	}
-	from := 0
-	for _, c := range cands {
-		e := cfg.Embedding
-		e.YLags = c
-		from = max(from, e.Depth())
-	}
-	bestEv := math.Inf(-1)
-	var best narx.Config
-	for _, c := range cands {
-		trial := *cfg
-		trial.Embedding.YLags = c
-		l.tuneSize(&trial)
-		X, y := embed(trial.Embedding, ys, us, l.nu, from)
-		sigma2, ev, err := l.fitStructure(&trial, X, y)
-		if err != nil {
-			return err
-		}
-		trial.Kernel.Sigma2 = sigma2
-		if ev > bestEv || best.Size == 0 {
-			bestEv, best = ev, trial
-		}
-	}
-	best.Size = cfg.Size
-	*cfg = best
-	return nil
 }
 
 // tuneSize sets the working-set size used while ranking structures.

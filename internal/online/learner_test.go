@@ -43,9 +43,11 @@ func TestLearnerTracksNoisySine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if i < 100 {
+		// The first fit is on FirstFit samples: from the next one on, every
+		// sample is predicted and followed by a forecast.
+		if i < FirstFit {
 			if res.Fitted {
-				t.Fatalf("fitted during warm-up at %d", i)
+				t.Fatalf("a one-step prediction at sample %d, before the first fit", i)
 			}
 			continue
 		}

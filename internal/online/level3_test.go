@@ -235,9 +235,13 @@ func TestRetuneFollowsADriftingWidth(t *testing.T) {
 	s1 := a.Model().Config().Kernel.Sigma2
 	t.Logf("σ² %.3g → %.3g (retuned at sample %d); one-step RMSE after 1000: %.4f retuning, %.4f not", s0, s1, retunedAt,
 		math.Sqrt(sseA/400), math.Sqrt(sseB/400))
-	// The first retune: the learned count L (sample 199 + L) at which L plus
-	// the series' phase is a multiple of 400.
-	first := 199 + 400 - int(a.retunePhase(400))
+	// The first retune after the drift (sample 200): the learned count L,
+	// counted from the first fit (sample FirstFit − 1), at which L plus the
+	// series' phase is a multiple of 400.
+	first := FirstFit - 1 + 400 - int(a.retunePhase(400))
+	for first < 200 {
+		first += 400
+	}
 	t.Logf("retune phase %d: first retune due at sample %d", a.retunePhase(400), first)
 	if retunedAt != first || !(s1 < s0/2) {
 		t.Errorf("no retune to a narrower width at sample %d (at %d, σ² %v → %v)", first, retunedAt, s0, s1)

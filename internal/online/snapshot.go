@@ -15,7 +15,7 @@ import (
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
 // rejects every other version with ErrSnapshotVersion.
-const SnapshotVersion = 3
+const SnapshotVersion = 4
 
 var snapshotMagic = [4]byte{'S', 'D', 'L', 'S'}
 
@@ -28,10 +28,13 @@ type learnerState struct {
 	Model narx.ModelState
 	Hist  narx.HistoryState
 
-	WarmY []float64
-	WarmU []float64
-	WarmT []int64
+	WarmY   []float64
+	WarmU   []float64
+	WarmT   []int64
+	NextFit int64
 
+	Form         Form
+	LastZ, Floor float64
 	YLoc, YScale float64
 	ULoc, UScale []float64
 
@@ -51,7 +54,8 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 	st := learnerState{
 		YLags: l.model.Config().Embedding.YLags,
 		Model: l.model.State(), Hist: l.hist.State(),
-		WarmY: slices.Clone(l.warmY), WarmU: slices.Clone(l.warmU), WarmT: slices.Clone(l.warmT),
+		WarmY: slices.Clone(l.warmY), WarmU: slices.Clone(l.warmU), WarmT: slices.Clone(l.warmT), NextFit: l.nextFit,
+		Form: l.form, LastZ: l.lastZ, Floor: l.floor,
 		YLoc: l.yLoc, YScale: l.yScale, ULoc: slices.Clone(l.uLoc), UScale: slices.Clone(l.uScale),
 		Outliers: l.outliers,
 		LastT:    l.lastT, HaveT: l.haveT, Step: l.step, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
@@ -114,6 +118,10 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 			return fmt.Errorf("online: snapshot has a bad input scale")
 		}
 	}
+	if math.IsNaN(st.LastZ) || math.IsInf(st.LastZ, 0) || !(st.Floor >= 0) || math.IsInf(st.Floor, 0) ||
+		st.NextFit < 0 || len(st.WarmY) > l.cfg.Warmup {
+		return fmt.Errorf("online: snapshot level or schedule is not valid")
+	}
 	for _, v := range st.Hist.Buf {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("online: snapshot history is not finite")
@@ -133,7 +141,8 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		fresh.rscale = rs
 	}
 	fresh.outliers = st.Outliers
-	fresh.warmY, fresh.warmU, fresh.warmT = st.WarmY, st.WarmU, st.WarmT
+	fresh.warmY, fresh.warmU, fresh.warmT, fresh.nextFit = st.WarmY, st.WarmU, st.WarmT, st.NextFit
+	fresh.form, fresh.lastZ, fresh.floor = st.Form, st.LastZ, st.Floor
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
 	fresh.lastT, fresh.haveT, fresh.step, fresh.seen, fresh.learned, fresh.sinceFc =
 		st.LastT, st.HaveT, st.Step, st.Seen, st.Learned, st.SinceForecast

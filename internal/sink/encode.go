@@ -65,6 +65,10 @@ func (m *Message) AppendJSON(b []byte) ([]byte, error) {
 		}
 		w.raw("]")
 	}
+	w.raw(`,"kernel":`)
+	w.b = appendString(w.b, mi.Kernel)
+	w.raw(`,"form":`)
+	w.b = appendString(w.b, mi.Form)
 	if mi.Sigma2 != 0 { // omitempty
 		w.float(`,"sigma2":`, mi.Sigma2)
 	}

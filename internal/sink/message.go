@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/online"
 )
 
@@ -35,9 +36,12 @@ type Observed struct {
 	Outlier    bool    `json:"outlier"`
 }
 
-// Step is one step of a forecast: the predictive mean and standard deviation of
-// y at time T, h steps after the message's T, and the central interval [Lo, Hi]
-// at the configured level.
+// Step is one step of a forecast of y at time T, h steps after the message's
+// T: the point forecast Mean (the predictive mean; for a series modelled in
+// logs, form "log" or "log+diff", the predictive median), the predictive
+// standard deviation Std, and the central interval [Lo, Hi] at the
+// configured level, whose bounds are exact quantiles of the predictive
+// distribution (asymmetric about Mean for a log form).
 type Step struct {
 	H    int     `json:"h"`
 	T    int64   `json:"t"`
@@ -48,14 +52,17 @@ type Step struct {
 }
 
 // ModelInfo summarises the model that issued a message: M working-set
-// vectors, the lags of y, the kernel width σ² and regularisation γ in the
-// model's standardised units (the series scaled by the statistics frozen
-// after warm-up), the noise standard deviation in the series' units; DEff is
-// the effective number of parameters, Swaps the working-set swaps accepted so
-// far.
+// vectors, the lags of y, the kernel, the form of the series the model learns
+// (none, log, diff, log+diff: see online.Form), the kernel width σ² and
+// regularisation γ in the model's standardised units, the noise standard
+// deviation in the units of the form's series (y, ln y, or their
+// increments); DEff is the effective number of parameters, Swaps the
+// working-set swaps accepted so far.
 type ModelInfo struct {
 	M        int     `json:"m"`
 	Lags     []int   `json:"lags"`
+	Kernel   string  `json:"kernel"`
+	Form     string  `json:"form"`
 	Sigma2   float64 `json:"sigma2,omitempty"` // RBF kernels only
 	Gamma    float64 `json:"gamma"`
 	NoiseStd float64 `json:"noise_std"`
@@ -96,10 +103,16 @@ func ModelInfoOf(l *online.Learner) ModelInfo {
 	info := m.Info()
 	cfg := m.Config()
 	_, scale := l.Scale()
+	sigma2 := 0.0
+	if cfg.Kernel.Type == narx.RBF {
+		sigma2 = cfg.Kernel.Sigma2
+	}
 	return ModelInfo{
 		M:        info.M,
 		Lags:     cfg.Embedding.YLags,
-		Sigma2:   cfg.Kernel.Sigma2,
+		Kernel:   cfg.Kernel.Type.String(),
+		Form:     l.Form().String(),
+		Sigma2:   sigma2,
 		Gamma:    info.Gamma,
 		NoiseStd: scale * math.Sqrt(info.NoiseVar),
 		DEff:     info.DEff,

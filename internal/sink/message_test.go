@@ -20,7 +20,7 @@ func TestMessageJSONShape(t *testing.T) {
 	var m Message
 	m.SetResult("s1", 1037, 86, res)
 	m.IssuedAt = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	m.Model = ModelInfo{M: 100, Lags: []int{1, 2}, Sigma2: 40, Gamma: 100, NoiseStd: 0.5, DEff: 12.5, Swaps: 3}
+	m.Model = ModelInfo{M: 100, Lags: []int{1, 2}, Kernel: "rbf", Form: "log", Sigma2: 40, Gamma: 100, NoiseStd: 0.5, DEff: 12.5, Swaps: 3}
 	b, err := json.Marshal(&m)
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +37,7 @@ func TestMessageJSONShape(t *testing.T) {
 			map[string]any{"h": 1.0, "t": 1038.0, "mean": 90.0, "std": 2.0, "lo": 86.08, "hi": 93.92},
 			map[string]any{"h": 2.0, "t": 1039.0, "mean": 91.0, "std": 3.0, "lo": 85.12, "hi": 96.88},
 		},
-		"model": map[string]any{"m": 100.0, "lags": []any{1.0, 2.0}, "sigma2": 40.0, "gamma": 100.0,
+		"model": map[string]any{"m": 100.0, "lags": []any{1.0, 2.0}, "kernel": "rbf", "form": "log", "sigma2": 40.0, "gamma": 100.0,
 			"noise_std": 0.5, "d_eff": 12.5, "swaps": 3.0},
 	}
 	if !reflect.DeepEqual(got, want) {

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const nn3Horizon = 18
+
+// nn3Series is one NN3 series: its training values and its 18 test values.
+type nn3Series struct {
+	Name        string
+	Train, Test []float64
+	File        string // the training values, one per line
+}
+
+// loadNN3 reads the training and test tables and checks they match.
+func loadNN3(dir string) ([]nn3Series, error) {
+	names, train, err := readColumnsFile(filepath.Join(dir, "nn3_A_train.csv"))
+	if err != nil {
+		return nil, err
+	}
+	tnames, test, err := readColumnsFile(filepath.Join(dir, "nn3_A_test18.csv"))
+	if err != nil {
+		return nil, err
+	}
+	testOf := map[string][]float64{}
+	for i, n := range tnames {
+		testOf[n] = test[i]
+	}
+	var out []nn3Series
+	for i, n := range names {
+		t, ok := testOf[n]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("series %s has no test column", n)
+		case len(t) < nn3Horizon:
+			return nil, fmt.Errorf("series %s has %d test values, want %d", n, len(t), nn3Horizon)
+		case len(train[i]) == 0:
+			return nil, fmt.Errorf("series %s has no training values", n)
+		}
+		out = append(out, nn3Series{Name: n, Train: train[i], Test: t[:nn3Horizon]})
+	}
+	return out, nil
+}
+
+// writeNN3Files writes each series' training values to dir/NAME.txt.
+func writeNN3Files(series []nn3Series, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := range series {
+		series[i].File = filepath.Join(dir, series[i].Name+".txt")
+		if err := writeValues(series[i].File, series[i].Train); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// methodRun is one method's forecasts of a set of series.
+type methodRun struct {
+	Name   string
+	Fc     map[string]forecast // by series; absent = failed
+	Fail   map[string]string   // by series: why it failed
+	Secs   map[string]float64  // by series (streamd only)
+	WallS  float64             // total wall time, s
+	Filled bool                // failures scored as naive forecasts without band
+}
+
+func (e *env) nn3(ctx context.Context) error {
+	series, err := loadNN3(filepath.Join(e.data, "nn3"))
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(e.out, "nn3")
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := writeNN3Files(series, filepath.Join(dir, "data")); err != nil {
+		return err
+	}
+	fcDir := filepath.Join(dir, "forecasts")
+	if err := os.MkdirAll(fcDir, 0o755); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "compare: nn3: streamd on %d series\n", len(series))
+
+	// streamd: the default configuration, one iterated forecast per series.
+	sd := methodRun{Name: "streamd (defaults)", Fc: map[string]forecast{}, Fail: map[string]string{}, Secs: map[string]float64{}}
+	type result struct {
+		fc   forecast
+		fail string
+		secs float64
+	}
+	results := make([]result, len(series))
+	e.parallel(len(series), func(i int) {
+		s := series[i]
+		out := filepath.Join(fcDir, s.Name+".jsonl")
+		r := e.streamd(ctx, "backtest", "--data", s.File, "--protocol", "iterated",
+			"--train", strconv.Itoa(len(s.Train)), "--horizon", strconv.Itoa(nn3Horizon), "--forecasts", out)
+		results[i].secs = r.Elapsed.Seconds()
+		if r.Err != nil {
+			results[i].fail = r.reason()
+			return
+		}
+		msgs, err := readMessagesFile(out)
+		if err == nil {
+			results[i].fc, err = iteratedForecast(msgs, nn3Horizon)
+		}
+		if err != nil {
+			results[i].fail = "no usable forecast: " + err.Error()
+		}
+	})
+	for i, r := range results {
+		name := series[i].Name
+		sd.Secs[name] = r.secs
+		sd.WallS += r.secs
+		if r.fail != "" {
+			sd.Fail[name] = r.fail
+		} else {
+			sd.Fc[name] = r.fc
+		}
+	}
+
+	// R: every series through nn3.R in one process.
+	fmt.Fprintf(e.stderr, "compare: nn3: R forecast on %d series\n", len(series))
+	var list []string
+	for _, s := range series {
+		list = append(list, s.Name+","+s.File)
+	}
+	listFile := filepath.Join(dir, "list.csv")
+	if err := os.WriteFile(listFile, []byte("series,path\n"+strings.Join(list, "\n")+"\n"), 0o644); err != nil {
+		return err
+	}
+	rFc, rTimes, rErrs := filepath.Join(dir, "r_forecasts.csv"), filepath.Join(dir, "r_times.csv"), filepath.Join(dir, "r_errors.csv")
+	rr := e.rscriptRun(ctx, "nn3.R", listFile, strconv.Itoa(nn3Horizon), rFc, rTimes, rErrs)
+	if err := os.WriteFile(filepath.Join(dir, "r.log"), []byte(rr.Stdout+rr.Stderr), 0o644); err != nil {
+		return err
+	}
+	if rr.Err != nil {
+		return fmt.Errorf("Rscript nn3.R: %v\n%s", rr.Err, rr.Stderr)
+	}
+	rMethods, err := loadRRun(rFc, rTimes, rErrs, nn3Horizon, []string{"auto.arima", "ets", "thetaf", "comb", "snaive"},
+		map[string]string{"comb": "comb (mean of the 3)", "snaive": "snaive"})
+	if err != nil {
+		return err
+	}
+
+	filled := sd
+	filled.Name = fmt.Sprintf("streamd (defaults), all %d: failures naive, no band", len(series))
+	filled.Filled = true
+	runs := append([]methodRun{sd, filled}, rMethods...)
+	return e.reportNN3(series, runs, dir, rr.Elapsed)
+}
+
+// loadRRun reads an R script's outputs as one methodRun per method, in
+// order; labels renames methods for the table.
+func loadRRun(fcPath, timesPath, errPath string, H int, order []string, labels map[string]string) ([]methodRun, error) {
+	f, err := os.Open(fcPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fcs, err := readRForecasts(f, H)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", fcPath, err)
+	}
+	times, err := readRTimes(timesPath)
+	if err != nil {
+		return nil, err
+	}
+	errs, err := readRErrors(errPath)
+	if err != nil {
+		return nil, err
+	}
+	var out []methodRun
+	for _, m := range order {
+		name := "R " + m
+		if l, ok := labels[m]; ok {
+			name = "R " + l
+		}
+		r := methodRun{Name: name, Fc: fcs[m], Fail: errs[m], WallS: times[m]}
+		if r.Fc == nil {
+			r.Fc = map[string]forecast{}
+		}
+		if r.Fail == nil {
+			r.Fail = map[string]string{}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (e *env) reportNN3(series []nn3Series, runs []methodRun, dir string, rElapsed time.Duration) error {
+	header := []string{"method", "series forecast", "mean sMAPE %", "median sMAPE %", "p90 sMAPE %", "95 % coverage", "wall time"}
+	var rows, seriesRows, horizonRows, fcRows [][]string
+	for _, r := range runs {
+		var scores []seriesScore
+		forecastN := 0
+		for _, s := range series {
+			f, ok := r.Fc[s.Name]
+			status := "ok"
+			switch {
+			case ok:
+				forecastN++
+			case r.Filled:
+				f, status = naiveForecast(s.Train, nn3Horizon), "failed: naive"
+			default:
+				status = "failed"
+				if _, known := r.Fail[s.Name]; !known {
+					r.Fail[s.Name] = "no forecast"
+				}
+			}
+			if status == "failed" {
+				seriesRows = append(seriesRows, []string{r.Name, s.Name, strconv.Itoa(len(s.Train)), status,
+					"", "", "", "", "", secsCell(r.Secs, s.Name), r.Fail[s.Name]})
+				continue
+			}
+			sc := scoreSeries(s.Test, f)
+			scores = append(scores, sc)
+			seriesRows = append(seriesRows, []string{r.Name, s.Name, strconv.Itoa(len(s.Train)), status,
+				g(sc.SMAPE), g(sc.MAPE), g(sc.MaxAE), strconv.Itoa(sc.Covered), strconv.Itoa(sc.Banded),
+				secsCell(r.Secs, s.Name), r.Fail[s.Name]})
+			for h := range f.Mean {
+				lo, hi := "", ""
+				if f.Lo != nil {
+					lo, hi = g(f.Lo[h]), g(f.Hi[h])
+				}
+				fcRows = append(fcRows, []string{r.Name, s.Name, strconv.Itoa(h + 1), g(s.Test[h]), g(f.Mean[h]), lo, hi})
+			}
+		}
+		m := summarize(scores)
+		for _, hs := range m.ByH {
+			horizonRows = append(horizonRows, []string{r.Name, strconv.Itoa(hs.H), strconv.Itoa(hs.N),
+				g(hs.MeanSMAPE), g(hs.Coverage), strconv.Itoa(hs.Covered)})
+		}
+		count := fmt.Sprintf("%d/%d", forecastN, len(series))
+		if r.Filled {
+			count = fmt.Sprintf("%d/%d (+%d naive)", forecastN, len(series), len(series)-forecastN)
+		}
+		rows = append(rows, []string{r.Name, count, f2(m.MeanSMAPE), f2(m.MedianSMAPE), f2(m.P90SMAPE),
+			fmtCoverage(m.Covered, m.Values), fmtSeconds(r.WallS)})
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "### NN3 (%d monthly series, %d-step iterated forecast from the training values)\n\n", len(series), nn3Horizon)
+	b.WriteString(markdownTable(header, rows))
+	b.WriteString("\nsMAPE over the series forecast × 18 steps; coverage of the 95 % band over the values scored " +
+		"(the \"all\" row: naive values have no band and count as not covered). streamd wall time: sum of its per-series runs; " +
+		fmt.Sprintf("R: per method, summed over series (comb: the sum of its three parts; the whole R script took %.1f s).\n", rElapsed.Seconds()))
+	for _, r := range runs[:1] {
+		if len(r.Fail) > 0 {
+			fmt.Fprintf(&b, "\n%s failed on %d of %d series:\n", r.Name, len(r.Fail), len(series))
+			for _, l := range groupReasons(r.Fail) {
+				b.WriteString("- " + l + "\n")
+			}
+		}
+	}
+	for _, r := range runs[2:] {
+		if len(r.Fail) > 0 {
+			fmt.Fprintf(&b, "\n%s failed on %d series:\n", r.Name, len(r.Fail))
+			for _, l := range groupReasons(r.Fail) {
+				b.WriteString("- " + l + "\n")
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\nDetails: %s (series.csv, horizon.csv, forecasts.csv)\n", dir)
+	if _, err := fmt.Fprint(e.stdout, b.String()); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "table.md"), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	if err := writeCSV(filepath.Join(dir, "series.csv"), []string{"method", "series", "n_train", "status", "smape", "mape",
+		"max_abs_error", "covered", "banded", "seconds", "error"}, seriesRows); err != nil {
+		return err
+	}
+	if err := writeCSV(filepath.Join(dir, "horizon.csv"), []string{"method", "h", "series", "mean_smape", "coverage", "covered"}, horizonRows); err != nil {
+		return err
+	}
+	return writeCSV(filepath.Join(dir, "forecasts.csv"), []string{"method", "series", "h", "y", "mean", "lo", "hi"}, fcRows)
+}
+
+// g formats a float for CSV files.
+func g(x float64) string { return strconv.FormatFloat(x, 'g', 10, 64) }
+
+func secsCell(secs map[string]float64, series string) string {
+	if v, ok := secs[series]; ok {
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	return ""
+}

@@ -1,0 +1,585 @@
+package online
+
+import (
+	"errors"
+	"math"
+	"slices"
+
+	"github.com/streamd/streamd/internal/narx"
+)
+
+// Form is how the observed series y becomes the series the NARX model learns:
+// z = ln y with Log (only for series whose values so far are all positive: it
+// stabilises a variance that grows with the level and makes multiplicative
+// seasonality additive), then w_t = z_t − z_{t−1} with Diff (a drifting level
+// or a trend: an RBF model does not extrapolate, the sum of increments does),
+// else w = z; w is standardised for the model. Forecasts are carried back
+// exactly: the increments' means and covariances summed (narx.Step.CumVar),
+// then the quantiles through exp, which is monotone.
+type Form struct {
+	Log  bool
+	Diff bool
+}
+
+func (f Form) String() string {
+	switch {
+	case f.Log && f.Diff:
+		return "log+diff"
+	case f.Log:
+		return "log"
+	case f.Diff:
+		return "diff"
+	}
+	return "none"
+}
+
+// FirstFit is the number of samples at which a new series is first fitted.
+// The structure (form, lags, kernel, width, normalisation) is chosen again on
+// every sample seen so far at each doubling, FirstFit·2^k, below
+// Config.Warmup, and a last time at Warmup; the model learns online in
+// between. The total cost of the re-choices is about twice the last one.
+const FirstFit = 16
+
+// nextFit returns the sample count of the re-choice after n samples, or 0
+// when the last one (at Warmup) is done.
+func (c Config) nextFit(n int) int {
+	if n >= c.Warmup {
+		return 0
+	}
+	k := FirstFit
+	for k <= n {
+		k *= 2
+	}
+	return min(k, c.Warmup)
+}
+
+// minTargets is the fewest targets a structure of regressor dimension n is
+// ranked on: two per parameter, and at least 8, so that level 2 has residual
+// degrees of freedom (n_c > d_eff) to estimate a noise level from.
+func minTargets(n int) int { return max(8, 2*(n+1)) }
+
+// rbfMinGain is the log-evidence margin (nats) by which the best RBF
+// structure must beat the best linear one to be chosen: the RBF width is
+// searched, and its Occam factor is not in the evidence; 2 nats is
+// "positive" evidence on Kass and Raftery's scale.
+const rbfMinGain = 2
+
+// formData is the series in one form, standardised, with its inputs.
+type formData struct {
+	form       Form
+	loc, scale float64
+	// ws[k] is the standardised w of sample k+off (off = 1 with Diff: the
+	// first sample has no increment); us the standardised inputs of the
+	// same samples, row-major.
+	ws, us []float64
+	off    int
+	// jac[k] is ln |dw_std/dy| of sample k+off: the change of variables
+	// that makes the evidence of different forms comparable.
+	jac []float64
+}
+
+// transformed returns z of y under f (the floor keeps ln finite for a value
+// at or below zero arriving after a Log form was chosen).
+func (f Form) transformed(y, floor float64) float64 {
+	if !f.Log {
+		return y
+	}
+	return math.Log(max(y, floor))
+}
+
+// makeForm builds the standardised series of form f from the raw samples.
+func (l *Learner) makeForm(f Form, ys, us []float64, floor float64) formData {
+	N := len(ys)
+	d := formData{form: f}
+	if f.Diff {
+		d.off = 1
+	}
+	w := make([]float64, 0, N)
+	prev := 0.0
+	for k, y := range ys {
+		z := f.transformed(y, floor)
+		if f.Diff && k == 0 {
+			prev = z
+			continue
+		}
+		if f.Diff {
+			w = append(w, z-prev)
+			prev = z
+		} else {
+			w = append(w, z)
+		}
+	}
+	d.loc, d.scale = scaleOf(w, l.cfg.Scale)
+	d.ws = w
+	d.jac = make([]float64, len(w))
+	for k := range w {
+		d.ws[k] = standardise(w[k], d.loc, d.scale)
+		j := -math.Log(d.scale)
+		if f.Log {
+			j -= math.Log(max(ys[k+d.off], floor))
+		}
+		d.jac[k] = j
+	}
+	d.us = us[d.off*l.nu:]
+	return d
+}
+
+// structure is a candidate's choice.
+type structure struct {
+	data     formData
+	cfg      narx.Config
+	score    float64 // log evidence of the original values on the common targets
+	searched bool    // cfg.Kernel.Sigma2 still needs the full width search
+	// atBound: its γ ended at a bound of the level-2 search. Such a
+	// candidate is chosen only when no other fits.
+	atBound bool
+	// fits: the candidate had the targets it needs and its fit succeeded,
+	// whether or not its evidence is finite (a constant series fits
+	// exactly, and has none).
+	fits bool
+}
+
+// better reports whether s ranks above t: a candidate that fits first, then
+// one whose γ is inside its bounds, then the score.
+func (s structure) better(t structure) bool {
+	switch {
+	case s.fits != t.fits:
+		return s.fits
+	case s.atBound != t.atBound:
+		return !s.atBound && !math.IsInf(s.score, -1)
+	}
+	return s.score > t.score
+}
+
+// errNoStructure says that no candidate structure can be ranked on the
+// samples so far: too few for any of them. The series waits for the next
+// re-choice.
+var errNoStructure = errors.New("online: too few samples for any structure")
+
+// lagSets returns the lag sets the re-choice ranks on N samples: the
+// configured lags, or with LagCandidates the orders 1..p whose depth fits in
+// half the samples, and with a detected period s the seasonal sets
+// 1..p ∪ {s} and 1..p ∪ {s, s+1} (p = 1, 2, 3): an autoregression on the
+// season's previous values, as a seasonal ARIMA's.
+func (l *Learner) lagSets(N, period int) [][]int {
+	if len(l.cfg.LagCandidates) == 0 {
+		return [][]int{l.cfg.Model.Embedding.YLags}
+	}
+	var sets [][]int
+	for _, p := range l.cfg.LagCandidates {
+		if 2*(p+2) <= N {
+			sets = append(sets, narx.Lags(p))
+		}
+	}
+	if period > 3 && 2*(period+3) <= N && !l.fixedSeason() {
+		for p := 1; p <= 3 && p < period-1; p++ {
+			sets = append(sets, append(narx.Lags(p), period), append(narx.Lags(p), period, period+1))
+		}
+	}
+	return sets
+}
+
+// fixedSeason reports whether seasonal lag sets are off (Config.Season < 0).
+func (l *Learner) fixedSeason() bool { return l.cfg.Season < 0 }
+
+// forms returns the forms the re-choice ranks: Config.Forms, less Log when a
+// value is not positive.
+func (l *Learner) forms(ys []float64) []Form {
+	cands := l.cfg.Forms
+	if len(cands) == 0 {
+		cands = []Form{{}}
+	}
+	positive := !slices.ContainsFunc(ys, func(y float64) bool { return !(y > 0) })
+	var out []Form
+	for _, f := range cands {
+		if !f.Log || positive {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, Form{Diff: cands[0].Diff})
+	}
+	return out
+}
+
+// detectPeriod returns the seasonal period the re-choice proposes: the
+// configured Season, or (Season == 0) the lag s in [4, N/3] of the highest
+// autocorrelation of the increments, if it is a local peak above the 5 %
+// white-noise bound 2/√N; 0 if none. It only proposes: the evidence decides
+// whether the seasonal lags join the structure.
+func (l *Learner) detectPeriod(ys []float64) int {
+	if l.cfg.Season != 0 {
+		return max(l.cfg.Season, 0)
+	}
+	N := len(ys) - 1
+	if N < 12 {
+		return 0
+	}
+	d := make([]float64, N)
+	var mean float64
+	for k := range d {
+		d[k] = ys[k+1] - ys[k]
+		mean += d[k]
+	}
+	mean /= float64(N)
+	var c0 float64
+	for k := range d {
+		d[k] -= mean
+		c0 += d[k] * d[k]
+	}
+	if !(c0 > 0) {
+		return 0
+	}
+	acf := func(s int) float64 {
+		var c float64
+		for k := s; k < N; k++ {
+			c += d[k] * d[k-s]
+		}
+		return c / c0
+	}
+	best, bestR := 0, 2/math.Sqrt(float64(N))
+	maxS := min(N/3, 400)
+	prev, cur := acf(3), acf(4)
+	for s := 4; s <= maxS; s++ {
+		next := acf(s + 1)
+		if cur > bestR && cur >= prev && cur >= next {
+			best, bestR = s, cur
+		}
+		prev, cur = cur, next
+	}
+	return best
+}
+
+// choose ranks the candidate structures on the raw samples ys (with inputs
+// us, N×n_u): every form and lag set with the linear kernel, then — when
+// the RBF kernel is a candidate — RBF widths for the best linear form and
+// the plain form. Every candidate is scored on the same targets by its log
+// evidence plus the log Jacobian of its form, so that it is the evidence of
+// the observed values: comparable across forms (a change of variables) and
+// kernels. A candidate whose γ ends at a bound of the level-2 search is
+// passed over: a structure the evidence cannot fit. With Tuning other than
+// TuneEvidence, the lags and width are then ranked by that criterion within
+// the winner's form and kernel.
+func (l *Learner) choose(ys, us []float64) (structure, error) {
+	N := len(ys)
+	floor := l.logFloor(ys)
+	period := l.detectPeriod(ys)
+	sets := l.lagSets(N, period)
+	forms := l.forms(ys)
+	kernels := l.cfg.Kernels
+	if len(kernels) == 0 {
+		kernels = []narx.KernelType{l.cfg.Model.Kernel.Type}
+	}
+	// The common targets: samples from the deepest candidate on.
+	from := 0
+	for _, s := range sets {
+		e := l.cfg.Model.Embedding
+		e.YLags = s
+		for _, f := range forms {
+			from = max(from, e.Depth()+boolInt(f.Diff))
+		}
+	}
+	data := make([]formData, len(forms))
+	for i, f := range forms {
+		data[i] = l.makeForm(f, ys, us, floor)
+	}
+	try := func(d formData, c narx.Config, search bool) (structure, error) {
+		X, y := embed(c.Embedding, d.ws, d.us, l.nu, from-d.off)
+		if len(y) < minTargets(c.Embedding.Dim()) {
+			return structure{score: math.Inf(-1)}, nil
+		}
+		l.tuneSize(&c)
+		ev, bound := math.Inf(-1), false
+		if search {
+			s2, e, b, err := l.coarseWidth(c, X, y)
+			if err != nil {
+				return structure{}, err
+			}
+			c.Kernel.Sigma2, ev, bound = s2, e, b
+		} else {
+			m, err := narx.NewModel(c)
+			if err != nil {
+				return structure{}, err
+			}
+			if err := m.Fit(X, y, nil); err != nil {
+				return structure{}, err
+			}
+			bound = c.AutoGamma && narx.GammaAtBound(m.Info().Gamma)
+			ev = m.LogEvidence()
+		}
+		for _, j := range d.jac[from-d.off:] {
+			ev += j
+		}
+		c.Size = l.cfg.Model.Size
+		return structure{data: d, cfg: c, score: ev, searched: search, atBound: bound, fits: true}, nil
+	}
+	base := l.cfg.Model
+	none := structure{score: math.Inf(-1), atBound: true}
+	perForm := make([]structure, len(data))
+	for i := range perForm {
+		perForm[i] = none
+	}
+	if slices.Contains(kernels, narx.Linear) || !slices.Contains(kernels, narx.RBF) {
+		base.Kernel.Type = kernels[0]
+		if slices.Contains(kernels, narx.Linear) {
+			base.Kernel.Type = narx.Linear
+		}
+		for i, d := range data {
+			for _, s := range sets {
+				c := base
+				c.Embedding.YLags = s
+				st, err := try(d, c, false)
+				if err != nil {
+					return structure{}, err
+				}
+				if st.better(perForm[i]) {
+					perForm[i] = st
+				}
+			}
+		}
+	}
+	lead := none
+	for _, st := range perForm {
+		if st.better(lead) {
+			lead = st
+		}
+	}
+	if slices.Contains(kernels, narx.RBF) {
+		// After a linear stage, the RBF ranks the plain form (a nonlinear
+		// autoregression in levels, the classic NARX) and the best linear
+		// form; alone, every form.
+		for i, d := range data {
+			if !math.IsInf(lead.score, -1) && d.form != (Form{}) && d.form != lead.data.form {
+				continue
+			}
+			margin := 0.0
+			if !math.IsInf(perForm[i].score, -1) {
+				margin = rbfMinGain
+			}
+			bestRBF := none
+			for _, s := range sets {
+				c := base
+				c.Kernel.Type = narx.RBF
+				c.Embedding.YLags = s
+				st, err := try(d, c, l.cfg.AutoSigma2)
+				if err != nil {
+					return structure{}, err
+				}
+				if st.better(bestRBF) {
+					bestRBF = st
+				}
+			}
+			handicapped := bestRBF
+			handicapped.score -= margin
+			if handicapped.better(perForm[i]) {
+				perForm[i] = bestRBF
+			}
+		}
+	}
+	best := l.validateForms(perForm, ys)
+	if !best.fits {
+		return best, errNoStructure
+	}
+	if err := l.finishChoice(&best, sets); err != nil {
+		return structure{}, err
+	}
+	return best, nil
+}
+
+// Form validation: the origins are the last formOrigins multiples of a
+// step before the end, each forecast formHorizon(N) steps ahead.
+const formOrigins = 5
+
+// formHorizon is the horizon of the form validation on N samples: the
+// forecast horizon, at most a quarter of the samples.
+func (l *Learner) formHorizon(N int) int {
+	return max(min(l.cfg.tuneHorizon(), N/4), 1)
+}
+
+// validateForms picks among the best structure of each form. The evidence
+// compares forms on one-step likelihood, which does not say how a
+// differenced or a level model extrapolates; so with two forms or more,
+// each form's structure is fitted on the samples before formOrigins origins
+// near the end and forecasts formHorizon steps from each (true values up to
+// the origin, future inputs as observed), scored in the series' own units by
+// the absolute error scaled by the mean absolute one-step change of the
+// fitting samples (MASE); the smallest total wins. With too few samples for
+// it (fewer than 4 per origin step and a fitting part of FirstFit), the
+// evidence decides.
+func (l *Learner) validateForms(perForm []structure, ys []float64) structure {
+	best := structure{score: math.Inf(-1), atBound: true}
+	var cands []structure
+	for _, st := range perForm {
+		if st.better(best) {
+			best = st
+		}
+		if !math.IsInf(st.score, -1) {
+			cands = append(cands, st)
+		}
+	}
+	N := len(ys)
+	H := l.formHorizon(N)
+	step := max(H/4, 1)
+	train := N - H - (formOrigins-1)*step
+	if len(cands) < 2 || train < FirstFit {
+		return best
+	}
+	var mase float64
+	for k := 1; k < train; k++ {
+		mase += math.Abs(ys[k] - ys[k-1])
+	}
+	mase /= float64(train - 1)
+	if !(mase > 0) {
+		return best
+	}
+	bestErr := math.Inf(1)
+	steps := make([]narx.Step, H)
+	inputs := make([][]float64, H)
+	for _, st := range cands {
+		d, c := st.data, st.cfg
+		depth := c.Embedding.Depth()
+		if train-d.off-depth < minTargets(c.Embedding.Dim()) {
+			continue
+		}
+		l.tuneSize(&c)
+		X, y := embed(c.Embedding, d.ws[:train-d.off], d.us[:(train-d.off)*l.nu], l.nu, depth)
+		m, err := narx.NewModel(c)
+		if err != nil || m.Fit(X, y, nil) != nil {
+			continue
+		}
+		var sum float64
+		for o := 0; o < formOrigins; o++ {
+			origin := train + o*step // first forecast sample
+			wo := origin - d.off     // its index in the form's series
+			h := narx.NewHistory(c.Embedding)
+			for k := max(0, wo-depth-1); k < wo; k++ {
+				h.Push(d.ws[k], d.us[k*l.nu:(k+1)*l.nu])
+			}
+			for i := range inputs {
+				inputs[i] = d.us[(wo+i)*l.nu : (wo+i+1)*l.nu]
+			}
+			m.Forecast(steps, h, inputs)
+			level := 0.0
+			if d.form.Diff {
+				level = d.form.transformed(ys[origin-1], l.logFloor(ys))
+			}
+			for i, s := range steps {
+				z := d.loc + d.scale*s.Mean
+				if d.form.Diff {
+					level += z
+					z = level
+				}
+				f := z
+				if d.form.Log {
+					f = math.Exp(min(z, 700))
+				}
+				sum += math.Abs(ys[origin+i]-f) / mase
+			}
+		}
+		if sum < bestErr {
+			bestErr, best = sum, st
+		}
+	}
+	return best
+}
+
+// finishChoice completes the winner: with TuneIterated or TuneRobustCV the
+// lags and width are ranked by that criterion within its form and kernel
+// (when the samples allow it), else a width found on the coarse grid is
+// refined by the full level-3 search on all the winner's targets.
+func (l *Learner) finishChoice(best *structure, sets [][]int) error {
+	d := best.data
+	if l.cfg.Tuning != TuneEvidence && l.tuningFits(len(d.ws)) {
+		cfg := best.cfg
+		return l.chooseStructureTuned(&cfg, sets, d.ws, d.us, &best.cfg)
+	}
+	if !best.searched {
+		return nil
+	}
+	c := best.cfg
+	l.tuneSize(&c)
+	X, y := embed(c.Embedding, d.ws, d.us, l.nu, c.Embedding.Depth())
+	res, err := narx.SearchSigma2(c, X, y, narx.MedianSqDist(X, c.Embedding.Dim(), 2000, c.Seed))
+	if err != nil {
+		return err
+	}
+	best.cfg.Kernel.Sigma2 = res.Best.Sigma2
+	return nil
+}
+
+// tuningFits reports whether the configured Tuning can rank structures on
+// n samples (TuneIterated needs three horizons; TuneRobustCV a few folds).
+func (l *Learner) tuningFits(n int) bool {
+	if l.cfg.Tuning == TuneIterated {
+		return n >= 3*l.cfg.tuneHorizon()
+	}
+	return n >= 4*cvFolds
+}
+
+// chooseStructureTuned runs the configured Tuning over the lag sets with
+// cfg's kernel, writing the result to dst.
+func (l *Learner) chooseStructureTuned(cfg *narx.Config, sets [][]int, ys, us []float64, dst *narx.Config) error {
+	var err error
+	switch l.cfg.Tuning {
+	case TuneIterated:
+		err = l.chooseByIteratedValidation(cfg, sets, ys, us)
+	default:
+		err = l.chooseByRobustCV(cfg, sets, ys, us)
+	}
+	if err == nil {
+		*dst = *cfg
+	}
+	return err
+}
+
+// coarseWidth ranks RBF widths σ² = center·2^k, k = −2..2, around the median
+// squared distance of the regressors by the log evidence at the tuning
+// size: enough to rank lag sets against each other; the winner's width is
+// then refined (finishChoice). Widths whose γ ends at a bound rank below
+// the others (bound: all did).
+func (l *Learner) coarseWidth(c narx.Config, X, y []float64) (sigma2, logEv float64, bound bool, err error) {
+	center := narx.MedianSqDist(X, c.Embedding.Dim(), 2000, c.Seed)
+	if !(center > 0) {
+		return c.Kernel.Sigma2, math.Inf(-1), true, nil
+	}
+	best := structure{score: math.Inf(-1), atBound: true}
+	sigma2 = center
+	for k := -2; k <= 2; k++ {
+		t := c
+		t.Kernel.Sigma2 = center * math.Pow(2, float64(k))
+		m, err := narx.NewModel(t)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		if err := m.Fit(X, y, nil); err != nil {
+			return 0, 0, false, err
+		}
+		st := structure{score: m.LogEvidence(), atBound: t.AutoGamma && narx.GammaAtBound(m.Info().Gamma)}
+		if st.better(best) {
+			best, sigma2 = st, t.Kernel.Sigma2
+		}
+	}
+	return sigma2, best.score, best.atBound, nil
+}
+
+// logFloor is the floor of y under a Log form: half the smallest value, so
+// that a later value at or below zero maps to a finite, very low level.
+func (l *Learner) logFloor(ys []float64) float64 {
+	lo := math.Inf(1)
+	for _, y := range ys {
+		if y > 0 {
+			lo = min(lo, y)
+		}
+	}
+	if math.IsInf(lo, 1) {
+		return 1
+	}
+	return lo / 2
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,217 @@
+package online
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/streamd/streamd/internal/narx"
+)
+
+// autoConfig is testConfig with the structure left to the re-choices, as
+// the daemon's defaults do: every form, both kernels, lag orders, seasonal
+// lags detected.
+func autoConfig() Config {
+	c := testConfig()
+	c.Model.Kernel = narx.Kernel{Type: narx.RBF, Sigma2: 8}
+	c.Model.AutoGamma = true
+	c.AutoSigma2 = true
+	c.Forms = []Form{{}, {Diff: true}, {Log: true}, {Log: true, Diff: true}}
+	c.Kernels = []narx.KernelType{narx.Linear, narx.RBF}
+	c.LagCandidates = []int{1, 2, 3, 4, 6, 8, 12}
+	c.Model.Embedding.YLags = narx.Lags(12)
+	c.Warmup = 200
+	return c
+}
+
+// seasonalTrend is a positive monthly-like series: a trend, a period-12
+// season whose amplitude grows with the level (multiplicative), noise.
+func seasonalTrend(n int, seed uint64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	y := make([]float64, n)
+	for i := range y {
+		level := 100 + 2*float64(i)
+		y[i] = level * (1 + 0.2*math.Sin(2*math.Pi*float64(i)/12)) * math.Exp(0.02*rng.NormFloat64())
+	}
+	return y
+}
+
+// TestColdStartForecastsFromFirstFit: a new series is fitted on its
+// FirstFit-th value and forecasts from then on, every value finite; its
+// structure is re-chosen at 32, 64, 128 and last at Warmup, after which the
+// kept samples are released.
+func TestColdStartForecastsFromFirstFit(t *testing.T) {
+	l, err := NewLearner(autoConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := seasonalTrend(260, 1)
+	for i, v := range y {
+		res, err := l.Observe(Observation{T: int64(i), Y: v})
+		if err != nil {
+			t.Fatalf("sample %d: %v", i, err)
+		}
+		if i < FirstFit-1 {
+			if res.Forecast != nil || l.Fitted() {
+				t.Fatalf("sample %d: fitted before FirstFit", i)
+			}
+			continue
+		}
+		if len(res.Forecast) != 5 {
+			t.Fatalf("sample %d: %d forecast steps, want 5", i, len(res.Forecast))
+		}
+		for _, s := range res.Forecast {
+			for _, v := range []float64{s.Mean, s.Std, s.Lo, s.Hi} {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("sample %d: non-finite step %+v", i, s)
+				}
+			}
+			if !(s.Lo <= s.Mean && s.Mean <= s.Hi) {
+				t.Fatalf("sample %d: point forecast outside its band %+v", i, s)
+			}
+		}
+		if i >= FirstFit && (res.Lo > res.Prediction || res.Prediction > res.Hi) {
+			t.Fatalf("sample %d: one-step prediction outside its band", i)
+		}
+	}
+	if l.warmY != nil || l.nextFit != 0 {
+		t.Errorf("after Warmup the kept samples stay (%d) or a re-choice is due (%d)", len(l.warmY), l.nextFit)
+	}
+	t.Logf("form %v, kernel %v, lags %v", l.Form(), l.Model().Config().Kernel.Type, l.Model().Config().Embedding.YLags)
+}
+
+// TestLogFormBandIsExactQuantiles: in a Log form the band is the
+// exponential of a symmetric normal band of ln y around the point forecast
+// exp(m): ln Lo + ln Hi = 2 ln Mean, and the std is the log-normal one,
+// Std² = (e^{s²} − 1)·e^{2m + s²} with s = (ln Hi − ln Lo)/(2z). Both are
+// closed forms; the tolerance is rounding in a few logs and exps, 1e-9.
+func TestLogFormBandIsExactQuantiles(t *testing.T) {
+	cfg := autoConfig()
+	cfg.Forms = []Form{{Log: true}}
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last []ForecastStep
+	for i, v := range seasonalTrend(120, 3) {
+		res, err := l.Observe(Observation{T: int64(i), Y: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = res.Forecast
+	}
+	if l.Form() != (Form{Log: true}) {
+		t.Fatalf("form %v, want log", l.Form())
+	}
+	for _, s := range last {
+		lo, hi, m := math.Log(s.Lo), math.Log(s.Hi), math.Log(s.Mean)
+		if math.Abs(lo+hi-2*m) > 1e-9*math.Abs(m) {
+			t.Errorf("h=%d: ln lo + ln hi = %v, 2 ln mean = %v", s.H, lo+hi, 2*m)
+		}
+		sd := (hi - lo) / (2 * l.z)
+		want := math.Sqrt(math.Expm1(sd*sd)) * math.Exp(m+sd*sd/2)
+		if math.Abs(s.Std-want) > 1e-9*want {
+			t.Errorf("h=%d: std %v, log-normal std %v", s.H, s.Std, want)
+		}
+		if !(s.Hi-s.Mean > s.Mean-s.Lo) {
+			t.Errorf("h=%d: a log band is skewed up: [%v, %v] around %v", s.H, s.Lo, s.Hi, s.Mean)
+		}
+	}
+}
+
+// TestDiffFormExtrapolatesATrend: a straight line with noise, modelled in
+// increments, is forecast along the line, which a model of levels with an
+// RBF kernel cannot do beyond the data. The increments are 2 + noise of std
+// 0.1·√2; their mean, the drift the model learns, is off by about
+// 0.14/√N ≈ 0.01 at N = 199, so after h steps the forecast is off by about
+// 0.01·h plus the last value's noise 0.1: 0.5 + 0.05·h is a bound several
+// standard errors wide. The band must widen with h (summed increments).
+func TestDiffFormExtrapolatesATrend(t *testing.T) {
+	cfg := autoConfig()
+	cfg.Forms = []Form{{Diff: true}}
+	cfg.Horizon = 20
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	var last []ForecastStep
+	const N = 200
+	for i := range N {
+		res, err := l.Observe(Observation{T: int64(i), Y: 2*float64(i) + 0.1*rng.NormFloat64()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = res.Forecast
+	}
+	for _, s := range last {
+		want := 2 * float64(N-1+s.H)
+		if math.Abs(s.Mean-want) > 0.5+0.05*float64(s.H) {
+			t.Errorf("h=%d: forecast %v, the line is at %v", s.H, s.Mean, want)
+		}
+		if s.H > 1 && !(s.Std > last[s.H-2].Std) {
+			t.Errorf("h=%d: std %v does not grow from %v", s.H, s.Std, last[s.H-2].Std)
+		}
+	}
+}
+
+// TestSnapshotMidGrowthIsBitIdentical: a Learner snapshotted between
+// re-choices (fitted on 16 samples, the next re-choice at 32) and restored
+// goes through the later re-choices and their release exactly as the
+// original: every forecast bit-identical.
+func TestSnapshotMidGrowthIsBitIdentical(t *testing.T) {
+	cfg := autoConfig()
+	y := seasonalTrend(240, 7)
+	a, _ := NewLearner(cfg)
+	var b *Learner
+	for i, v := range y {
+		o := Observation{T: int64(i), Y: v}
+		ra, err := a.Observe(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 20 {
+			snap, err := a.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.nextFit != 32 || len(a.warmY) != 21 {
+				t.Fatalf("at sample 20: next re-choice %d, %d kept samples; want 32, 21", a.nextFit, len(a.warmY))
+			}
+			b, _ = NewLearner(cfg)
+			if err := b.UnmarshalBinary(snap); err != nil {
+				t.Fatal(err)
+			}
+			again, _ := b.MarshalBinary()
+			if !bytes.Equal(snap, again) {
+				t.Fatal("a restored Learner encodes differently")
+			}
+			continue
+		}
+		if b == nil {
+			continue
+		}
+		rb, err := b.Observe(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Float64bits(ra.Prediction) != math.Float64bits(rb.Prediction) || len(ra.Forecast) != len(rb.Forecast) {
+			t.Fatalf("sample %d: prediction %v restored %v", i, ra.Prediction, rb.Prediction)
+		}
+		for h := range ra.Forecast {
+			if ra.Forecast[h] != rb.Forecast[h] {
+				t.Fatalf("sample %d h=%d: %+v restored %+v", i, h+1, ra.Forecast[h], rb.Forecast[h])
+			}
+		}
+	}
+}
+
+// TestDetectPeriod: the period of a seasonal series is proposed from the
+// autocorrelation of its increments.
+func TestDetectPeriod(t *testing.T) {
+	l, _ := NewLearner(autoConfig())
+	if s := l.detectPeriod(seasonalTrend(120, 9)); s != 12 {
+		t.Errorf("period %d, want 12", s)
+	}
+}
