@@ -383,14 +383,15 @@ func markdownTable(header []string, rows [][]string) string {
 }
 
 // groupReasons summarises failures as "count × message [series …]": the
-// messages that differ only in their numbers form one group, shown with the
-// message of its first series (by name).
+// messages that differ only in words with a digit (numbers, the data file's
+// name) form one group, shown with the message of its first series (by
+// name).
 func groupReasons(fails map[string]string) []string {
 	type group struct {
 		msg    string
 		series []string
 	}
-	digits := regexp.MustCompile(`[0-9]+`)
+	digits := regexp.MustCompile(`[^\s:]*[0-9][^\s:]*`) // words with a digit: numbers, file names
 	groups := map[string]*group{}
 	keys := make([]string, 0, len(fails))
 	for s := range fails {

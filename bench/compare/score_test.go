@@ -329,8 +329,11 @@ func TestGroupReasons(t *testing.T) {
 		"s1": "has 51 values",
 		"s2": "has 60 values",
 		"s3": "other",
+		"s4": "backtest: /d/NN3_101.txt: has 9 values",
+		"s5": "backtest: /d/NN3.002.txt: has 8 values",
 	})
-	want := []string{"2 × has 51 values [s1 s2]", "1 × other [s3]"}
+	// Larger groups first, ties by their first series.
+	want := []string{"2 × has 51 values [s1 s2]", "2 × backtest: /d/NN3_101.txt: has 9 values [s4 s5]", "1 × other [s3]"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
