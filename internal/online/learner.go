@@ -269,6 +269,8 @@ type Learner struct {
 	model *narx.Model
 	hist  *narx.History
 	z     float64 // the interval's normal quantile
+	// tNu, tQ cache the Student-t quantile of quantile.
+	tNu, tQ float64
 
 	// The raw values seen so far (the last Warmup at most), from which the
 	// structure is re-chosen; released after the last re-choice.
@@ -509,7 +511,8 @@ func (l *Learner) levelBase() float64 {
 // that of the distribution of y (for Log, log-normal). Exponents are capped
 // so that a wide distribution stays finite.
 func (l *Learner) back(mean, sd float64) ForecastStep {
-	lo, hi := mean-l.z*sd, mean+l.z*sd
+	q := l.quantile()
+	lo, hi := mean-q*sd, mean+q*sd
 	if !l.form.Log {
 		return ForecastStep{Mean: mean, Std: sd, Lo: lo, Hi: hi}
 	}
@@ -518,6 +521,26 @@ func (l *Learner) back(mean, sd float64) ForecastStep {
 	return ForecastStep{Mean: math.Exp(min(mean, maxExp)),
 		Std: math.Sqrt(math.Expm1(v)) * math.Exp(min(mean+v/2, maxExp)),
 		Lo:  math.Exp(min(lo, maxExp)), Hi: math.Exp(min(hi, maxExp))}
+}
+
+// quantile returns the interval's quantile: of Student's t with
+// ν = n_c − d_eff degrees of freedom, the residual degrees of freedom the
+// noise level is estimated with (level 2), when ν is finite and positive;
+// else the normal one. On a few samples the estimated noise level is itself
+// uncertain, and integrating it out under its posterior gives the t (a
+// normal with an inverse-gamma variance); on many, t → normal. It is
+// computed again only when ν changes (at a level-2 refresh).
+func (l *Learner) quantile() float64 {
+	info := l.model.Info()
+	nu := info.SamplesWeight - info.DEff
+	if !(nu > 0) || math.IsInf(nu, 0) {
+		return l.z
+	}
+	if nu != l.tNu {
+		l.tNu = nu
+		l.tQ = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}.Quantile(0.5 + l.cfg.Level/2)
+	}
+	return l.tQ
 }
 
 // retunePhase offsets the retunes in the period n, in [0, n): a hash of the

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/streamd/streamd/internal/narx"
 )
 
@@ -84,8 +86,9 @@ func TestColdStartForecastsFromFirstFit(t *testing.T) {
 // TestLogFormBandIsExactQuantiles: in a Log form the band is the
 // exponential of a symmetric normal band of ln y around the point forecast
 // exp(m): ln Lo + ln Hi = 2 ln Mean, and the std is the log-normal one,
-// Std² = (e^{s²} − 1)·e^{2m + s²} with s = (ln Hi − ln Lo)/(2z). Both are
-// closed forms; the tolerance is rounding in a few logs and exps, 1e-9.
+// Std² = (e^{s²} − 1)·e^{2m + s²} with s = (ln Hi − ln Lo)/(2q), q the
+// interval's quantile. Both are closed forms; the tolerance is rounding in
+// a few logs and exps, 1e-9.
 func TestLogFormBandIsExactQuantiles(t *testing.T) {
 	cfg := autoConfig()
 	cfg.Forms = []Form{{Log: true}}
@@ -109,7 +112,7 @@ func TestLogFormBandIsExactQuantiles(t *testing.T) {
 		if math.Abs(lo+hi-2*m) > 1e-9*math.Abs(m) {
 			t.Errorf("h=%d: ln lo + ln hi = %v, 2 ln mean = %v", s.H, lo+hi, 2*m)
 		}
-		sd := (hi - lo) / (2 * l.z)
+		sd := (hi - lo) / (2 * l.quantile())
 		want := math.Sqrt(math.Expm1(sd*sd)) * math.Exp(m+sd*sd/2)
 		if math.Abs(s.Std-want) > 1e-9*want {
 			t.Errorf("h=%d: std %v, log-normal std %v", s.H, s.Std, want)
@@ -213,5 +216,49 @@ func TestDetectPeriod(t *testing.T) {
 	l, _ := NewLearner(autoConfig())
 	if s := l.detectPeriod(seasonalTrend(120, 9)); s != 12 {
 		t.Errorf("period %d, want 12", s)
+	}
+}
+
+// TestRichStructuresWaitForSamples: with every form and kernel candidates,
+// a re-choice on fewer than richMinSamples ranks only linear
+// autoregressions in levels (of y or ln y); from richMinSamples on, the
+// differenced forms too (the RBF kernel's gate is in choose).
+func TestRichStructuresWaitForSamples(t *testing.T) {
+	l, _ := NewLearner(autoConfig())
+	y := seasonalTrend(richMinSamples, 4)
+	for _, f := range l.forms(y[:richMinSamples-1]) {
+		if f.Diff {
+			t.Errorf("%d samples: form %v ranked", richMinSamples-1, f)
+		}
+	}
+	if got := l.forms(y); len(got) != 4 {
+		t.Errorf("%d samples: forms %v, want all 4", richMinSamples, got)
+	}
+	short, _ := NewLearner(autoConfig())
+	for i, v := range y[:richMinSamples-1] {
+		if _, err := short.Observe(Observation{T: int64(i), Y: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if k := short.Model().Config().Kernel.Type; k != narx.Linear || short.Form().Diff {
+		t.Errorf("after %d samples: kernel %v, form %v", richMinSamples-1, k, short.Form())
+	}
+}
+
+// TestIntervalQuantileIsStudentT: the band's quantile is Student's t with
+// the model's residual degrees of freedom ν = n_c − d_eff (a closed form
+// from distuv), above the normal one for finite ν.
+func TestIntervalQuantileIsStudentT(t *testing.T) {
+	l, _ := NewLearner(autoConfig())
+	for i, v := range seasonalTrend(40, 6) {
+		if _, err := l.Observe(Observation{T: int64(i), Y: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info := l.Model().Info()
+	nu := info.SamplesWeight - info.DEff
+	want := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}.Quantile(0.975)
+	if got := l.quantile(); got != want || !(got > l.z) {
+		t.Errorf("ν = %v: quantile %v, want %v (normal %v)", nu, got, want, l.z)
 	}
 }
