@@ -104,7 +104,7 @@ func (c *backtestCommand) Run(ctx context.Context, args []string, stdin io.Reade
 	if set["horizon"] {
 		cfg.Forecast.Horizon = c.horizon
 	}
-	s, err := c.readData(stdin)
+	s, err := c.readData(stdin, &cfg.Model)
 	if err != nil {
 		return err
 	}
@@ -234,8 +234,9 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 	return bt, nil
 }
 
-func (c *backtestCommand) readData(stdin io.Reader) (*series, error) {
+func (c *backtestCommand) readData(stdin io.Reader, m *ModelConfig) (*series, error) {
 	cols := columns{y: c.column, time: c.timeColumn, truth: c.truthColumn}
+	cols.fromModel(m)
 	if c.inputs != "" {
 		for _, col := range strings.Split(c.inputs, ",") {
 			cols.inputs = append(cols.inputs, strings.TrimSpace(col))

@@ -15,11 +15,15 @@ import (
 	"strings"
 	"time"
 
+	_ "time/tzdata" // model.calendar.time_zone must not depend on the host's zone files
+
 	"go.yaml.in/yaml/v3"
 
+	"github.com/streamd/streamd/internal/calendar"
 	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/robust"
+	"github.com/streamd/streamd/internal/source"
 )
 
 // Config is the YAML configuration of streamd (DESIGN §4). The model and
@@ -84,12 +88,14 @@ type SASLConfig struct {
 }
 
 // FieldsConfig names the JSON keys of an input value
-// {"series": "s1", "t": 1037, "y": 86.0, "u": [0.3]}.
+// {"series": "s1", "t": 1037, "y": 86.0, "u": [0.3, 1], "future": [[0.4, 1]]}.
 type FieldsConfig struct {
 	Series string `yaml:"series"`
 	T      string `yaml:"t"`
 	Y      string `yaml:"y"`
 	U      string `yaml:"u"`
+	// Future is the key of the planned inputs of the steps ahead.
+	Future string `yaml:"future"`
 }
 
 // ProcessConfig tunes the daemon's Go runtime.
@@ -155,6 +161,31 @@ type ModelConfig struct {
 	// Season proposes seasonal lags s, s+1: auto (s detected from the
 	// data), 0 (none) or a period s ≥ 2.
 	Season Auto[int] `yaml:"season"`
+	// TimeUnit is what an integer t is: sequence (a sequence number, no
+	// calendar), ms or s (Unix time). Timestamp strings are times whatever
+	// the unit. One for all series: the daemon reads t with one decoder.
+	TimeUnit string `yaml:"time_unit"`
+	// PlannedInputs are the 0-based indices into u of the inputs known in
+	// advance, strictly increasing: a record's future rows carry their
+	// values for the steps ahead, in this order, and a forecast uses them
+	// instead of holding the last ones.
+	PlannedInputs []int `yaml:"planned_inputs"`
+	// Calendar derives inputs from t for every step, past and future.
+	Calendar CalendarConfig `yaml:"calendar"`
+}
+
+// CalendarConfig is model.calendar: the calendar features of
+// internal/calendar (encodings in its package doc).
+type CalendarConfig struct {
+	// Features: hour_of_day, day_of_week, month, day_of_year, holiday; []
+	// = none. They need t as a time (RFC 3339, a date, or an integer with
+	// time_unit ms or s).
+	Features []string `yaml:"features"`
+	// Holidays are the dates YYYY-MM-DD of the holiday feature.
+	Holidays []string `yaml:"holidays"`
+	// TimeZone is the IANA zone (Europe/Paris) in which the hour, the day
+	// and the holidays are read.
+	TimeZone string `yaml:"time_zone"`
 }
 
 // KernelConfig is model.kernel.
@@ -230,7 +261,7 @@ func DefaultConfig() Config {
 			CheckpointInterval:    10 * time.Second,
 			MaxRecordBytes:        1 << 20,
 			MaxSeriesPerPartition: 100000,
-			Fields:                FieldsConfig{Series: "series", T: "t", Y: "y", U: "u"},
+			Fields:                FieldsConfig{Series: "series", T: "t", Y: "y", U: "u", Future: "future"},
 		},
 		HTTP: HTTPConfig{Listen: "127.0.0.1:9464"},
 		Model: ModelConfig{
@@ -255,6 +286,9 @@ func DefaultConfig() Config {
 			Transform:      "auto",
 			Difference:     Auto[int]{Auto: true},
 			Season:         Auto[int]{Auto: true},
+			TimeUnit:       "sequence",
+			PlannedInputs:  []int{},
+			Calendar:       CalendarConfig{Features: []string{}, Holidays: []string{}, TimeZone: "UTC"},
 		},
 		Robust:   RobustConfig{Enabled: false, Weight: "hampel", C1: 2.5, C2: 3, Window: 200, Scale: "iqr", Clean: true},
 		Forecast: ForecastConfig{Horizon: 20, Every: 1, Level: 0.95},
@@ -364,6 +398,10 @@ func (c *Config) Validate() error {
 			continue
 		}
 		m.validate(&p, at+".model")
+		if m.TimeUnit != c.Model.TimeUnit {
+			p.add(at+".model.time_unit", "must be model.time_unit (%s): the daemon reads every record's t with one unit (got %q)",
+				c.Model.TimeUnit, m.TimeUnit)
+		}
 		if len(p) == 0 {
 			if err := m.Learner(c.Forecast, c.Robust).Validate(); err != nil {
 				p.add(at+".model", "with the forecast and robust sections: %v", err)
@@ -390,6 +428,9 @@ func (c *Config) seriesModel(i int) (ModelConfig, error) {
 func (m ModelConfig) clone() ModelConfig {
 	m.Lags.List = slices.Clone(m.Lags.List)
 	m.InputLags.List = slices.Clone(m.InputLags.List)
+	m.PlannedInputs = slices.Clone(m.PlannedInputs)
+	m.Calendar.Features = slices.Clone(m.Calendar.Features)
+	m.Calendar.Holidays = slices.Clone(m.Calendar.Holidays)
 	return m
 }
 
@@ -417,9 +458,20 @@ func (k *KafkaConfig) validate(p *problems) {
 		{"kafka.forecast_topic", k.ForecastTopic},
 		{"kafka.dead_letter_topic", k.DeadLetterTopic}, {"kafka.fields.series", k.Fields.Series},
 		{"kafka.fields.t", k.Fields.T}, {"kafka.fields.y", k.Fields.Y}, {"kafka.fields.u", k.Fields.U},
+		{"kafka.fields.future", k.Fields.Future},
 	} {
 		if f.v == "" {
 			p.add(f.path, "must not be empty")
+		}
+	}
+	// One JSON key cannot hold two fields.
+	fields := []struct{ key, v string }{{"series", k.Fields.Series}, {"t", k.Fields.T}, {"y", k.Fields.Y},
+		{"u", k.Fields.U}, {"future", k.Fields.Future}}
+	for i, f := range fields {
+		for _, g := range fields[:i] {
+			if f.v != "" && f.v == g.v {
+				p.add("kafka.fields."+f.key, "must differ from kafka.fields.%s (got %q)", g.key, f.v)
+			}
 		}
 	}
 	if k.CheckpointRecords < 1 {
@@ -593,6 +645,135 @@ func (m *ModelConfig) validate(p *problems, at string) {
 	if !m.SelectPatience.Auto && m.SelectPatience.Value < 0 {
 		p.add(at+".select_patience", "must be auto or ≥ 0 (got %d)", m.SelectPatience.Value)
 	}
+	if _, err := calendar.ParseUnit(m.TimeUnit); err != nil {
+		p.add(at+".time_unit", "must be sequence, ms or s (got %q)", m.TimeUnit)
+	}
+	m.validatePlanned(p, at)
+	m.Calendar.validate(p, at+".calendar")
+}
+
+// validatePlanned checks planned_inputs: indices into u, strictly
+// increasing.
+func (m *ModelConfig) validatePlanned(p *problems, at string) {
+	for i, v := range m.PlannedInputs {
+		path := fmt.Sprintf("%s.planned_inputs[%d]", at, i)
+		switch {
+		case v < 0 || v >= m.Inputs:
+			p.add(path, "must be the 0-based index of an input, in [0, %s.inputs = %d) (got %d)", at, m.Inputs, v)
+		case i > 0 && v <= m.PlannedInputs[i-1]:
+			p.add(path, "must be greater than the index before it: planned_inputs are strictly increasing (got %v)", m.PlannedInputs)
+		}
+	}
+}
+
+// validate checks model.calendar: known, distinct feature names; holidays
+// as dates, needed by the holiday feature and only by it; a loadable zone.
+// Whether t is a time shows only in the data: with time_unit sequence a
+// calendar needs RFC 3339 or date strings, which the model checks per
+// record.
+func (c *CalendarConfig) validate(p *problems, at string) {
+	holiday := false
+	for i, name := range c.Features {
+		path := fmt.Sprintf("%s.features[%d]", at, i)
+		f, err := calendar.ParseFeature(name)
+		switch {
+		case err != nil:
+			p.add(path, "must be one of %s (got %q)", strings.Join(calendar.FeatureNames(), ", "), name)
+		case slices.Index(c.Features, name) < i:
+			p.add(path, "must not repeat a feature (got %q twice)", name)
+		}
+		holiday = holiday || f == calendar.Holiday && err == nil
+	}
+	for i, h := range c.Holidays {
+		if _, err := calendar.ParseDate(h); err != nil {
+			p.add(fmt.Sprintf("%s.holidays[%d]", at, i), "must be a date YYYY-MM-DD (got %q)", h)
+		}
+	}
+	switch {
+	case holiday && len(c.Holidays) == 0:
+		p.add(at+".holidays", "must list the dates of the holiday feature (got [])")
+	case !holiday && len(c.Holidays) > 0:
+		p.add(at+".features", "must include holiday for the %d holidays listed to count (got %v)", len(c.Holidays), c.Features)
+	}
+	if _, err := c.location(); err != nil {
+		p.add(at+".time_zone", "must be an IANA time zone such as UTC or Europe/Paris (got %q)", c.TimeZone)
+	}
+}
+
+// location loads time_zone. Local is refused: it would make the features
+// depend on the host.
+func (c *CalendarConfig) location() (*time.Location, error) {
+	if c.TimeZone == "" || c.TimeZone == "Local" {
+		return nil, fmt.Errorf("time zone %q", c.TimeZone)
+	}
+	return time.LoadLocation(c.TimeZone)
+}
+
+// timeUnit returns time_unit of a valid model section.
+func (m *ModelConfig) timeUnit() calendar.Unit {
+	u, _ := calendar.ParseUnit(m.TimeUnit)
+	return u
+}
+
+// planned returns planned_inputs for online.Config.Planned: the indices
+// into u of the inputs whose future values records (future) and what-if
+// requests supply; nil when there are none.
+func (m *ModelConfig) planned() []int {
+	if len(m.PlannedInputs) == 0 {
+		return nil
+	}
+	return slices.Clone(m.PlannedInputs)
+}
+
+// calendar returns model.calendar as a compiled calendar.Spec for
+// online.Config.Calendar (the zero Spec, Dim 0, when features is []).
+// Compiled, it is read-only: every Learner's copy shares its holidays and
+// may run FeaturesTo on its own goroutine. The error is the Spec's, for a
+// section Validate did not pass.
+func (m *ModelConfig) calendar() (calendar.Spec, error) {
+	c := m.Calendar
+	if len(c.Features) == 0 {
+		return calendar.Spec{}, nil
+	}
+	var spec calendar.Spec
+	for _, name := range c.Features {
+		f, err := calendar.ParseFeature(name)
+		if err != nil {
+			return calendar.Spec{}, err
+		}
+		spec.Features = append(spec.Features, f)
+	}
+	spec.Holidays = slices.Clone(c.Holidays)
+	loc, err := c.location()
+	if err != nil {
+		return calendar.Spec{}, err
+	}
+	spec.Location = loc
+	if err := spec.Compile(); err != nil {
+		return calendar.Spec{}, err
+	}
+	return spec, nil
+}
+
+// decoder returns the daemon's record decoder: the field names, the size
+// limit and the time unit. The width of future rows is checked by the
+// decoder when every series' model has as many planned inputs as the model
+// section, else by each series' model (Planned −1).
+func (c *Config) decoder() source.Decoder {
+	f := c.Kafka.Fields
+	planned := len(c.Model.PlannedInputs)
+	for i := range c.Series {
+		if m, err := c.seriesModel(i); err != nil || len(m.PlannedInputs) != planned {
+			planned = -1
+			break
+		}
+	}
+	return source.Decoder{
+		Fields:   source.Fields{Series: f.Series, T: f.T, Y: f.Y, U: f.U, Future: f.Future},
+		MaxBytes: c.Kafka.MaxRecordBytes,
+		Planned:  planned,
+		Unit:     c.Model.timeUnit(),
+	}
 }
 
 // checkLagList returns what is wrong with an explicit lag list, or "".
@@ -744,6 +925,7 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 	case "none":
 		scale = online.ScaleNone
 	}
+	cal, _ := m.calendar() // a validated section: it compiles
 	return online.Config{
 		Model: narx.Config{
 			Embedding:    emb,
@@ -763,6 +945,8 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 		Forms:         m.forms(),
 		Kernels:       kernels,
 		Season:        m.season(),
+		Calendar:      cal,
+		Planned:       m.planned(),
 		Horizon:       f.Horizon,
 		Every:         f.Every,
 		Level:         f.Level,

@@ -7,10 +7,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/streamd/streamd/internal/calendar"
 	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/robust"
+	"github.com/streamd/streamd/internal/source"
 )
 
 func TestEmptyConfigIsDefault(t *testing.T) {
@@ -43,7 +46,7 @@ func TestDefaultYAMLIsDefault(t *testing.T) {
 }
 
 // TestConfigFilesLoad loads every config/*.yaml (new files are covered
-// automatically) and maps its model onto a valid online.Config.
+// automatically) and maps its model onto a valid online.Config and calendar.
 func TestConfigFilesLoad(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "config", "*.yaml"))
 	if err != nil {
@@ -61,6 +64,9 @@ func TestConfigFilesLoad(t *testing.T) {
 		oc := c.Model.Learner(c.Forecast, c.Robust)
 		if err := oc.Validate(); err != nil {
 			t.Errorf("%s: online config: %v", f, err)
+		}
+		if _, err := c.Model.calendar(); err != nil {
+			t.Errorf("%s: model.calendar: %v", f, err)
 		}
 		for i := range c.Series {
 			m, err := c.seriesModel(i)
@@ -145,6 +151,29 @@ func TestBadConfig(t *testing.T) {
 			[]string{"series[1].model.working_set: must be ≥ 2 (got 0)"}},
 		{"bad override type", "series:\n  - match: a*\n    model: {working_set: lots}\n",
 			[]string{"series[0].model", "line 3", "lots"}},
+		{"time unit", "model: {time_unit: us}\n", []string{"model.time_unit", `"us"`, "sequence, ms or s"}},
+		{"time unit in an override", "series: [{match: a*, model: {time_unit: s}}]\n", []string{"series[0].model.time_unit", "one unit", `"s"`}},
+		{"planned index beyond the inputs", "model: {inputs: 2, input_lags: [0], planned_inputs: [0, 2]}\n",
+			[]string{"model.planned_inputs[1]", "model.inputs = 2", "got 2"}},
+		{"planned without inputs", "model: {planned_inputs: [0]}\n", []string{"model.planned_inputs[0]", "model.inputs = 0", "got 0"}},
+		{"planned negative", "model: {inputs: 1, input_lags: [0], planned_inputs: [-1]}\n", []string{"model.planned_inputs[0]", "got -1"}},
+		{"planned not increasing", "model: {inputs: 3, input_lags: [0], planned_inputs: [2, 1]}\n",
+			[]string{"model.planned_inputs[1]", "strictly increasing", "[2 1]"}},
+		{"planned repeated", "model: {inputs: 3, input_lags: [0], planned_inputs: [1, 1]}\n", []string{"model.planned_inputs[1]", "[1 1]"}},
+		{"planned not integers", "model: {planned_inputs: [first]}\n", []string{"line 1", "first"}},
+		{"calendar feature", "model: {calendar: {features: [weekday]}}\n", []string{"model.calendar.features[0]", `"weekday"`, "day_of_week"}},
+		{"calendar feature twice", "model: {calendar: {features: [month, day_of_week, month]}}\n", []string{"model.calendar.features[2]", `"month" twice`}},
+		{"holiday date", "model: {calendar: {features: [holiday], holidays: [2024-12-25, 25.12.2024]}}\n",
+			[]string{"model.calendar.holidays[1]", `"25.12.2024"`, "YYYY-MM-DD"}},
+		{"holiday not a day", "model: {calendar: {features: [holiday], holidays: [\"2023-02-29\"]}}\n", []string{"model.calendar.holidays[0]", `"2023-02-29"`}},
+		{"holiday without dates", "model: {calendar: {features: [holiday]}}\n", []string{"model.calendar.holidays", "got []"}},
+		{"dates without holiday", "model: {calendar: {features: [month], holidays: [2024-12-25]}}\n", []string{"model.calendar.features", "holiday", "[month]"}},
+		{"time zone", "model: {calendar: {time_zone: Mars/Olympus}}\n", []string{"model.calendar.time_zone", `"Mars/Olympus"`}},
+		{"local time zone", "model: {calendar: {time_zone: Local}}\n", []string{"model.calendar.time_zone", `"Local"`}},
+		{"unknown calendar key", "model:\n  calendar:\n    zone: UTC\n", []string{"line 3", "model.calendar.zone"}},
+		{"bad calendar in an override", "series: [{match: a*, model: {calendar: {features: [hour]}}}]\n", []string{"series[0].model.calendar.features[0]", `"hour"`}},
+		{"future field empty", "kafka: {fields: {future: \"\"}}\n", []string{"kafka.fields.future: must not be empty"}},
+		{"future field is u", "kafka: {fields: {future: u}}\n", []string{"kafka.fields.future", "kafka.fields.u", `"u"`}},
 		{"several problems are all reported", "model: {working_set: 1, forgetting: 0}\nforecast: {every: 0}\n",
 			[]string{"model.working_set", "model.forgetting", "forecast.every"}},
 	} {
@@ -291,5 +320,100 @@ func TestAutoLagCandidates(t *testing.T) {
 	if _, err := ParseConfig([]byte("model: {lags: auto, working_set: 2, warmup: 3}")); err == nil ||
 		!strings.Contains(err.Error(), "model.warmup: must be ≥ 4 with lags: auto") {
 		t.Errorf("too short a warm-up for auto: %v", err)
+	}
+}
+
+// TestPlannedAndCalendar: the two sections the Learner reads beside
+// online.Config's mapping, and the decoder the daemon gets.
+func TestPlannedAndCalendar(t *testing.T) {
+	c, err := ParseConfig([]byte(`
+kafka:
+  fields: {future: plan}
+model:
+  inputs: 3
+  input_lags: [0]
+  planned_inputs: [0, 2]
+  time_unit: s
+  calendar:
+    features: [day_of_week, holiday]
+    holidays: [2024-12-25, "2025-01-01"]
+    time_zone: Europe/Paris
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Model.planned(); !slices.Equal(got, []int{0, 2}) {
+		t.Errorf("planned() = %v, want [0 2]", got)
+	}
+	spec, err := c.Model.calendar()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(spec.Features, []calendar.Feature{calendar.DayOfWeek, calendar.Holiday}) ||
+		!slices.Equal(spec.Holidays, []string{"2024-12-25", "2025-01-01"}) || spec.Location.String() != "Europe/Paris" || spec.Dim() != 8 {
+		t.Errorf("calendar() = %+v", spec)
+	}
+	// Compiled: copies compute without allocating. 2024-12-24 23:30 UTC is
+	// Christmas, a Wednesday, in Paris.
+	dst := make([]float64, spec.Dim())
+	tm := time.Date(2024, 12, 24, 23, 30, 0, 0, time.UTC).UnixMilli()
+	if n := testing.AllocsPerRun(1, func() { spec.FeaturesTo(dst, tm) }); n != 0 {
+		t.Errorf("the Spec calendar() returns is not compiled: %v allocations", n)
+	}
+	if dst[2] != 1 || dst[7] != 1 {
+		t.Errorf("features of Christmas 00:30 in Paris: %v", dst)
+	}
+	d := c.decoder()
+	want := source.Decoder{Fields: source.Fields{Series: "series", T: "t", Y: "y", U: "u", Future: "plan"},
+		MaxBytes: 1 << 20, Planned: 2, Unit: calendar.Seconds}
+	if !reflect.DeepEqual(d, want) {
+		t.Errorf("decoder() = %+v, want %+v", d, want)
+	}
+	// An override planning another number of inputs leaves the width to
+	// each series' model; one planning as many keeps the decoder's check.
+	for _, tc := range []struct {
+		override string
+		planned  int
+	}{{"{planned_inputs: [1, 2]}", 2}, {"{planned_inputs: [1]}", -1}, {"{inputs: 1, planned_inputs: []}", -1}} {
+		c2, err := ParseConfig([]byte("model: {inputs: 3, input_lags: [0], planned_inputs: [0, 2]}\nseries: [{match: a*, model: " + tc.override + "}]\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c2.decoder().Planned; got != tc.planned {
+			t.Errorf("override %s: decoder Planned = %d, want %d", tc.override, got, tc.planned)
+		}
+	}
+	// The defaults: no planned inputs, no calendar, sequence numbers, the
+	// field "future".
+	def := DefaultConfig()
+	if spec, err := def.Model.calendar(); err != nil || spec.Dim() != 0 || def.Model.planned() != nil {
+		t.Errorf("defaults: calendar %+v (%v), planned %v", spec, err, def.Model.planned())
+	}
+	if d := def.decoder(); d.Unit != calendar.Sequence || d.Planned != 0 || d.Fields != source.DefaultFields {
+		t.Errorf("default decoder %+v", d)
+	}
+}
+
+// config/eunite.yaml declares what the EUNITE run of bench/compare needs:
+// both inputs planned, at the day predicted, and a calendar from the date.
+func TestEuniteConfig(t *testing.T) {
+	c, err := LoadConfig(filepath.Join("..", "..", "config", "eunite.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.Model
+	spec, err := m.calendar()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Inputs != 2 || !slices.Equal(m.planned(), []int{0, 1}) || !slices.Equal(m.InputLags.resolve(), []int{0}) ||
+		!slices.Equal(spec.Features, []calendar.Feature{calendar.DayOfWeek, calendar.DayOfYear}) {
+		t.Errorf("eunite model: %+v, calendar %+v", m, spec)
+	}
+	// Everything else is the default.
+	def := DefaultConfig().Model
+	m.Inputs, m.InputLags, m.PlannedInputs, m.Calendar = def.Inputs, def.InputLags, def.PlannedInputs, def.Calendar
+	if !reflect.DeepEqual(m, def) {
+		t.Errorf("eunite.yaml sets model keys beyond inputs, input_lags, planned_inputs and calendar:\n got %+v\nwant %+v", m, def)
 	}
 }

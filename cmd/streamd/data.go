@@ -11,13 +11,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/streamd/streamd/internal/calendar"
 )
 
 // series is a time series read from a file: target y, optional exogenous
 // inputs u (row-major, nu per sample) and times t.
 type series struct {
-	t     []int64
+	t []int64
+	// timed says t holds times in Unix milliseconds (calendar.ParseTime's
+	// isTime), not sequence numbers.
+	timed bool
 	y     []float64
 	nu    int
 	u     []float64
@@ -40,12 +44,25 @@ func (s *series) target(k int) float64 {
 // inputs returns u_k (a view).
 func (s *series) inputs(k int) []float64 { return s.u[k*s.nu : (k+1)*s.nu] }
 
-// columns says which CSV columns to read; all empty for a plain file.
+// columns says which CSV columns to read, all empty for a plain file, and
+// how to read the time column.
 type columns struct {
 	y      string   // name or 0-based index; "" = the only column not otherwise used
 	inputs []string // names or 0-based indices
 	time   string   // name or 0-based index; "" = t is the 1-based sample number
 	truth  string   // name or 0-based index of the scoring target; "" = y
+	// unit is what an integer time is (model.time_unit).
+	unit calendar.Unit
+	// needTime: the model derives calendar features from t (model.calendar),
+	// so t must be a time, not a sequence number.
+	needTime bool
+}
+
+// fromModel sets how the time column is read from the model section: its
+// time_unit, and whether a calendar needs t as a time.
+func (c *columns) fromModel(m *ModelConfig) {
+	c.unit = m.timeUnit()
+	c.needTime = len(m.Calendar.Features) > 0
 }
 
 func (c columns) any() bool { return c.y != "" || len(c.inputs) > 0 || c.time != "" || c.truth != "" }
@@ -60,10 +77,25 @@ func dataErrorf(line int, format string, args ...any) error {
 // readSeries reads either one value per line (blank lines and lines starting
 // with # are skipped) or, when the first such line is not a number, a CSV file
 // whose first line is a header. Without a time column, t is the 1-based sample
-// number, so that sample k of the file is t = k. In a CSV file, trailing rows
-// with an empty y cell end the series (short columns of a table); any other
-// empty or non-finite value is an error.
+// number, so that sample k of the file is t = k. A time column is read by
+// calendar.ParseTime in cols.unit (the daemon's parser of t), every row of
+// one kind: sequence numbers, or times. In a CSV file, trailing rows with an
+// empty y cell end the series (short columns of a table); any other empty or
+// non-finite value is an error. With cols.needTime, t must be times.
 func readSeries(r io.Reader, cols columns) (*series, error) {
+	s, err := readSeriesData(r, cols)
+	if err == nil && cols.needTime && !s.timed {
+		what := "t is the sample number"
+		if cols.time != "" {
+			what = fmt.Sprintf("--time %s holds sequence numbers (model.time_unit: sequence)", cols.time)
+		}
+		return nil, fmt.Errorf("%w: model.calendar derives features from t, but %s: give --time a column of RFC 3339 times or dates YYYY-MM-DD, or of Unix times with model.time_unit: ms or s",
+			errData, what)
+	}
+	return s, err
+}
+
+func readSeriesData(r io.Reader, cols columns) (*series, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
@@ -201,8 +233,16 @@ func readCSV(r io.Reader, cols columns) (*series, error) {
 		}
 		t := int64(len(s.y) + 1)
 		if tcol >= 0 {
-			if t, err = parseTime(strings.TrimSpace(rec[tcol])); err != nil {
+			var isTime bool
+			if t, isTime, err = calendar.ParseTime(strings.TrimSpace(rec[tcol]), cols.unit); err != nil {
 				return nil, dataErrorf(line, "column %s: %v", header[tcol], err)
+			}
+			switch {
+			case len(s.y) == 0:
+				s.timed = isTime
+			case isTime != s.timed:
+				return nil, dataErrorf(line, "column %s: %q is %s but the first row's t is %s: a series' t is of one kind (with model.time_unit: %s an integer is %s)",
+					header[tcol], strings.TrimSpace(rec[tcol]), timeKind(isTime), timeKind(s.timed), cols.unit, timeKind(cols.unit != calendar.Sequence))
 			}
 		}
 		s.y = append(s.y, yv)
@@ -249,19 +289,12 @@ func parseFinite(s string) (float64, error) {
 	return v, nil
 }
 
-// parseTime reads an integer (a sequence number or epoch milliseconds), an
-// RFC 3339 timestamp or a date (YYYY-MM-DD, UTC); timestamps become epoch
-// milliseconds.
-func parseTime(s string) (int64, error) {
-	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return v, nil
+// timeKind names the kind of a t for messages.
+func timeKind(isTime bool) string {
+	if isTime {
+		return "a time"
 	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", time.DateOnly} {
-		if ts, err := time.Parse(layout, s); err == nil {
-			return ts.UnixMilli(), nil
-		}
-	}
-	return 0, fmt.Errorf("%q is not an integer, RFC 3339 time or date", s)
+	return "a sequence number"
 }
 
 // targets returns the scoring targets of samples [from, to).

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamd/streamd/internal/calendar"
 )
 
 func TestReadPlain(t *testing.T) {
@@ -30,7 +32,7 @@ func TestReadCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	day := time.Date(1997, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
-	if !slices.Equal(s.y, []float64{797, 704}) || !slices.Equal(s.t, []int64{day, day + 86400000}) ||
+	if !slices.Equal(s.y, []float64{797, 704}) || !slices.Equal(s.t, []int64{day, day + 86400000}) || !s.timed ||
 		s.nu != 2 || !slices.Equal(s.u, []float64{0.5, 1, -1.5, 0}) || !slices.Equal(s.line, []int{2, 3}) {
 		t.Errorf("got y %v t %v u %v lines %v", s.y, s.t, s.u, s.line)
 	}
@@ -43,8 +45,60 @@ func TestReadCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(s.y, []float64{1, 2}) || s.t[1]-s.t[0] != 1500 {
+	if !slices.Equal(s.y, []float64{1, 2}) || s.t[1]-s.t[0] != 1500 || !s.timed {
 		t.Errorf("got y %v t %v", s.y, s.t)
+	}
+}
+
+// The time column is read as the daemon reads t: integers in
+// model.time_unit, timestamps whatever the unit.
+func TestReadCSVTimeUnit(t *testing.T) {
+	const in = "t,y\n1735084800,1\n1735088400,2\n"
+	xmas := time.Date(2024, 12, 25, 0, 0, 0, 0, time.UTC).UnixMilli()
+	for _, tc := range []struct {
+		unit  calendar.Unit
+		t     []int64
+		timed bool
+	}{
+		{calendar.Sequence, []int64{1735084800, 1735088400}, false},
+		{calendar.Seconds, []int64{xmas, xmas + 3600_000}, true},
+		{calendar.Millis, []int64{1735084800, 1735088400}, true},
+	} {
+		s, err := readSeries(strings.NewReader(in), columns{time: "t", unit: tc.unit})
+		if err != nil || !slices.Equal(s.t, tc.t) || s.timed != tc.timed {
+			t.Errorf("%v: t %v timed %v (%v), want %v %v", tc.unit, s.t, s.timed, err, tc.t, tc.timed)
+		}
+	}
+	// A calendar needs times: sequence numbers and plain files are refused,
+	// with the keys to change; dates pass.
+	for _, tc := range []struct {
+		in   string
+		cols columns
+		want string
+	}{
+		{in, columns{time: "t", needTime: true}, "--time t holds sequence numbers"},
+		{"1\n2\n", columns{needTime: true}, "t is the sample number"},
+		{"y\n1\n2\n", columns{needTime: true}, "model.time_unit: ms or s"},
+	} {
+		if _, err := readSeries(strings.NewReader(tc.in), tc.cols); err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, errData) {
+			t.Errorf("%q with a calendar: %v, want an errData containing %q", tc.in, err, tc.want)
+		}
+	}
+	if s, err := readSeries(strings.NewReader("d,y\n2024-12-25,1\n"), columns{time: "d", needTime: true}); err != nil || s.t[0] != xmas {
+		t.Errorf("dates with a calendar: %v, %v", s, err)
+	}
+	// The model section sets both.
+	c, err := ParseConfig([]byte("model: {time_unit: s, calendar: {features: [month]}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := columns{time: "t"}
+	cols.fromModel(&c.Model)
+	if cols.unit != calendar.Seconds || !cols.needTime {
+		t.Errorf("fromModel: unit %v needTime %v", cols.unit, cols.needTime)
+	}
+	if s, err := readSeries(strings.NewReader(in), cols); err != nil || s.t[0] != xmas {
+		t.Errorf("seconds with a calendar: %v, %v", s, err)
 	}
 }
 
@@ -64,6 +118,8 @@ func TestReadSeriesErrors(t *testing.T) {
 		{"empty input", "x,y\n,1\n", columns{y: "y", inputs: []string{"x"}}, "line 2: column x", true},
 		{"ragged row", "x,y\n1,2\n3\n", columns{y: "y"}, "line 3", true},
 		{"bad time", "t,y\nmonday,1\n", columns{time: "t"}, "monday", true},
+		{"seconds overflow", "t,y\n9223372036854776,1\n", columns{time: "t", unit: calendar.Seconds}, "line 2: column t: 9223372036854776 seconds overflow", true},
+		{"mixed kinds of t", "t,y\n1,1\n2024-12-25,2\n", columns{time: "t"}, `line 3: column t: "2024-12-25" is a time but the first row's t is a sequence number`, true},
 		{"no such column", "a,b\n1,2\n", columns{y: "c"}, "no such column", false},
 		{"index out of range", "a,b\n1,2\n", columns{y: "2"}, "no such column", false},
 		{"y is an input", "a,b\n1,2\n", columns{y: "a", inputs: []string{"a"}}, "both", false},

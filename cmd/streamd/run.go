@@ -20,7 +20,6 @@ import (
 
 	"github.com/streamd/streamd/internal/daemon"
 	"github.com/streamd/streamd/internal/online"
-	"github.com/streamd/streamd/internal/source"
 )
 
 // runCommand is `streamd run`: the daemon.
@@ -80,7 +79,6 @@ func (c *Config) daemon() (daemon.Config, error) {
 		}
 		reg.Overrides = append(reg.Overrides, online.Override{Match: s.Match, Config: m.Learner(c.Forecast, c.Robust)})
 	}
-	f := c.Kafka.Fields
 	tc, mech, err := c.Kafka.security()
 	if err != nil {
 		return daemon.Config{}, err
@@ -96,8 +94,7 @@ func (c *Config) daemon() (daemon.Config, error) {
 		Brokers: c.Kafka.Brokers, Group: c.Kafka.Group, InputTopics: c.Kafka.InputTopics,
 		ForecastTopic: c.Kafka.ForecastTopic, DeadLetterTopic: c.Kafka.DeadLetterTopic,
 		StateTopic: c.Kafka.StateTopic, CheckpointRecords: c.Kafka.CheckpointRecords, CheckpointEvery: c.Kafka.CheckpointInterval,
-		Decoder: source.Decoder{Fields: source.Fields{Series: f.Series, T: f.T, Y: f.Y, U: f.U},
-			MaxBytes: c.Kafka.MaxRecordBytes},
+		Decoder:  c.decoder(),
 		Registry: reg,
 		Listen:   c.HTTP.Listen,
 		Build:    daemon.BuildInfo{Version: versionOnly(), GoVersion: runtime.Version()},

@@ -202,7 +202,7 @@ func (r *partitionRun) handle(m kafka.Message) {
 		r.applied[rec.Series] = m.Offset
 		r.dirty.mark(rec.Series, m.Offset)
 	}
-	res, err := l.Observe(online.Observation{T: rec.T, Y: rec.Y, U: rec.U})
+	res, err := l.Observe(online.Observation{T: rec.T, Y: rec.Y, U: rec.U, Future: rec.Future})
 	var re *online.RejectError
 	switch {
 	case errors.As(err, &re):

@@ -14,6 +14,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/streamd/streamd/internal/calendar"
 	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/robust"
 )
@@ -36,6 +37,18 @@ type Config struct {
 	// Season proposes seasonal lags (s, s+1) with the lag candidates: 0
 	// detects the period from the data, s > 0 proposes s, < 0 none.
 	Season int
+	// Calendar features of t (Unix milliseconds) join the inputs as inputs
+	// of lag 0, computed for every observation and every forecast step: the
+	// embedding's last Calendar.Dim() inputs are these (NewLearner adds
+	// them), the first n_u those of the observations.
+	Calendar calendar.Spec
+	// Planned are the indices of the observations' inputs known in advance:
+	// an Observation's Future rows give their values for the steps of the
+	// forecast it issues. The others are held at their last values.
+	Planned []int
+	// calendarAdded: the embedding already holds the calendar's inputs (a
+	// Learner's own configuration, which a restore builds from again).
+	calendarAdded bool
 	// Horizon H of the periodic iterated forecasts; 0 issues none.
 	Horizon int
 	// Every issues a forecast every F learned samples (F ≥ 1).
@@ -175,6 +188,18 @@ func (c Config) Validate() error {
 	if c.RetuneEvery < 0 || (c.RetuneEvery > 0 && (!c.AutoSigma2 || c.Model.Kernel.Type != narx.RBF)) {
 		return fmt.Errorf("retuning every %d samples needs ≥ 0, and an RBF kernel with an inferred width", c.RetuneEvery)
 	}
+	nUser := c.Model.Embedding.Inputs()
+	if c.calendarAdded {
+		nUser -= c.Calendar.Dim()
+	}
+	for k, i := range c.Planned {
+		if i < 0 || i >= nUser || (k > 0 && i <= c.Planned[k-1]) {
+			return fmt.Errorf("planned inputs must be increasing indices of the %d inputs (got %v)", nUser, c.Planned)
+		}
+	}
+	if err := c.Calendar.Validate(); err != nil {
+		return fmt.Errorf("calendar: %w", err)
+	}
 	if c.TuneSize < 0 || c.TuneHorizon < 0 {
 		return fmt.Errorf("tuning working-set size must be ≥ 0 (got %d)", c.TuneSize)
 	}
@@ -197,6 +222,10 @@ type Observation struct {
 	T int64
 	Y float64
 	U []float64
+	// Future holds the planned inputs (Config.Planned, in that order) for
+	// the steps after T: row h−1 for step h. Steps beyond the rows, and
+	// inputs not planned, hold their last values. It may be nil.
+	Future [][]float64
 }
 
 // ErrRejected wraps every reason an observation is refused; the Learner is then
@@ -265,7 +294,11 @@ type Result struct {
 // daemon); it has no locks, and none of its methods may run concurrently.
 type Learner struct {
 	cfg   Config
-	nu    int
+	nu    int // inputs of the model: the observations' (nUser), then the calendar's
+	nUser int
+	// uRaw is the inputs of the current observation in the series' units,
+	// the calendar features of its t included.
+	uRaw []float64
 	model *narx.Model
 	hist  *narx.History
 	z     float64 // the interval's normal quantile
@@ -312,6 +345,17 @@ func NewLearner(cfg Config) (*Learner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if !cfg.calendarAdded {
+		if err := cfg.Calendar.Compile(); err != nil {
+			return nil, fmt.Errorf("online: calendar: %w", err)
+		}
+		e := &cfg.Model.Embedding
+		e.InputLags = slices.Clone(e.InputLags)
+		for range cfg.Calendar.Dim() {
+			e.InputLags = append(e.InputLags, []int{0})
+		}
+		cfg.calendarAdded = true
+	}
 	cfg.Model.IntervalLevel = cfg.Level
 	m, err := narx.NewModel(cfg.Model)
 	if err != nil {
@@ -319,7 +363,8 @@ func NewLearner(cfg Config) (*Learner, error) {
 	}
 	e := cfg.Model.Embedding
 	nu := e.Inputs()
-	l := &Learner{cfg: cfg, nu: nu, model: m, hist: narx.NewHistory(e),
+	l := &Learner{cfg: cfg, nu: nu, nUser: nu - cfg.Calendar.Dim(), model: m, hist: narx.NewHistory(e),
+		uRaw: make([]float64, nu),
 		z:     distuv.UnitNormal.Quantile(0.5 + cfg.Level/2),
 		x:     make([]float64, e.Dim()),
 		uNorm: make([]float64, nu),
@@ -403,8 +448,18 @@ func (l *Learner) check(o Observation) error {
 	if math.IsNaN(o.Y) || math.IsInf(o.Y, 0) {
 		return rejectf("non_finite_y", "y is not finite")
 	}
-	if len(o.U) != l.nu {
-		return rejectf("bad_inputs", "%d inputs, want %d", len(o.U), l.nu)
+	if len(o.U) != l.nUser {
+		return rejectf("bad_inputs", "%d inputs, want %d", len(o.U), l.nUser)
+	}
+	for _, row := range o.Future {
+		if len(row) != len(l.cfg.Planned) {
+			return rejectf("bad_future", "a future row has %d planned inputs, want %d", len(row), len(l.cfg.Planned))
+		}
+		for _, u := range row {
+			if math.IsNaN(u) || math.IsInf(u, 0) {
+				return rejectf("non_finite_future", "a planned input is not finite")
+			}
+		}
 	}
 	for _, u := range o.U {
 		if math.IsNaN(u) || math.IsInf(u, 0) {
@@ -432,8 +487,10 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	prevT := l.lastT
 	l.lastT, l.haveT = o.T, true
 	l.seen++
+	copy(l.uRaw, o.U)
+	l.calendarAt(l.uRaw, o.T)
 	if l.nextFit > 0 {
-		l.keep(o)
+		l.keep(o.Y, l.uRaw, o.T)
 	}
 	due := l.nextFit > 0 && l.seen >= l.nextFit
 	if !l.model.Fitted() {
@@ -445,13 +502,13 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 		} else if err != nil {
 			return Result{}, err
 		}
-		return l.maybeForecast(Result{}), nil
+		return l.maybeForecast(Result{}, o.Future), nil
 	}
 	filled := l.fillGap(prevT, o.T)
 	z := l.form.transformed(o.Y, l.floor)
 	base := l.levelBase()
 	y := standardise(z-base, l.yLoc, l.yScale)
-	for i, u := range o.U {
+	for i, u := range l.uRaw {
 		l.uNorm[i] = standardise(u, l.uLoc[i], l.uScale[i])
 	}
 	l.hist.Regressor(l.x, l.uNorm)
@@ -478,21 +535,30 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	} else if n := int64(l.cfg.RetuneEvery); n > 0 && (l.learned+l.retunePhase(n))%n == 0 {
 		res.Retuned = l.retune()
 	}
-	return l.maybeForecast(res), nil
+	return l.maybeForecast(res, o.Future), nil
+}
+
+// calendarAt writes the calendar features of time t (Unix ms) into the
+// last Calendar.Dim() entries of u (series' units; the first nUser are the
+// observation's inputs).
+func (l *Learner) calendarAt(u []float64, t int64) {
+	if l.nu > l.nUser {
+		l.cfg.Calendar.FeaturesTo(u[l.nUser:], t)
+	}
 }
 
 // keep adds o to the raw samples the re-choices use, dropping the oldest
 // beyond Warmup (a series that could not be fitted by then keeps trying on
 // its last Warmup samples).
-func (l *Learner) keep(o Observation) {
+func (l *Learner) keep(y float64, u []float64, t int64) {
 	if len(l.warmY) >= l.cfg.Warmup {
 		l.warmY = slices.Delete(l.warmY, 0, 1)
 		l.warmU = slices.Delete(l.warmU, 0, l.nu)
 		l.warmT = slices.Delete(l.warmT, 0, 1)
 	}
-	l.warmY = append(l.warmY, o.Y)
-	l.warmU = append(l.warmU, o.U...)
-	l.warmT = append(l.warmT, o.T)
+	l.warmY = append(l.warmY, y)
+	l.warmU = append(l.warmU, u...)
+	l.warmT = append(l.warmT, t)
 }
 
 // levelBase is what the model's w is added to for z: the last z with a
@@ -600,8 +666,9 @@ func (l *Learner) retune() bool {
 // fillGap keeps the lag history aligned in time across a gap: when t moved
 // k > 1 steps (the step frozen at the fit; k rounded, so jitter below half a
 // step is no gap), each of the k−1 missing samples is filled with its
-// one-step prediction, inputs held at their last values — what an iterated
-// forecast feeds back — and is not learned. At most the history's depth is
+// one-step prediction, inputs held at their last values (the calendar's
+// computed for its time) — what an iterated forecast feeds back — and is
+// not learned. At most the history's depth is
 // filled: after that many the regressor holds only predictions either way,
 // so the cost of a long outage is bounded by O(depth·M·n). Gaps during
 // warm-up are not filled (the fit sees the samples as consecutive). It
@@ -617,8 +684,9 @@ func (l *Learner) fillGap(prevT, t int64) int {
 		return 0
 	}
 	fill := int(min(k-1, uint64(l.model.Config().Embedding.Depth())))
-	for range fill {
+	for j := range fill {
 		copy(l.uNorm, l.hist.LastInputs())
+		l.calendarNorm(l.uNorm, t-int64(fill-j)*l.step)
 		l.hist.Regressor(l.x, l.uNorm)
 		p := l.model.Predict(l.x)
 		l.hist.Push(p, l.uNorm)
@@ -627,7 +695,11 @@ func (l *Learner) fillGap(prevT, t int64) int {
 	return fill
 }
 
-func (l *Learner) maybeForecast(res Result) Result {
+// maybeForecast issues the periodic forecast. The inputs of step h: the
+// planned ones from future[h−1] when the observation brought that row, the
+// calendar's computed for the step's time, the others held at their last
+// values (unknown to a streaming forecaster).
+func (l *Learner) maybeForecast(res Result, future [][]float64) Result {
 	if l.cfg.Horizon == 0 {
 		return res
 	}
@@ -636,13 +708,34 @@ func (l *Learner) maybeForecast(res Result) Result {
 		return res
 	}
 	l.sinceFc = 0
-	// Future inputs are unknown to a streaming forecaster: hold the last ones.
-	for h := range l.uHold {
-		copy(l.uHold[h], l.hist.LastInputs())
+	last := l.hist.LastInputs()
+	for h, u := range l.uHold {
+		copy(u, last)
+		if h < len(future) {
+			for j, i := range l.cfg.Planned {
+				u[i] = standardise(future[h][j], l.uLoc[i], l.uScale[i])
+			}
+		}
+		l.calendarNorm(u, l.lastT+int64(h+1)*l.step)
+		last = u
 	}
 	l.forecastNormalised(l.out, l.uHold)
 	res.Forecast = l.out
 	return res
+}
+
+// calendarNorm writes the standardised calendar features of time t into
+// the last Calendar.Dim() entries of the normalised inputs u.
+func (l *Learner) calendarNorm(u []float64, t int64) {
+	if l.nu == l.nUser {
+		return
+	}
+	c := u[l.nUser:]
+	l.cfg.Calendar.FeaturesTo(c, t)
+	for j := range c {
+		i := l.nUser + j
+		c[j] = standardise(c[j], l.uLoc[i], l.uScale[i])
+	}
 }
 
 // forecastNormalised fills dst from the model with normalised inputs.
@@ -677,17 +770,18 @@ func (l *Learner) Forecast(dst []ForecastStep, inputs [][]float64) error {
 	if !l.model.Fitted() {
 		return narx.ErrNotFitted
 	}
-	if l.nu > 0 && len(inputs) < len(dst) {
+	if l.nUser > 0 && len(inputs) < len(dst) {
 		return fmt.Errorf("%d input rows for %d steps", len(inputs), len(dst))
 	}
 	norm := make([][]float64, len(dst))
 	for h := range norm {
 		norm[h] = make([]float64, l.nu)
-		if l.nu == 0 {
+		l.calendarNorm(norm[h], l.lastT+int64(h+1)*l.step)
+		if l.nUser == 0 {
 			continue
 		}
-		if len(inputs[h]) != l.nu {
-			return fmt.Errorf("step %d has %d inputs, want %d", h+1, len(inputs[h]), l.nu)
+		if len(inputs[h]) != l.nUser {
+			return fmt.Errorf("step %d has %d inputs, want %d", h+1, len(inputs[h]), l.nUser)
 		}
 		for i, u := range inputs[h] {
 			if math.IsNaN(u) || math.IsInf(u, 0) {

@@ -2,12 +2,15 @@ package online
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/streamd/streamd/internal/calendar"
 	"github.com/streamd/streamd/internal/narx"
 )
 
@@ -260,5 +263,100 @@ func TestIntervalQuantileIsStudentT(t *testing.T) {
 	want := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}.Quantile(0.975)
 	if got := l.quantile(); got != want || !(got > l.z) {
 		t.Errorf("ν = %v: quantile %v, want %v (normal %v)", nu, got, want, l.z)
+	}
+}
+
+// TestCalendarFeaturesReachEveryStep: a daily series whose level is 5
+// higher on Saturdays and Sundays, learned with the day-of-week calendar
+// and no lags that could carry the pattern: each forecast step must show
+// the weekend of its own date, which only features computed for the
+// step's time can give. The noise std is 0.1, so a step within 1 of its
+// day's level is a pass by several standard deviations.
+func TestCalendarFeaturesReachEveryStep(t *testing.T) {
+	cfg := autoConfig()
+	cfg.LagCandidates = nil
+	cfg.Model.Embedding.YLags = []int{1}
+	cfg.Calendar = calendar.Spec{Features: []calendar.Feature{calendar.DayOfWeek}}
+	cfg.Horizon = 14
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(8, 8))
+	day := int64(24 * time.Hour / time.Millisecond)
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli() // a Monday
+	level := func(tm int64) float64 {
+		if wd := time.UnixMilli(tm).UTC().Weekday(); wd == time.Saturday || wd == time.Sunday {
+			return 15
+		}
+		return 10
+	}
+	var last []ForecastStep
+	for i := range 300 {
+		tm := start + int64(i)*day
+		res, err := l.Observe(Observation{T: tm, Y: level(tm) + 0.1*rng.NormFloat64()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = res.Forecast
+	}
+	for _, s := range last {
+		if want := level(s.T); math.Abs(s.Mean-want) > 1 {
+			t.Errorf("h=%d (%v): forecast %.2f, level %v", s.H, time.UnixMilli(s.T).UTC().Weekday(), s.Mean, want)
+		}
+	}
+	// A restored Learner keeps the calendar's inputs once, not twice.
+	snap, _ := l.MarshalBinary()
+	r, _ := NewLearner(l.Config())
+	if err := r.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	if r.nu != l.nu || r.nUser != 0 {
+		t.Errorf("restored: %d inputs (%d of the observations), want %d (0)", r.nu, r.nUser, l.nu)
+	}
+}
+
+// TestPlannedInputsDriveTheForecast: y_t = 3·u_t + noise, u planned. With
+// the record's future rows the forecast follows them; without, u is held
+// at its last value. Noise std 0.05: within 0.5 is many standard
+// deviations.
+func TestPlannedInputsDriveTheForecast(t *testing.T) {
+	cfg := autoConfig()
+	cfg.LagCandidates = nil
+	cfg.Model.Embedding = narx.Embedding{YLags: []int{1}, InputLags: [][]int{{0}}}
+	cfg.Kernels = []narx.KernelType{narx.Linear}
+	cfg.Forms = []Form{{}}
+	cfg.Planned = []int{0}
+	cfg.Horizon = 3
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	var u float64
+	for i := range 300 {
+		u = rng.NormFloat64()
+		if _, err := l.Observe(Observation{T: int64(i), Y: 3*u + 0.05*rng.NormFloat64(), U: []float64{u}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	future := [][]float64{{1}, {-2}, {0.5}}
+	res, err := l.Observe(Observation{T: 300, Y: 3 * u, U: []float64{u}, Future: future})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h, s := range res.Forecast {
+		if want := 3 * future[h][0]; math.Abs(s.Mean-want) > 0.5 {
+			t.Errorf("h=%d: forecast %.3f with u planned at %v, want ≈ %v", s.H, s.Mean, future[h][0], want)
+		}
+	}
+	res, _ = l.Observe(Observation{T: 301, Y: 3 * u, U: []float64{u}})
+	for _, s := range res.Forecast {
+		if want := 3 * u; math.Abs(s.Mean-want) > 0.5 {
+			t.Errorf("h=%d without future rows: forecast %.3f, want ≈ %v (u held at %v)", s.H, s.Mean, want, u)
+		}
+	}
+	if _, err := l.Observe(Observation{T: 302, Y: 0, U: []float64{0}, Future: [][]float64{{1, 2}}}); !errors.Is(err, ErrRejected) {
+		t.Errorf("a future row of 2 planned inputs, want 1: %v", err)
 	}
 }

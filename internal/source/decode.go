@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/streamd/streamd/internal/calendar"
 )
 
 // Reason is why a record was rejected. The set is closed, so it can label a
@@ -21,19 +23,27 @@ type Reason string
 // The reject reasons. A record is checked in this order; the first failure
 // names it.
 const (
-	ReasonOversize       Reason = "oversize"         // value larger than the configured limit
-	ReasonInvalidJSON    Reason = "invalid_json"     // not a JSON object
-	ReasonMissingSeries  Reason = "missing_series"   // no series field and no key
-	ReasonMissingY       Reason = "missing_y"        // no y field
-	ReasonNonFiniteY     Reason = "non_finite_y"     // y not a finite number (NaN, ±Inf, overflow, a string)
-	ReasonBadInputs      Reason = "bad_inputs"       // u not an array of numbers, or the wrong length
-	ReasonNonFiniteInput Reason = "non_finite_input" // an input not finite
-	ReasonBadTime        Reason = "bad_time"         // t neither an integer nor an RFC 3339 time
+	ReasonOversize        Reason = "oversize"          // value larger than the configured limit
+	ReasonInvalidJSON     Reason = "invalid_json"      // not a JSON object
+	ReasonMissingSeries   Reason = "missing_series"    // no series field and no key
+	ReasonMissingY        Reason = "missing_y"         // no y field
+	ReasonNonFiniteY      Reason = "non_finite_y"      // y not a finite number (NaN, ±Inf, overflow, a string)
+	ReasonBadInputs       Reason = "bad_inputs"        // u not an array of numbers, or the wrong length
+	ReasonNonFiniteInput  Reason = "non_finite_input"  // an input not finite
+	ReasonBadFuture       Reason = "bad_future"        // future not a list of rows of the planned inputs' number, or too many rows
+	ReasonNonFiniteFuture Reason = "non_finite_future" // a planned input in future not finite
+	ReasonBadTime         Reason = "bad_time"          // t not an integer, an RFC 3339 time or a date (or seconds overflowing ms)
 )
 
 // Reasons lists every Reason, for pre-creating metric series.
 var Reasons = []Reason{ReasonOversize, ReasonInvalidJSON, ReasonMissingSeries, ReasonMissingY,
-	ReasonNonFiniteY, ReasonBadInputs, ReasonNonFiniteInput, ReasonBadTime}
+	ReasonNonFiniteY, ReasonBadInputs, ReasonNonFiniteInput, ReasonBadFuture, ReasonNonFiniteFuture, ReasonBadTime}
+
+// MaxFutureRows bounds the rows of a record's future field: 10 000 steps
+// ahead is more than any forecast horizon a daemon is configured with, and
+// the bound keeps one record from allocating without limit below
+// max_record_bytes (a row of one value costs 4 bytes of JSON, 8 of memory).
+const MaxFutureRows = 10000
 
 // ErrRejected is wrapped by every RejectError.
 var ErrRejected = errors.New("record rejected")
@@ -56,10 +66,13 @@ func reject(r Reason, format string, args ...any) error {
 // Fields names the JSON fields of a record.
 type Fields struct {
 	Series, T, Y, U string
+	// Future names the field of the planned inputs of the steps ahead; ""
+	// = records carry none (the field is not read).
+	Future string
 }
 
 // DefaultFields are the field names of DESIGN §4.
-var DefaultFields = Fields{Series: "series", T: "t", Y: "y", U: "u"}
+var DefaultFields = Fields{Series: "series", T: "t", Y: "y", U: "u", Future: "future"}
 
 // Decoder decodes record values. The zero value is not usable: set Fields
 // (DefaultFields) and MaxBytes.
@@ -70,29 +83,57 @@ type Decoder struct {
 	// Inputs is the number of exogenous inputs every record must carry
 	// (absent u means none); negative: any number (the series' model checks).
 	Inputs int
+	// Planned is the number of values of every row of future (the planned
+	// inputs); negative: any number, the same in every row (the series'
+	// model checks).
+	Planned int
+	// Unit is what an integer t is: a sequence number (the zero value) or
+	// a Unix time in ms or s (calendar.ParseTime).
+	Unit calendar.Unit
 }
 
 // Record is a decoded, validated input record.
+//
+// A series' t must be of one kind throughout: sequence numbers (an order
+// with no calendar) or times (Unix milliseconds, which calendar features
+// read). With Unit Sequence an integer t is a sequence number and a
+// timestamp string a time; with Unit ms or s both are times.
 type Record struct {
 	Series string
-	// T is the sample's time: the integer t of the record, the RFC 3339 t in
-	// Unix milliseconds, or, without t, the record timestamp in Unix
-	// milliseconds.
+	// T is the sample's time: with IsTime, Unix milliseconds (of an RFC
+	// 3339 time, a date, an integer t in the unit ms or s, or, without t,
+	// the record timestamp); else the integer t itself, a sequence number.
 	T int64
-	Y float64
-	U []float64
+	// IsTime says T is a time in Unix milliseconds, not a sequence number.
+	IsTime bool
+	Y      float64
+	U      []float64
+	// Future holds the planned inputs of the steps ahead: row h-1 those of
+	// time t + h·step (h = 1, 2, …, step the series' sampling step), each
+	// row Planned values in the order the model declares its planned
+	// inputs. nil when the record has none (future absent, null or []).
+	Future [][]float64
 }
 
 // Decode decodes a record value with its Kafka key and timestamp. A rejected
 // record returns a *RejectError (errors.Is(err, ErrRejected)); a returned
-// Record always has a non-empty series, a finite y and Inputs finite inputs.
+// Record always has a non-empty series, a finite y, Inputs finite inputs
+// and at most MaxFutureRows rows of Planned finite values.
+//
+// t is read with calendar's parser: a JSON number must be an integer, in
+// Unit (a sequence number, or Unix ms or s); a JSON string must be a
+// timestamp (RFC 3339, "2006-01-02T15:04:05" or "2006-01-02 15:04:05" in
+// UTC, or a date YYYY-MM-DD at midnight UTC), whatever the Unit, and a
+// string holding an integer is not one. Seconds that overflow int64
+// milliseconds are rejected.
 //
 // It reads the value in place: json.Valid checks the whole document (so
 // nothing after the object passes, as with json.Unmarshal), then one scan
 // finds the fields, the last of a repeated name winning, as in a map. An
 // accepted record allocates its series (when it comes from the field or the
-// key) and its inputs, nothing else; decoding into a map allocated about
-// 1 KB a record, half the daemon's live allocations.
+// key), its inputs and its future rows (two allocations), nothing else;
+// decoding into a map allocated about 1 KB a record, half the daemon's live
+// allocations.
 func (d *Decoder) Decode(key, value []byte, ts time.Time) (Record, error) {
 	if d.MaxBytes > 0 && len(value) > d.MaxBytes {
 		return Record{}, reject(ReasonOversize, "%d bytes, limit %d", len(value), d.MaxBytes)
@@ -101,7 +142,7 @@ func (d *Decoder) Decode(key, value []byte, ts time.Time) (Record, error) {
 		var v any // only for the message: a rejected record may allocate
 		return Record{}, reject(ReasonInvalidJSON, "%v", errOr(json.Unmarshal(value, &v), "not valid JSON"))
 	}
-	var series, t, y, u []byte // raw values; nil: absent
+	var series, t, y, u, future []byte // raw values; nil: absent
 	obj := objectScanner{doc: value}
 	if !obj.open() {
 		return Record{}, reject(ReasonInvalidJSON, "not an object")
@@ -116,6 +157,8 @@ func (d *Decoder) Decode(key, value []byte, ts time.Time) (Record, error) {
 			y = obj.value
 		case obj.keyIs(d.Fields.U):
 			u = obj.value
+		case d.Fields.Future != "" && obj.keyIs(d.Fields.Future):
+			future = obj.value
 		}
 	}
 	var rec Record
@@ -155,13 +198,66 @@ func (d *Decoder) Decode(key, value []byte, ts time.Time) (Record, error) {
 	} else if d.Inputs > 0 {
 		return Record{}, reject(ReasonBadInputs, "no %s field, want %d inputs", d.Fields.U, d.Inputs)
 	}
-	rec.T = ts.UnixMilli()
+	if present(future) {
+		if rec.Future, err = d.futureRows(future); err != nil {
+			return Record{}, err
+		}
+	}
+	rec.T, rec.IsTime = ts.UnixMilli(), true
 	if present(t) {
-		if rec.T, err = parseTime(t); err != nil {
+		if rec.T, rec.IsTime, err = d.parseTime(t); err != nil {
 			return Record{}, reject(ReasonBadTime, "%s: %v", d.Fields.T, err)
 		}
 	}
 	return rec, nil
+}
+
+// futureRows decodes the raw future field, present and not null: first
+// its shape (an array of at most MaxFutureRows arrays of Planned values, or
+// of one width when Planned < 0: ReasonBadFuture), then the values
+// (ReasonNonFiniteFuture), so that the reason does not depend on which row
+// comes first. The rows share one backing array.
+func (d *Decoder) futureRows(raw []byte) ([][]float64, error) {
+	f := d.Fields.Future
+	n, ok := arrayLen(raw)
+	switch {
+	case !ok:
+		return nil, reject(ReasonBadFuture, "%s is not an array of rows", f)
+	case n > MaxFutureRows:
+		return nil, reject(ReasonBadFuture, "%s has %d rows, at most %d", f, n, MaxFutureRows)
+	case n == 0:
+		return nil, nil
+	}
+	width := d.Planned
+	rows := arrayScanner{doc: raw}
+	for h := 0; rows.next(); h++ {
+		w, ok := arrayLen(rows.value)
+		switch {
+		case !ok:
+			return nil, reject(ReasonBadFuture, "%s[%d] is not an array", f, h)
+		case width < 0:
+			width = w
+		case w != width && d.Planned >= 0:
+			return nil, reject(ReasonBadFuture, "%s[%d] has %d values, want %d planned inputs", f, h, w, width)
+		case w != width:
+			return nil, reject(ReasonBadFuture, "%s[%d] has %d values, %s[0] has %d", f, h, w, f, width)
+		}
+	}
+	vals := make([]float64, n*width)
+	out := make([][]float64, n)
+	rows = arrayScanner{doc: raw}
+	for h := 0; rows.next(); h++ {
+		out[h] = vals[h*width : (h+1)*width : (h+1)*width]
+		elems := arrayScanner{doc: rows.value}
+		for i := 0; elems.next(); i++ {
+			v, err := finiteNumber(elems.value)
+			if err != nil {
+				return nil, reject(ReasonNonFiniteFuture, "%s[%d][%d]: %v", f, h, i, err)
+			}
+			out[h][i] = v
+		}
+	}
+	return out, nil
 }
 
 // present reports whether a field's raw value is there and not null, which
@@ -190,19 +286,13 @@ func finiteNumber(raw []byte) (float64, error) {
 	return v, nil
 }
 
-// parseTime accepts an integer (a sequence number or Unix milliseconds) or an
-// RFC 3339 string (returned in Unix milliseconds).
-func parseTime(raw []byte) (int64, error) {
+// parseTime reads a present t: a JSON string holds a timestamp, anything
+// else must be an integer in d.Unit (calendar.ParseTime). The string(raw)
+// conversion does not allocate: ParseTime keeps no reference to it.
+func (d *Decoder) parseTime(raw []byte) (t int64, isTime bool, err error) {
 	if s, ok := jsonString(raw); ok {
-		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			return 0, fmt.Errorf("%q is not RFC 3339", s)
-		}
-		return t.UnixMilli(), nil
+		t, err = calendar.ParseTimestamp(s)
+		return t, err == nil, err
 	}
-	v, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s is not an integer", raw)
-	}
-	return v, nil
+	return calendar.ParseTime(string(raw), d.Unit)
 }

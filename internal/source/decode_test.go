@@ -3,14 +3,17 @@ package source
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamd/streamd/internal/calendar"
 )
 
 var ts = time.UnixMilli(1_700_000_000_000)
 
-func decoder() *Decoder { return &Decoder{Fields: DefaultFields, MaxBytes: 256, Inputs: 1} }
+func decoder() *Decoder { return &Decoder{Fields: DefaultFields, MaxBytes: 256, Inputs: 1, Planned: 2} }
 
 func TestDecodeAccepts(t *testing.T) {
 	for _, tc := range []struct {
@@ -20,19 +23,82 @@ func TestDecodeAccepts(t *testing.T) {
 		{"full", "", `{"series":"s1","t":1037,"y":86.0,"u":[0.3]}`, Record{Series: "s1", T: 1037, Y: 86, U: []float64{0.3}}},
 		{"key names the series", "s2", `{"t":5,"y":-1e-3,"u":[1]}`, Record{Series: "s2", T: 5, Y: -0.001, U: []float64{1}}},
 		{"field wins over key", "k", `{"series":"s3","t":1,"y":1,"u":[2]}`, Record{Series: "s3", T: 1, Y: 1, U: []float64{2}}},
-		{"rfc3339 time", "s", `{"t":"2026-11-21T10:00:00.5Z","y":2,"u":[0]}`, Record{Series: "s", T: time.Date(2026, 11, 21, 10, 0, 0, 5e8, time.UTC).UnixMilli(), Y: 2, U: []float64{0}}},
-		{"no t: record timestamp", "s", `{"y":3,"u":[0]}`, Record{Series: "s", T: ts.UnixMilli(), Y: 3, U: []float64{0}}},
+		{"rfc3339 time", "s", `{"t":"2026-11-21T10:00:00.5Z","y":2,"u":[0]}`, Record{Series: "s", T: time.Date(2026, 11, 21, 10, 0, 0, 5e8, time.UTC).UnixMilli(), IsTime: true, Y: 2, U: []float64{0}}},
+		{"date", "s", `{"t":"2026-11-21","y":2,"u":[0]}`, Record{Series: "s", T: time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC).UnixMilli(), IsTime: true, Y: 2, U: []float64{0}}},
+		{"time without zone is UTC", "s", `{"t":"2026-11-21 10:00:00","y":2,"u":[0]}`, Record{Series: "s", T: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC).UnixMilli(), IsTime: true, Y: 2, U: []float64{0}}},
+		{"no t: record timestamp", "s", `{"y":3,"u":[0]}`, Record{Series: "s", T: ts.UnixMilli(), IsTime: true, Y: 3, U: []float64{0}}},
 		{"unknown fields ignored", "s", `{"y":3,"u":[0],"t":1,"note":"x"}`, Record{Series: "s", T: 1, Y: 3, U: []float64{0}}},
-		{"null series and t are absent", "k", `{"series":null,"t":null,"y":3,"u":[0]}`, Record{Series: "k", T: ts.UnixMilli(), Y: 3, U: []float64{0}}},
+		{"null series and t are absent", "k", `{"series":null,"t":null,"y":3,"u":[0]}`, Record{Series: "k", T: ts.UnixMilli(), IsTime: true, Y: 3, U: []float64{0}}},
+		{"future rows", "s", `{"t":7,"y":1,"u":[0],"future":[[1,20.5],[0,-3e2]]}`,
+			Record{Series: "s", T: 7, Y: 1, U: []float64{0}, Future: [][]float64{{1, 20.5}, {0, -300}}}},
+		{"empty or null future is none", "s", `{"t":7,"y":1,"u":[0],"future":[]}`, Record{Series: "s", T: 7, Y: 1, U: []float64{0}}},
+		{"null future", "s", `{"t":7,"y":1,"u":[0],"future":null}`, Record{Series: "s", T: 7, Y: 1, U: []float64{0}}},
 	} {
 		got, err := decoder().Decode([]byte(tc.key), []byte(tc.value), ts)
 		if err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
 		}
-		if got.Series != tc.want.Series || got.T != tc.want.T || got.Y != tc.want.Y || len(got.U) != len(tc.want.U) || got.U[0] != tc.want.U[0] {
+		if !sameRecord(got, tc.want) {
 			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// An integer t is read in the decoder's unit; a timestamp string is a time
+// whatever the unit.
+func TestDecodeTimeUnit(t *testing.T) {
+	xmas := time.Date(2024, 12, 25, 0, 0, 0, 0, time.UTC).UnixMilli()
+	for _, tc := range []struct {
+		unit   calendar.Unit
+		value  string
+		t      int64
+		isTime bool
+	}{
+		{calendar.Sequence, `{"t":1735084800,"y":1}`, 1735084800, false},
+		{calendar.Millis, `{"t":1735084800000,"y":1}`, xmas, true},
+		{calendar.Seconds, `{"t":1735084800,"y":1}`, xmas, true},
+		{calendar.Sequence, `{"t":"2024-12-25","y":1}`, xmas, true},
+		{calendar.Seconds, `{"t":"2024-12-25T00:00:00Z","y":1}`, xmas, true},
+	} {
+		d := &Decoder{Fields: DefaultFields, Unit: tc.unit}
+		got, err := d.Decode([]byte("s"), []byte(tc.value), ts)
+		if err != nil || got.T != tc.t || got.IsTime != tc.isTime {
+			t.Errorf("%v %s: T %d IsTime %v err %v, want %d %v", tc.unit, tc.value, got.T, got.IsTime, err, tc.t, tc.isTime)
+		}
+	}
+	d := &Decoder{Fields: DefaultFields, Unit: calendar.Seconds}
+	_, err := d.Decode([]byte("s"), []byte(`{"t":9223372036854776,"y":1}`), ts)
+	if re := (*RejectError)(nil); !errors.As(err, &re) || re.Reason != ReasonBadTime || !strings.Contains(re.Detail, "overflow") {
+		t.Errorf("seconds overflowing ms: %v, want bad_time", err)
+	}
+}
+
+// With Planned < 0 the rows may have any width, the same in each; with
+// Fields.Future "" the field is not read at all.
+func TestDecodeFutureAnyWidth(t *testing.T) {
+	d := &Decoder{Fields: DefaultFields, Inputs: -1, Planned: -1}
+	got, err := d.Decode([]byte("s"), []byte(`{"y":1,"future":[[1,2,3],[4,5,6]]}`), ts)
+	if err != nil || len(got.Future) != 2 || !slices.Equal(got.Future[1], []float64{4, 5, 6}) {
+		t.Errorf("any width: %+v, %v", got, err)
+	}
+	if _, err := d.Decode([]byte("s"), []byte(`{"y":1,"future":[[1,2,3],[4,5]]}`), ts); err == nil ||
+		!strings.Contains(err.Error(), "future[1] has 2 values, future[0] has 3") {
+		t.Errorf("ragged rows: %v", err)
+	}
+	off := &Decoder{Fields: DefaultFields, Planned: 2}
+	off.Fields.Future = ""
+	if got, err := off.Decode([]byte("s"), []byte(`{"y":1,"":"not rows","future":7}`), ts); err != nil || got.Future != nil {
+		t.Errorf("future field off: %+v, %v", got, err)
+	}
+	// A row appended to by its user does not overwrite the next row.
+	got, err = decoder().Decode([]byte("s"), []byte(`{"y":1,"u":[0],"future":[[1,2],[3,4]]}`), ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = append(got.Future[0], 99)
+	if got.Future[1][0] != 3 {
+		t.Errorf("rows share capacity: row 1 is %v", got.Future[1])
 	}
 }
 
@@ -59,6 +125,16 @@ func TestDecodeRejects(t *testing.T) {
 		{"no key and no series", "", `{"y":1,"u":[0]}`, ReasonMissingSeries},
 		{"series not a string", "s", `{"series":7,"y":1,"u":[0]}`, ReasonMissingSeries},
 		{"oversize", "s", `{"y":1,"u":[0],"pad":"` + strings.Repeat("x", 300) + `"}`, ReasonOversize},
+		{"future not an array", "s", `{"y":1,"u":[0],"future":{"h":1}}`, ReasonBadFuture},
+		{"future a flat list", "s", `{"y":1,"u":[0],"future":[1,2]}`, ReasonBadFuture},
+		{"future row null", "s", `{"y":1,"u":[0],"future":[[1,2],null]}`, ReasonBadFuture},
+		{"future row too short", "s", `{"y":1,"u":[0],"future":[[1,2],[3]]}`, ReasonBadFuture},
+		{"future shape before values", "s", `{"y":1,"u":[0],"future":[[1,"x"],[3]]}`, ReasonBadFuture},
+		{"future value a string", "s", `{"y":1,"u":[0],"future":[[1,2],[3,"4"]]}`, ReasonNonFiniteFuture},
+		{"future value overflows", "s", `{"y":1,"u":[0],"future":[[1,1e400]]}`, ReasonNonFiniteFuture},
+		{"future checked before t", "s", `{"y":1,"u":[0],"future":[[1]],"t":"soon"}`, ReasonBadFuture},
+		{"t a quoted integer", "s", `{"y":1,"u":[0],"t":"1037"}`, ReasonBadTime},
+		{"t true", "s", `{"y":1,"u":[0],"t":true}`, ReasonBadTime},
 	} {
 		_, err := decoder().Decode([]byte(tc.key), []byte(tc.value), ts)
 		var re *RejectError
@@ -80,7 +156,10 @@ func FuzzDecode(f *testing.F) {
 	for _, s := range []string{`{"series":"s1","t":1037,"y":86.0,"u":[0.3]}`, `{"y":1e999}`, `{"y":"NaN","u":[0]}`,
 		`{"t":"2026-11-21T10:00:00Z","y":1,"u":[1]}`, `[`, `{"y":1,"u":[0,1]}`, ``,
 		` { "\u0079" : 2 , "y":[{"]":"}"}], "u" : [ 1e2 ] , "series":"\u00e9\"x" } `, `{"y":1,"y":2,"u":[3],"u":null}`,
-		"{\"series\":\"a\xffb\",\"y\":1,\"u\":[0]}", `{"t":" 5","y":1,"u":[0]}`, `null`} {
+		"{\"series\":\"a\xffb\",\"y\":1,\"u\":[0]}", `{"t":" 5","y":1,"u":[0]}`, `null`,
+		`{"t":"2024-12-25","y":1,"u":[0],"future":[[1,2],[3,4]]}`, `{"y":1,"u":[0],"future":[[1],[2,3]]}`,
+		`{"y":1,"u":[0],"future":[ [ 1 , 2 ] , null ]}`, `{"y":1,"u":[0],"future":[[1,"x"]],"t":9223372036854775807}`,
+		`{"y":1,"u":[0],"future":[],"t":"2024-12-25 10:00:00.5"}`} {
 		f.Add([]byte("k"), []byte(s))
 	}
 	known := map[Reason]bool{}
@@ -88,7 +167,8 @@ func FuzzDecode(f *testing.F) {
 		known[r] = true
 	}
 	f.Fuzz(func(t *testing.T, key, value []byte) {
-		for _, d := range []*Decoder{decoder(), {Fields: DefaultFields, MaxBytes: 256, Inputs: -1}} {
+		for _, d := range []*Decoder{decoder(), {Fields: DefaultFields, MaxBytes: 256, Inputs: -1, Planned: -1, Unit: calendar.Seconds},
+			{Fields: DefaultFields, MaxBytes: 256, Inputs: -1, Unit: calendar.Millis}} {
 			got, err := d.Decode(key, value, ts)
 			want, wantErr := referenceDecode(d, key, value, ts)
 			var re, wantRe *RejectError
@@ -111,36 +191,67 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		if rec.Series == "" || math.IsNaN(rec.Y) || math.IsInf(rec.Y, 0) || len(rec.U) != 1 {
+		if rec.Series == "" || math.IsNaN(rec.Y) || math.IsInf(rec.Y, 0) || len(rec.U) != 1 || len(rec.Future) > MaxFutureRows {
 			t.Fatalf("invalid record accepted: %+v", rec)
 		}
-		for _, u := range rec.U {
+		for _, u := range slices.Concat(append(rec.Future, rec.U)...) {
 			if math.IsNaN(u) || math.IsInf(u, 0) {
 				t.Fatalf("non-finite input accepted: %+v", rec)
+			}
+		}
+		for h, row := range rec.Future {
+			if len(row) != 2 {
+				t.Fatalf("future[%d] has %d values, want 2: %+v", h, len(row), rec)
 			}
 		}
 	})
 }
 
+// sameRecord compares bit for bit; nil and empty slices differ, since a
+// record's Future is documented nil when it has none.
 func sameRecord(a, b Record) bool {
-	if a.Series != b.Series || a.T != b.T || math.Float64bits(a.Y) != math.Float64bits(b.Y) || len(a.U) != len(b.U) {
+	same := func(x, y []float64) bool {
+		return (x == nil) == (y == nil) && slices.EqualFunc(x, y, func(p, q float64) bool { return math.Float64bits(p) == math.Float64bits(q) })
+	}
+	if a.Series != b.Series || a.T != b.T || a.IsTime != b.IsTime || math.Float64bits(a.Y) != math.Float64bits(b.Y) ||
+		!same(a.U, b.U) || (a.Future == nil) != (b.Future == nil) || len(a.Future) != len(b.Future) {
 		return false
 	}
-	for i := range a.U {
-		if math.Float64bits(a.U[i]) != math.Float64bits(b.U[i]) {
+	for h := range a.Future {
+		if !same(a.Future[h], b.Future[h]) {
 			return false
 		}
 	}
 	return true
 }
 
+// The row bound: MaxFutureRows rows pass, one more is refused before any
+// row is decoded.
+func TestDecodeFutureRowBound(t *testing.T) {
+	d := &Decoder{Fields: DefaultFields, MaxBytes: 1 << 20, Planned: 1}
+	rows := func(n int) []byte {
+		return []byte(`{"y":1,"future":[` + strings.TrimSuffix(strings.Repeat("[0.5],", n), ",") + `]}`)
+	}
+	got, err := d.Decode([]byte("s"), rows(MaxFutureRows), ts)
+	if err != nil || len(got.Future) != MaxFutureRows || got.Future[MaxFutureRows-1][0] != 0.5 {
+		t.Errorf("%d rows: %d decoded, %v", MaxFutureRows, len(got.Future), err)
+	}
+	_, err = d.Decode([]byte("s"), rows(MaxFutureRows+1), ts)
+	if re := (*RejectError)(nil); !errors.As(err, &re) || re.Reason != ReasonBadFuture || !strings.Contains(re.Detail, "10001 rows, at most 10000") {
+		t.Errorf("%d rows: %v, want bad_future", MaxFutureRows+1, err)
+	}
+}
+
 // BenchmarkDecode: the daemon's record of BenchmarkLatency (key names the
-// series), and one with every field, against the map-based reference.
+// series), one with every field but future, and one with three future rows
+// (4 allocations: the series, the inputs, the rows and their values), against
+// the map-based reference.
 func BenchmarkDecode(b *testing.B) {
-	d := &Decoder{Fields: DefaultFields, MaxBytes: 4096, Inputs: -1}
+	d := &Decoder{Fields: DefaultFields, MaxBytes: 4096, Inputs: -1, Planned: -1}
 	for _, c := range []struct{ name, key, value string }{
 		{"key", "s17", `{"t":512,"y":0.7308914525051367}`},
 		{"fields", "", `{"series":"plant-7","t":"2026-11-21T10:00:00.5Z","y":-1.25e-3,"u":[0.3,1,-2.5]}`},
+		{"future", "", `{"series":"plant-7","t":1037,"y":-1.25e-3,"u":[0.3,1],"future":[[0.3,1],[0.4,1],[0.5,0]]}`},
 	} {
 		for _, impl := range []struct {
 			name   string

@@ -3,10 +3,10 @@ package source
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/streamd/streamd/internal/calendar"
 )
 
 // referenceDecode is the decoder as it was before it scanned values in
@@ -63,27 +63,73 @@ func referenceDecode(d *Decoder, key, value []byte, ts time.Time) (Record, error
 	} else if d.Inputs > 0 {
 		return Record{}, reject(ReasonBadInputs, "no %s field, want %d inputs", d.Fields.U, d.Inputs)
 	}
-	rec.T = ts.UnixMilli()
+	if raw, ok := present(d.Fields.Future); ok && d.Fields.Future != "" {
+		if rec.Future, err = referenceFuture(d, raw); err != nil {
+			return Record{}, err
+		}
+	}
+	rec.T, rec.IsTime = ts.UnixMilli(), true
 	if raw, ok := present(d.Fields.T); ok {
-		if rec.T, err = referenceParseTime(raw); err != nil {
+		if rec.T, rec.IsTime, err = referenceParseTime(d, raw); err != nil {
 			return Record{}, reject(ReasonBadTime, "%s: %v", d.Fields.T, err)
 		}
 	}
 	return rec, nil
 }
 
-func referenceParseTime(raw json.RawMessage) (int64, error) {
+// referenceFuture decodes future with encoding/json: the shape of every row
+// first, then the values.
+func referenceFuture(d *Decoder, raw json.RawMessage) ([][]float64, error) {
+	f := d.Fields.Future
+	isArray := func(r json.RawMessage) bool { // Unmarshal leaves a nil slice for null
+		t := bytes.TrimSpace(r)
+		return len(t) > 0 && t[0] == '['
+	}
+	var rows []json.RawMessage
+	if !isArray(raw) || json.Unmarshal(raw, &rows) != nil {
+		return nil, reject(ReasonBadFuture, "%s is not an array of rows", f)
+	}
+	if len(rows) > MaxFutureRows {
+		return nil, reject(ReasonBadFuture, "%s has %d rows, at most %d", f, len(rows), MaxFutureRows)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	cells := make([][]json.RawMessage, len(rows))
+	for h, r := range rows {
+		if !isArray(r) || json.Unmarshal(r, &cells[h]) != nil {
+			return nil, reject(ReasonBadFuture, "%s[%d] is not an array", f, h)
+		}
+		want := d.Planned
+		if want < 0 {
+			want = len(cells[0])
+		}
+		if len(cells[h]) != want {
+			return nil, reject(ReasonBadFuture, "%s[%d] has %d values, want %d", f, h, len(cells[h]), want)
+		}
+	}
+	out := make([][]float64, len(rows))
+	for h, row := range cells {
+		out[h] = make([]float64, len(row))
+		for i, c := range row {
+			v, err := finiteNumber(c)
+			if err != nil {
+				return nil, reject(ReasonNonFiniteFuture, "%s[%d][%d]: %v", f, h, i, err)
+			}
+			out[h][i] = v
+		}
+	}
+	return out, nil
+}
+
+// referenceParseTime: a JSON string is a timestamp, anything else an
+// integer in the decoder's unit, by calendar's parser (the one the daemon
+// and backtest share; it has its own fuzz test).
+func referenceParseTime(d *Decoder, raw json.RawMessage) (int64, bool, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			return 0, fmt.Errorf("%q is not RFC 3339", s)
-		}
-		return t.UnixMilli(), nil
+		t, err := calendar.ParseTimestamp(s)
+		return t, err == nil, err
 	}
-	v, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s is not an integer", raw)
-	}
-	return v, nil
+	return calendar.ParseTime(string(bytes.TrimSpace(raw)), d.Unit)
 }

@@ -1,0 +1,94 @@
+package calendar
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Unit says what an integer time is: a sequence number (no time at all) or
+// a Unix time in milliseconds or seconds.
+type Unit int
+
+// The units of an integer t. The zero value is Sequence.
+const (
+	Sequence Unit = iota // a sequence number: an order, not a time
+	Millis               // Unix milliseconds
+	Seconds              // Unix seconds
+)
+
+var unitNames = [...]string{Sequence: "sequence", Millis: "ms", Seconds: "s"}
+
+// ParseUnit returns the Unit named sequence, ms or s.
+func ParseUnit(name string) (Unit, error) {
+	for u, n := range unitNames {
+		if n == name {
+			return Unit(u), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown time unit %q (want sequence, ms or s)", name)
+}
+
+// String returns the unit's name, as ParseUnit reads it.
+func (u Unit) String() string {
+	if u < 0 || int(u) >= len(unitNames) {
+		return fmt.Sprintf("Unit(%d)", int(u))
+	}
+	return unitNames[u]
+}
+
+// timestampLayouts are the text forms of a time, tried in order. Parsing
+// accepts fractional seconds after the seconds of any of them. The last
+// three have no zone and are read as UTC.
+var timestampLayouts = [...]string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", time.DateOnly}
+
+// ParseTime reads a sample's time t, in one of two kinds:
+//
+//   - an integer (decimal, optional sign): with unit Sequence a sequence
+//     number, returned as is with isTime false; with Millis or Seconds a
+//     Unix time, returned in Unix milliseconds with isTime true. Seconds
+//     whose milliseconds overflow int64 are an error, not a wrapped value;
+//   - a timestamp, whatever the unit: RFC 3339 with or without fractional
+//     seconds ("2024-12-25T06:30:00Z", "2024-12-25T06:30:00.5+01:00"),
+//     "2006-01-02T15:04:05" or "2006-01-02 15:04:05" (UTC), or an ISO date
+//     YYYY-MM-DD (midnight UTC); returned in Unix milliseconds (fractions of
+//     a millisecond truncated toward the past), isTime true.
+//
+// A time in milliseconds feeds the calendar features; a sequence number has
+// no calendar. Anything else is an error that quotes s. s does not escape
+// (errors hold a copy), so a caller may pass string(b) of a byte slice
+// without allocating on success.
+func ParseTime(s string, unit Unit) (t int64, isTime bool, err error) {
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		switch unit {
+		case Sequence:
+			return v, false, nil
+		case Millis:
+			return v, true, nil
+		case Seconds:
+			if v > math.MaxInt64/1000 || v < math.MinInt64/1000 {
+				return 0, false, fmt.Errorf("%s seconds overflow int64 milliseconds", strings.Clone(s))
+			}
+			return v * 1000, true, nil
+		}
+		return 0, false, fmt.Errorf("calendar: unknown time unit %d", int(unit))
+	}
+	if t, err := ParseTimestamp(s); err == nil {
+		return t, true, nil
+	}
+	return 0, false, fmt.Errorf("%q is not an integer, an RFC 3339 time or a date YYYY-MM-DD", strings.Clone(s))
+}
+
+// ParseTimestamp reads the timestamp forms of ParseTime only (not an
+// integer) into Unix milliseconds: for a field whose type already says it
+// holds text, such as a JSON string.
+func ParseTimestamp(s string) (int64, error) {
+	for _, layout := range timestampLayouts {
+		if ts, err := time.Parse(layout, s); err == nil {
+			return ts.UnixMilli(), nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not an RFC 3339 time or a date YYYY-MM-DD", strings.Clone(s))
+}

@@ -1,0 +1,120 @@
+package calendar
+
+import (
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseTime(t *testing.T) {
+	xmas := time.Date(2024, 12, 25, 0, 0, 0, 0, time.UTC).UnixMilli()
+	for _, tc := range []struct {
+		in     string
+		unit   Unit
+		want   int64
+		isTime bool
+	}{
+		{"1037", Sequence, 1037, false},
+		{"-5", Sequence, -5, false},
+		{"1735084800000", Millis, xmas, true},
+		{"1735084800", Seconds, xmas, true},
+		{"-1", Seconds, -1000, true},
+		{"2024-12-25", Sequence, xmas, true}, // a timestamp whatever the unit
+		{"2024-12-25", Seconds, xmas, true},
+		{"2024-12-25T00:00:00Z", Sequence, xmas, true},
+		{"2024-12-25T01:00:00+01:00", Millis, xmas, true},
+		{"2024-12-25T00:00:00.5Z", Sequence, xmas + 500, true},
+		{"2024-12-25T00:00:00.123456789Z", Sequence, xmas + 123, true},
+		{"2024-12-25T06:30:00", Sequence, xmas + 6*3600_000 + 1800_000, true}, // no zone: UTC
+		{"2024-12-25 06:30:00", Sequence, xmas + 6*3600_000 + 1800_000, true},
+		{"2024-12-25 06:30:00.25", Sequence, xmas + 6*3600_000 + 1800_000 + 250, true},
+		{"1969-12-31T23:59:59.9995Z", Sequence, -1, true}, // truncated toward the past
+		{strconv.FormatInt(math.MaxInt64/1000, 10), Seconds, math.MaxInt64 / 1000 * 1000, true},
+		{strconv.FormatInt(math.MaxInt64, 10), Millis, math.MaxInt64, true},
+	} {
+		got, isTime, err := ParseTime(tc.in, tc.unit)
+		if err != nil || got != tc.want || isTime != tc.isTime {
+			t.Errorf("ParseTime(%q, %v) = %d, %v, %v; want %d, %v", tc.in, tc.unit, got, isTime, err, tc.want, tc.isTime)
+		}
+	}
+	for _, tc := range []struct {
+		in   string
+		unit Unit
+		want string
+	}{
+		{"monday", Sequence, `"monday" is not an integer`},
+		{"1.5", Millis, `"1.5"`},
+		{"1e3", Sequence, `"1e3"`},
+		{" 5", Sequence, `" 5"`},
+		{"", Sequence, `""`},
+		{"2024-13-01", Sequence, `"2024-13-01"`},
+		{"9223372036854775808", Sequence, "9223372036854775808"}, // beyond int64
+		{strconv.FormatInt(math.MaxInt64/1000+1, 10), Seconds, "overflow"},
+		{strconv.FormatInt(math.MinInt64/1000-1, 10), Seconds, "overflow"},
+		{"5", Unit(9), "unknown time unit"},
+	} {
+		if got, isTime, err := ParseTime(tc.in, tc.unit); err == nil || !strings.Contains(err.Error(), tc.want) || got != 0 || isTime {
+			t.Errorf("ParseTime(%q, %v) = %d, %v, %v; want an error containing %q", tc.in, tc.unit, got, isTime, err, tc.want)
+		}
+	}
+	if _, err := ParseTimestamp("1037"); err == nil {
+		t.Error("ParseTimestamp accepts an integer")
+	}
+}
+
+func TestParseUnit(t *testing.T) {
+	for _, u := range []Unit{Sequence, Millis, Seconds} {
+		if got, err := ParseUnit(u.String()); err != nil || got != u {
+			t.Errorf("ParseUnit(%q) = %v, %v", u.String(), got, err)
+		}
+	}
+	if _, err := ParseUnit("ns"); err == nil || !strings.Contains(err.Error(), "sequence, ms or s") {
+		t.Errorf("ParseUnit(ns): %v", err)
+	}
+}
+
+// FuzzParseTime: no input panics; an integer is what strconv reads, scaled
+// exactly by its unit or refused when the scaling overflows (checked in
+// big.Int); any other accepted input is a timestamp, the same whatever the
+// unit, and ParseTimestamp agrees with it; every error quotes the input.
+func FuzzParseTime(f *testing.F) {
+	for _, s := range []string{"1037", "-5", "1735084800", "9223372036854775", "9223372036854776", "-9223372036854776",
+		"2024-12-25", "2024-12-25T00:00:00Z", "2024-12-25T00:00:00.5+01:00", "2024-12-25 06:30:00", "2024-12-25T06:30:00",
+		"+7", "0x10", "1_000", "", " 5", "monday", "2024-02-30"} {
+		f.Add(s, uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, s string, u uint8) {
+		unit := Unit(u % 3)
+		got, isTime, err := ParseTime(s, unit)
+		if v, ierr := strconv.ParseInt(s, 10, 64); ierr == nil {
+			want := new(big.Int).SetInt64(v)
+			if unit == Seconds {
+				want.Mul(want, big.NewInt(1000))
+			}
+			switch {
+			case !want.IsInt64():
+				if err == nil {
+					t.Fatalf("ParseTime(%q, %v) = %d: the scaled value %v overflows int64", s, unit, got, want)
+				}
+			case err != nil || got != want.Int64() || isTime != (unit != Sequence):
+				t.Fatalf("ParseTime(%q, %v) = %d, %v, %v; want %v, %v", s, unit, got, isTime, err, want, unit != Sequence)
+			}
+			return
+		}
+		ts, terr := ParseTimestamp(s)
+		if (err == nil) != (terr == nil) || err == nil && (got != ts || !isTime) {
+			t.Fatalf("ParseTime(%q, %v) = %d, %v, %v; ParseTimestamp %d, %v", s, unit, got, isTime, err, ts, terr)
+		}
+		for other := range Unit(3) {
+			if g, it, e := ParseTime(s, other); g != got || it != isTime || (e == nil) != (err == nil) {
+				t.Fatalf("ParseTime(%q) depends on the unit for a timestamp: %v gives %d, %v; %v gives %d, %v", s, unit, got, err, other, g, e)
+			}
+		}
+		if err != nil && !strings.Contains(err.Error(), strconv.Quote(s)) {
+			t.Fatalf("error %q does not quote the input %q", err, s)
+		}
+	})
+}
