@@ -298,7 +298,7 @@ type Learner struct {
 	nUser int
 	// uRaw is the inputs of the current observation in the series' units,
 	// the calendar features of its t included.
-	uRaw []float64
+	uRaw  []float64
 	model *narx.Model
 	hist  *narx.History
 	z     float64 // the interval's normal quantile
@@ -364,7 +364,7 @@ func NewLearner(cfg Config) (*Learner, error) {
 	e := cfg.Model.Embedding
 	nu := e.Inputs()
 	l := &Learner{cfg: cfg, nu: nu, nUser: nu - cfg.Calendar.Dim(), model: m, hist: narx.NewHistory(e),
-		uRaw: make([]float64, nu),
+		uRaw:  make([]float64, nu),
 		z:     distuv.UnitNormal.Quantile(0.5 + cfg.Level/2),
 		x:     make([]float64, e.Dim()),
 		uNorm: make([]float64, nu),

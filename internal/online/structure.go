@@ -143,7 +143,7 @@ type structure struct {
 	data     formData
 	cfg      narx.Config
 	score    float64 // log evidence of the original values on the common targets
-	searched bool    // cfg.Kernel.Sigma2 still needs the full width search
+	searched bool    // cfg.Kernel.Sigma2 was inferred on the common targets
 	// atBound: its γ ended at a bound of the level-2 search. Such a
 	// candidate is chosen only when no other fits.
 	atBound bool
@@ -172,31 +172,22 @@ var errNoStructure = errors.New("online: too few samples for any structure")
 
 // lagSets returns the lag sets the re-choice ranks on N samples: the
 // configured lags, or with LagCandidates the orders 1..p whose depth fits in
-// half the samples, each joined by the seasonal lags s and s+1 of a
-// proposed period s (an autoregression on the season's previous values, as
-// a seasonal ARIMA's) when the samples hold them. The seasonal lags are in
-// every set rather than in a few more: ranked against short plain orders on
-// few samples, the one-step evidence drops them where multi-step forecasts
-// need them, and where they carry nothing the ridge shrinks them.
+// half the samples, and with a proposed period s the seasonal sets
+// 1..p ∪ {s} and 1..p ∪ {s, s+1} (p = 1, 2, 3): an autoregression on the
+// season's previous values, as a seasonal ARIMA's.
 func (l *Learner) lagSets(N, period int) [][]int {
 	if len(l.cfg.LagCandidates) == 0 {
 		return [][]int{l.cfg.Model.Embedding.YLags}
 	}
-	seasonal := period > 3 && 2*(period+3) <= N
 	var sets [][]int
 	for _, p := range l.cfg.LagCandidates {
-		if 2*(p+2) > N {
-			continue
+		if 2*(p+2) <= N {
+			sets = append(sets, narx.Lags(p))
 		}
-		set := narx.Lags(p)
-		if seasonal && p < period {
-			set = append(set, period)
-		}
-		if seasonal && p < period+1 {
-			set = append(set, period+1)
-		}
-		if len(sets) == 0 || !slices.Equal(sets[len(sets)-1], set) {
-			sets = append(sets, set)
+	}
+	if period > 3 && 2*(period+3) <= N {
+		for p := 1; p <= 3 && p < period-1; p++ {
+			sets = append(sets, append(narx.Lags(p), period), append(narx.Lags(p), period, period+1))
 		}
 	}
 	return sets
@@ -342,7 +333,7 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 		l.tuneSize(&c)
 		ev, bound := math.Inf(-1), false
 		if search {
-			s2, e, b, err := l.coarseWidth(c, X, y)
+			s2, e, b, err := l.searchWidth(c, X, y)
 			if err != nil {
 				return structure{}, err
 			}
@@ -437,9 +428,15 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 	return best, nil
 }
 
-// Form validation: the origins are the last formOrigins multiples of a
-// step before the end, each forecast formHorizon(N) steps ahead.
-const formOrigins = 5
+// Form validation: forecasts from origins a step max(H/4, 1) apart near
+// the end, at least formOrigins of them and as many more as make
+// formErrors step errors in all, as long as the fitting part keeps half the
+// samples: one-step validation from five origins would rank forms on five
+// errors.
+const (
+	formOrigins = 5
+	formErrors  = 100
+)
 
 // formHorizon is the horizon of the form validation on N samples: the
 // forecast horizon, at most a quarter of the samples.
@@ -450,12 +447,12 @@ func (l *Learner) formHorizon(N int) int {
 // validateForms picks among the best structure of each form. The evidence
 // compares forms on one-step likelihood, which does not say how a
 // differenced or a level model extrapolates; so with two forms or more,
-// each form's structure is fitted on the samples before formOrigins origins
-// near the end and forecasts formHorizon steps from each (true values up to
-// the origin, future inputs as observed), scored in the series' own units by
-// the absolute error scaled by the mean absolute one-step change of the
-// fitting samples (MASE); the smallest total wins. With too few samples for
-// it (fewer than 4 per origin step and a fitting part of FirstFit), the
+// each form's structure is fitted on the samples before the first of the
+// validation origins (see formErrors) and forecasts formHorizon steps from
+// each (true values up to the origin, future inputs as observed), scored in
+// the series' own units by the absolute error scaled by the mean absolute
+// one-step change of the fitting samples (MASE); the smallest total wins.
+// With too few samples for it (a fitting part shorter than FirstFit), the
 // evidence decides.
 func (l *Learner) validateForms(perForm []structure, ys []float64) structure {
 	best := structure{score: math.Inf(-1), atBound: true}
@@ -471,7 +468,8 @@ func (l *Learner) validateForms(perForm []structure, ys []float64) structure {
 	N := len(ys)
 	H := l.formHorizon(N)
 	step := max(H/4, 1)
-	train := N - H - (formOrigins-1)*step
+	origins := max(formOrigins, min((formErrors+H-1)/H, (N-N/2-H)/step+1))
+	train := N - H - (origins-1)*step
 	if len(cands) < 2 || train < FirstFit {
 		return best
 	}
@@ -499,7 +497,7 @@ func (l *Learner) validateForms(perForm []structure, ys []float64) structure {
 			continue
 		}
 		var sum float64
-		for o := 0; o < formOrigins; o++ {
+		for o := range origins {
 			origin := train + o*step // first forecast sample
 			wo := origin - d.off     // its index in the form's series
 			h := narx.NewHistory(c.Embedding)
@@ -536,8 +534,9 @@ func (l *Learner) validateForms(perForm []structure, ys []float64) structure {
 
 // finishChoice completes the winner: with TuneIterated or TuneRobustCV the
 // lags and width are ranked by that criterion within its form and kernel
-// (when the samples allow it), else a width found on the coarse grid is
-// refined by the full level-3 search on all the winner's targets.
+// (when the samples allow it), else an inferred width is searched again on
+// all the winner's targets (the ranking used the targets common to every
+// candidate, which the deepest lags cut short).
 func (l *Learner) finishChoice(best *structure, sets [][]int) error {
 	d := best.data
 	if l.cfg.Tuning != TuneEvidence && l.tuningFits(len(d.ws)) {
@@ -583,36 +582,6 @@ func (l *Learner) chooseStructureTuned(cfg *narx.Config, sets [][]int, ys, us []
 	return err
 }
 
-// coarseWidth ranks RBF widths σ² = center·2^k, k = −2..2, around the median
-// squared distance of the regressors by the log evidence at the tuning
-// size: enough to rank lag sets against each other; the winner's width is
-// then refined (finishChoice). Widths whose γ ends at a bound rank below
-// the others (bound: all did).
-func (l *Learner) coarseWidth(c narx.Config, X, y []float64) (sigma2, logEv float64, bound bool, err error) {
-	center := narx.MedianSqDist(X, c.Embedding.Dim(), 2000, c.Seed)
-	if !(center > 0) {
-		return c.Kernel.Sigma2, math.Inf(-1), true, nil
-	}
-	best := structure{score: math.Inf(-1), atBound: true}
-	sigma2 = center
-	for k := -2; k <= 2; k++ {
-		t := c
-		t.Kernel.Sigma2 = center * math.Pow(2, float64(k))
-		m, err := narx.NewModel(t)
-		if err != nil {
-			return 0, 0, false, err
-		}
-		if err := m.Fit(X, y, nil); err != nil {
-			return 0, 0, false, err
-		}
-		st := structure{score: m.LogEvidence(), atBound: t.AutoGamma && narx.GammaAtBound(m.Info().Gamma)}
-		if st.better(best) {
-			best, sigma2 = st, t.Kernel.Sigma2
-		}
-	}
-	return sigma2, best.score, best.atBound, nil
-}
-
 // logFloor is the floor of y under a Log form: half the smallest value, so
 // that a later value at or below zero maps to a finite, very low level.
 func (l *Learner) logFloor(ys []float64) float64 {
@@ -633,4 +602,15 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// searchWidth is the level-3 width search (narx.SearchSigma2 around the
+// median squared distance of the regressors) for c's lags on (X, y): its
+// best width and log evidence, and whether that width's γ ended at a bound.
+func (l *Learner) searchWidth(c narx.Config, X, y []float64) (sigma2, logEv float64, bound bool, err error) {
+	res, err := narx.SearchSigma2(c, X, y, narx.MedianSqDist(X, c.Embedding.Dim(), 2000, c.Seed))
+	if err != nil {
+		return 0, 0, false, err
+	}
+	return res.Best.Sigma2, res.Best.LogEvidence, c.AutoGamma && narx.GammaAtBound(res.Best.Gamma), nil
 }
