@@ -41,6 +41,8 @@ type SeriesSummary struct {
 	OneStepRMS float64        `json:"one_step_rmse"`
 	Coverage95 float64        `json:"coverage95"`
 	Model      sink.ModelInfo `json:"model"`
+	// Level is the level of the forecasts' [lo, hi] bands.
+	Level float64 `json:"level"`
 	// Latest is the last forecast message published for the series.
 	Latest *sink.Message `json:"latest,omitempty"`
 	// Updated is when the summary was published (wall clock, UTC).
@@ -364,16 +366,33 @@ type FanStep struct {
 	Hi   []float64 `json:"hi"`
 }
 
-// fan returns the intervals of each step at FanLevels, from the Gaussian
-// predictive distribution the model issues: mean ± z·std. Every band the
-// view draws comes from here, so exact quantiles, when the steps carry them,
-// replace this one function.
-func fan(steps []sink.Step) []FanStep {
+// fan returns the intervals of each step at FanLevels from the band [lo, hi]
+// the step reports at level: its predictive distribution is symmetric about
+// the point forecast in the form the model learns (y, or ln y for the forms
+// "log" and "log+diff") and its bounds are that distribution's quantiles
+// carried back, so each side scales with the quantile: the bound at level p
+// is mean + (hi − mean)·z_p/z_level in that form, mapped back. Exact for
+// the normal; for the Student t a model issues on few samples, the ratio of
+// its quantiles is within a few per cent of the normal's.
+func fan(steps []sink.Step, form string, level float64) []FanStep {
+	inLogs := form == "log" || form == "log+diff"
+	zl := distuv.UnitNormal.Quantile(0.5 + level/2)
+	to, from := func(v float64) float64 { return v }, func(v float64) float64 { return v }
+	if inLogs {
+		to, from = math.Log, math.Exp
+	}
 	out := make([]FanStep, len(steps))
 	for k, s := range steps {
 		f := FanStep{H: s.H, T: s.T, Mean: s.Mean, Lo: make([]float64, len(fanZ)), Hi: make([]float64, len(fanZ))}
+		m, lo, hi := to(s.Mean), to(s.Lo), to(s.Hi)
+		ok := !(math.IsNaN(m) || math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(m, 0) || math.IsInf(lo, 0) || math.IsInf(hi, 0))
 		for i, z := range fanZ {
-			f.Lo[i], f.Hi[i] = s.Mean-z*s.Std, s.Mean+z*s.Std
+			if !ok { // a bound at 0 in logs: fall back to the std
+				f.Lo[i], f.Hi[i] = s.Mean-z*s.Std, s.Mean+z*s.Std
+				continue
+			}
+			r := z / zl
+			f.Lo[i], f.Hi[i] = from(m-(m-lo)*r), from(m+(hi-m)*r)
 		}
 		out[k] = f
 	}
@@ -425,7 +444,7 @@ func (f optFloat) MarshalJSON() ([]byte, error) {
 func viewOf(s SeriesSummary) seriesView {
 	v := seriesView{SeriesSummary: s, Levels: FanLevels, Fan: []FanStep{}}
 	if s.Latest != nil {
-		v.Fan = fan(s.Latest.Steps)
+		v.Fan = fan(s.Latest.Steps, s.Model.Form, s.Level)
 	}
 	n := len(s.History)
 	c := historyColumns{T: make([]int64, n), Y: make([]float64, n), Prediction: make([]optFloat, n),

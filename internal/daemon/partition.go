@@ -319,7 +319,7 @@ func (r *partitionRun) publishSummaries() {
 		r.d.metrics.bytes.Add(float64(size - r.bytes[id]))
 		r.bytes[id] = size
 		s := SeriesSummary{ID: id, Partition: r.p.ID, Topic: r.p.Topic, LastT: l.LastT(), Fitted: l.Fitted(),
-			Outliers: l.Outliers(), Bytes: size, Latest: msg, Updated: now}
+			Outliers: l.Outliers(), Bytes: size, Latest: msg, Updated: now, Level: l.Config().Level}
 		if h != nil {
 			s.History = h.view()
 		}

@@ -26,24 +26,43 @@ import (
 	"github.com/streamd/streamd/internal/source"
 )
 
-// The fan's bands are mean ± z·std with z the normal quantile of each level
-// (z(0.95) = 1.959963984540054, z(0.8) = 1.2815515655446004, z(0.5) =
-// 0.6744897501960817: R qnorm(c(.975, .9, .75))), nested around the mean.
+// TestFanBands: each side of a step's band scales with the normal quantile
+// of the level in the form the model learns, from the [lo, hi] it reports
+// at its level: z(0.95) = 1.959963984540054, z(0.8) = 1.2815515655446004,
+// z(0.5) = 0.6744897501960817 (R qnorm(c(.975, .9, .75))). At the reported
+// level the band is [lo, hi] itself; in logs the bands are asymmetric about
+// the point forecast, their logs symmetric. Bands nest.
 func TestFanBands(t *testing.T) {
-	steps := []sink.Step{{H: 1, T: 11, Mean: 10, Std: 2}, {H: 2, T: 12, Mean: -1, Std: 0.5}}
-	got := fan(steps)
-	want := []float64{0.6744897501960817, 1.2815515655446004, 1.959963984540054}
-	for k, f := range got {
-		s := steps[k]
-		if f.H != s.H || f.T != s.T || f.Mean != s.Mean || len(f.Lo) != len(FanLevels) || len(f.Hi) != len(FanLevels) {
-			t.Fatalf("step %d: %+v from %+v", k, f, s)
-		}
-		for i, z := range want {
-			if math.Abs(f.Hi[i]-(s.Mean+z*s.Std)) > 1e-12 || math.Abs(f.Lo[i]-(s.Mean-z*s.Std)) > 1e-12 {
-				t.Errorf("step %d level %g: [%g, %g], want mean ± %g·std", k, FanLevels[i], f.Lo[i], f.Hi[i], z)
+	z := []float64{0.6744897501960817, 1.2815515655446004, 1.959963984540054}
+	const z95 = 1.959963984540054
+	for _, tc := range []struct {
+		form  string
+		steps []sink.Step
+		to    func(float64) float64
+	}{
+		{"none", []sink.Step{{H: 1, T: 11, Mean: 10, Std: 2, Lo: 10 - 2*z95, Hi: 10 + 2*z95}, {H: 2, T: 12, Mean: -1, Std: 0.5, Lo: -2, Hi: 0.5}},
+			func(v float64) float64 { return v }},
+		{"log+diff", []sink.Step{{H: 1, T: 11, Mean: 10, Std: 3, Lo: 5, Hi: 20}}, math.Log},
+	} {
+		got := fan(tc.steps, tc.form, 0.95)
+		for k, f := range got {
+			s := tc.steps[k]
+			if f.H != s.H || f.T != s.T || f.Mean != s.Mean || len(f.Lo) != len(FanLevels) || len(f.Hi) != len(FanLevels) {
+				t.Fatalf("%s step %d: %+v from %+v", tc.form, k, f, s)
 			}
-			if i > 0 && !(f.Lo[i] < f.Lo[i-1] && f.Hi[i] > f.Hi[i-1]) {
-				t.Errorf("step %d: band %g does not contain band %g", k, FanLevels[i], FanLevels[i-1])
+			m := tc.to(s.Mean)
+			for i, zi := range z {
+				wantLo := m - (m-tc.to(s.Lo))*zi/z95
+				wantHi := m + (tc.to(s.Hi)-m)*zi/z95
+				if math.Abs(tc.to(f.Lo[i])-wantLo) > 1e-12 || math.Abs(tc.to(f.Hi[i])-wantHi) > 1e-12 {
+					t.Errorf("%s step %d level %g: [%g, %g]", tc.form, k, FanLevels[i], f.Lo[i], f.Hi[i])
+				}
+				if i > 0 && !(f.Lo[i] < f.Lo[i-1] && f.Hi[i] > f.Hi[i-1]) {
+					t.Errorf("%s step %d: band %g does not contain band %g", tc.form, k, FanLevels[i], FanLevels[i-1])
+				}
+			}
+			if last := len(z) - 1; math.Abs(f.Lo[last]-s.Lo) > 1e-12*math.Abs(s.Lo) || math.Abs(f.Hi[last]-s.Hi) > 1e-12*math.Abs(s.Hi) {
+				t.Errorf("%s step %d: 95 %% band [%g, %g], the step's [%g, %g]", tc.form, k, f.Lo[last], f.Hi[last], s.Lo, s.Hi)
 			}
 		}
 	}
