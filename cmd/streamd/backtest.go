@@ -569,6 +569,8 @@ type effectiveConfig struct {
 type modelReport struct {
 	M             int     `json:"m"`
 	Rank          int     `json:"rank"`
+	Kernel        string  `json:"kernel"` // the kernel chosen at the last re-choice
+	Form          string  `json:"form"`   // none, log, diff or log+diff (online.Form)
 	Sigma2        float64 `json:"sigma2,omitempty"` // RBF only
 	Gamma         float64 `json:"gamma"`
 	NoiseStd      float64 `json:"noise_std"`
@@ -622,7 +624,8 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 	if b.l.Fitted() {
 		m := b.l.Model()
 		info := m.Info()
-		rep.Model = modelReport{M: info.M, Rank: info.Rank, Sigma2: m.Config().Kernel.Sigma2, Gamma: info.Gamma,
+		mi := sink.ModelInfoOf(b.l)
+		rep.Model = modelReport{M: info.M, Rank: info.Rank, Kernel: mi.Kernel, Form: mi.Form, Sigma2: mi.Sigma2, Gamma: info.Gamma,
 			NoiseStd: sink.ModelInfoOf(b.l).NoiseStd, DEff: info.DEff, Swaps: info.Swaps, EigenRefresh: info.EigenRefresh, Outliers: b.l.Outliers(),
 			SamplesWeight: info.SamplesWeight, Entropy: info.Entropy}
 	}
@@ -638,8 +641,12 @@ func (r *report) summary(w io.Writer) error {
 	} else {
 		fmt.Fprintf(&sb, "%d values, targets %d.. scored (%d), horizons 1..%d\n", r.NTrain, r.EvalFrom, r.NEval, len(r.Metrics.ByHorizon))
 	}
-	fmt.Fprintf(&sb, "  model: M = %d (rank %d), lags %s, σ² = %.4g, γ = %.4g, noise std %.4g, d_eff %.1f, %d swaps\n",
-		r.Model.M, r.Model.Rank, lagString(r.Config.Lags), r.Model.Sigma2, r.Model.Gamma, r.Model.NoiseStd, r.Model.DEff, r.Model.Swaps)
+	width := ""
+	if r.Model.Sigma2 != 0 {
+		width = fmt.Sprintf(", σ² = %.4g", r.Model.Sigma2)
+	}
+	fmt.Fprintf(&sb, "  model: %s kernel, form %s, M = %d (rank %d), lags %s%s, γ = %.4g, noise std %.4g, d_eff %.1f, %d swaps\n",
+		r.Model.Kernel, r.Model.Form, r.Model.M, r.Model.Rank, lagString(r.Config.Lags), width, r.Model.Gamma, r.Model.NoiseStd, r.Model.DEff, r.Model.Swaps)
 	fmt.Fprintf(&sb, "  %-12s %6s %10s %10s %10s %10s %10s\n", "", "n", "NMSE", "RMSE", "MAE", "cover95", "NLPD")
 	row := func(name string, m metrics) {
 		fmt.Fprintf(&sb, "  %-12s %6d %10s %10s %10s %10s %10s\n", name, m.N, fmtMetric(m.NMSE), fmtMetric(m.RMSE),

@@ -36,10 +36,12 @@ func (f Form) String() string {
 }
 
 // FirstFit is the number of samples at which a new series is first fitted.
-// The structure (form, lags, kernel, width, normalisation) is chosen again on
-// every sample seen so far at each doubling, FirstFit·2^k, below
-// Config.Warmup, and a last time at Warmup; the model learns online in
-// between. The total cost of the re-choices is about twice the last one.
+// The structure (form, lags, kernel, width, normalisation) is chosen again
+// on every sample seen so far every FirstFit samples below richMinSamples,
+// where a re-choice ranks linear models only and costs little, then at each
+// doubling below Config.Warmup, and a last time at Warmup; the model learns
+// online in between. From richMinSamples on, the re-choices cost about
+// twice the last one in all.
 const FirstFit = 16
 
 // nextFit returns the sample count of the re-choice after n samples, or 0
@@ -48,7 +50,10 @@ func (c Config) nextFit(n int) int {
 	if n >= c.Warmup {
 		return 0
 	}
-	k := FirstFit
+	if n < richMinSamples {
+		return min((n/FirstFit+1)*FirstFit, c.Warmup)
+	}
+	k := richMinSamples
 	for k <= n {
 		k *= 2
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -44,7 +45,7 @@ func seasonalTrend(n int, seed uint64) []float64 {
 
 // TestColdStartForecastsFromFirstFit: a new series is fitted on its
 // FirstFit-th value and forecasts from then on, every value finite; its
-// structure is re-chosen at 32, 64, 128 and last at Warmup, after which the
+// structure is re-chosen every FirstFit samples to 128 and last at Warmup, after which the
 // kept samples are released.
 func TestColdStartForecastsFromFirstFit(t *testing.T) {
 	l, err := NewLearner(autoConfig())
@@ -358,5 +359,23 @@ func TestPlannedInputsDriveTheForecast(t *testing.T) {
 	}
 	if _, err := l.Observe(Observation{T: 302, Y: 0, U: []float64{0}, Future: [][]float64{{1, 2}}}); !errors.Is(err, ErrRejected) {
 		t.Errorf("a future row of 2 planned inputs, want 1: %v", err)
+	}
+}
+
+// TestReChoiceSchedule: every FirstFit samples below richMinSamples, then
+// at each doubling, and last at Warmup.
+func TestReChoiceSchedule(t *testing.T) {
+	c := Config{Warmup: 500}
+	var got []int
+	for n := 0; n != 0 || len(got) == 0; {
+		n = c.nextFit(n)
+		got = append(got, n)
+	}
+	want := []int{16, 32, 48, 64, 80, 96, 112, 128, 256, 500, 0}
+	if !slices.Equal(got, want) {
+		t.Errorf("schedule %v, want %v", got, want)
+	}
+	if n := (Config{Warmup: 10}).nextFit(0); n != 10 {
+		t.Errorf("warmup 10: first fit at %d", n)
 	}
 }
