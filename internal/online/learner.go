@@ -320,6 +320,8 @@ type Learner struct {
 	// Log form's floor of y.
 	form         Form
 	lastZ, floor float64
+	// gross counts the gross errors in a row (grossError).
+	gross        int
 	yLoc, yScale float64
 	uLoc, uScale []float64
 
@@ -489,11 +491,11 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	l.seen++
 	copy(l.uRaw, o.U)
 	l.calendarAt(l.uRaw, o.T)
-	if l.nextFit > 0 {
-		l.keep(o.Y, l.uRaw, o.T)
-	}
 	due := l.nextFit > 0 && l.seen >= l.nextFit
 	if !l.model.Fitted() {
+		if l.nextFit > 0 {
+			l.keep(o.Y, l.uRaw, o.T)
+		}
 		if !due {
 			return Result{}, nil
 		}
@@ -517,14 +519,26 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	res := Result{Fitted: true, Prediction: st.Mean, Std: st.Std, Lo: st.Lo, Hi: st.Hi, Filled: filled}
 	res.Residual = o.Y - res.Prediction
 	res.Weight, res.Outlier = l.weigh(y-mean, variance)
+	gross := l.grossError(y, mean, variance)
+	if gross {
+		res.Weight, res.Outlier = 0, true
+	}
 	res.Swapped = l.model.Learn(y, res.Weight)
-	lagValue := y
+	// A re-choice refits robustly on the values as observed (fitWeighted),
+	// all but gross errors.
+	lagValue, kept := y, o.Y
+	if gross {
+		kept = res.Prediction
+	}
 	if res.Outlier {
 		l.outliers++
-		if l.cfg.Robust.Clean {
+		if l.cfg.Robust.Clean || gross {
 			lagValue = mean
 			z = base + l.yLoc + l.yScale*mean
 		}
+	}
+	if l.nextFit > 0 {
+		l.keep(kept, l.uRaw, o.T)
 	}
 	l.hist.Push(lagValue, l.uNorm)
 	l.lastZ = z
@@ -547,7 +561,32 @@ func (l *Learner) calendarAt(u []float64, t int64) {
 	}
 }
 
-// keep adds o to the raw samples the re-choices use, dropping the oldest
+// Gross errors. A value grossZ predictive standard deviations from its
+// one-step prediction, or grossZ robust scales from the centre of the
+// model's series, is corrupt data, not signal — whatever the robust
+// weighting's setting: on the Santa Fe laser, whose intensity collapses are
+// the largest genuine surprises known here, the largest one-step error is
+// 34 standard deviations. It is not learned (weight 0), is flagged as an
+// outlier, and its prediction stands in for it in the lags and the samples
+// kept for re-choices. grossRun such values in a row are a shift of the
+// series rather than errors: from the grossRun-th on they are learned.
+const (
+	grossZ   = 1000
+	grossRun = 3
+)
+
+// grossError applies the gate to the standardised value y with one-step
+// prediction mean and variance (model units), counting the run.
+func (l *Learner) grossError(y, mean, variance float64) bool {
+	if !(math.Abs(y-mean) > grossZ*math.Sqrt(variance) || math.Abs(y) > grossZ) {
+		l.gross = 0
+		return false
+	}
+	l.gross++
+	return l.gross < grossRun
+}
+
+// keep adds a sample to the raw samples the re-choices use, dropping the oldest
 // beyond Warmup (a series that could not be fitted by then keeps trying on
 // its last Warmup samples).
 func (l *Learner) keep(y float64, u []float64, t int64) {
@@ -804,6 +843,16 @@ func (l *Learner) Forecast(dst []ForecastStep, inputs [][]float64) error {
 func (l *Learner) fit() error {
 	defer l.schedule()
 	N := len(l.warmY)
+	// Values grossZ robust scales from the median of those kept are corrupt
+	// (see grossZ): the median stands in for them.
+	if loc, scale := scaleOf(l.warmY, ScaleRobust); scale > 0 {
+		for k, y := range l.warmY {
+			if math.Abs(y-loc) > grossZ*scale {
+				l.warmY[k] = loc
+				l.outliers++
+			}
+		}
+	}
 	uLoc, uScale := make([]float64, l.nu), make([]float64, l.nu)
 	col := make([]float64, N)
 	for i := 0; i < l.nu; i++ {

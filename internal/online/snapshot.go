@@ -35,6 +35,7 @@ type learnerState struct {
 
 	Form         Form
 	LastZ, Floor float64
+	Gross        int
 	YLoc, YScale float64
 	ULoc, UScale []float64
 
@@ -55,7 +56,7 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 		YLags: l.model.Config().Embedding.YLags,
 		Model: l.model.State(), Hist: l.hist.State(),
 		WarmY: slices.Clone(l.warmY), WarmU: slices.Clone(l.warmU), WarmT: slices.Clone(l.warmT), NextFit: l.nextFit,
-		Form: l.form, LastZ: l.lastZ, Floor: l.floor,
+		Form: l.form, LastZ: l.lastZ, Floor: l.floor, Gross: l.gross,
 		YLoc: l.yLoc, YScale: l.yScale, ULoc: slices.Clone(l.uLoc), UScale: slices.Clone(l.uScale),
 		Outliers: l.outliers,
 		LastT:    l.lastT, HaveT: l.haveT, Step: l.step, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
@@ -119,7 +120,7 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		}
 	}
 	if math.IsNaN(st.LastZ) || math.IsInf(st.LastZ, 0) || !(st.Floor >= 0) || math.IsInf(st.Floor, 0) ||
-		st.NextFit < 0 || len(st.WarmY) > l.cfg.Warmup {
+		st.NextFit < 0 || len(st.WarmY) > l.cfg.Warmup || st.Gross < 0 {
 		return fmt.Errorf("online: snapshot level or schedule is not valid")
 	}
 	for _, v := range st.Hist.Buf {
@@ -142,7 +143,7 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	}
 	fresh.outliers = st.Outliers
 	fresh.warmY, fresh.warmU, fresh.warmT, fresh.nextFit = st.WarmY, st.WarmU, st.WarmT, st.NextFit
-	fresh.form, fresh.lastZ, fresh.floor = st.Form, st.LastZ, st.Floor
+	fresh.form, fresh.lastZ, fresh.floor, fresh.gross = st.Form, st.LastZ, st.Floor, st.Gross
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
 	fresh.lastT, fresh.haveT, fresh.step, fresh.seen, fresh.learned, fresh.sinceFc =
 		st.LastT, st.HaveT, st.Step, st.Seen, st.Learned, st.SinceForecast

@@ -379,3 +379,57 @@ func TestReChoiceSchedule(t *testing.T) {
 		t.Errorf("warmup 10: first fit at %d", n)
 	}
 }
+
+// TestGrossErrorIsNotLearned: a value of 1e308 on a fitted series (robust
+// weighting off) is flagged, not learned, and leaves the model as it was:
+// the noise level and γ unchanged, every later forecast finite and within
+// a few bands of the clean learner's. Three such values in a row are a shift,
+// and the third is learned.
+func TestGrossErrorIsNotLearned(t *testing.T) {
+	cfg := testConfig()
+	a, _ := NewLearner(cfg)
+	b, _ := NewLearner(cfg)
+	y := noisySine(400, 0.1, 5)
+	for i, v := range y[:300] {
+		for _, l := range []*Learner{a, b} {
+			if _, err := l.Observe(Observation{T: int64(i), Y: v}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	before := a.Model().Info()
+	res, err := a.Observe(Observation{T: 300, Y: 1e308})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Outlier || res.Weight != 0 {
+		t.Fatalf("1e308: outlier %v, weight %v", res.Outlier, res.Weight)
+	}
+	after := a.Model().Info()
+	if after.NoiseVar != before.NoiseVar || after.Gamma != before.Gamma {
+		t.Errorf("the gross value moved the model: noise %g → %g, γ %g → %g", before.NoiseVar, after.NoiseVar, before.Gamma, after.Gamma)
+	}
+	if _, err := b.Observe(Observation{T: 300, Y: y[300]}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 301; i < 400; i++ {
+		ra, err := a.Observe(Observation{T: int64(i), Y: y[i]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, _ := b.Observe(Observation{T: int64(i), Y: y[i]})
+		for h, s := range ra.Forecast {
+			if math.IsNaN(s.Mean) || math.IsInf(s.Hi-s.Lo, 0) || math.Abs(s.Mean-rb.Forecast[h].Mean) > 3*(rb.Forecast[h].Hi-rb.Forecast[h].Lo) {
+				t.Fatalf("sample %d h=%d: %+v against the clean learner's %+v", i, h+1, s, rb.Forecast[h])
+			}
+		}
+	}
+	var learned []float64
+	for i := range grossRun {
+		res, _ := a.Observe(Observation{T: int64(400 + i), Y: 1e6})
+		learned = append(learned, res.Weight)
+	}
+	if learned[0] != 0 || learned[grossRun-2] != 0 || learned[grossRun-1] == 0 {
+		t.Errorf("weights of %d values in a row at 1e6: %v, want 0 until the %d-th", grossRun, learned, grossRun)
+	}
+}
