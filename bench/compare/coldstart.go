@@ -15,22 +15,10 @@ import (
 const coldFrom = 24
 
 func (e *env) coldstart(ctx context.Context) error {
-	series, err := loadNN3(filepath.Join(e.data, "nn3"))
+	series, dir, fcDir, err := e.prepareNN3("coldstart")
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(e.out, "coldstart")
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
-	if err := writeNN3Files(series, filepath.Join(dir, "data")); err != nil {
-		return err
-	}
-	fcDir := filepath.Join(dir, "forecasts")
-	if err := os.MkdirAll(fcDir, 0o755); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stderr, "compare: coldstart: streamd on %d series\n", len(series))
 	type result struct {
 		score coldScore
 		fail  string

@@ -297,8 +297,8 @@ func writeCSV(path string, header []string, rows [][]string) error {
 	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
-// readRTimes reads the method,seconds file an R script writes.
-func readRTimes(path string) (map[string]float64, error) {
+// readCSVFile reads every row of the CSV file at path.
+func readCSVFile(path string) ([][]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -307,6 +307,15 @@ func readRTimes(path string) (map[string]float64, error) {
 	rows, err := csv.NewReader(f).ReadAll()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rows, nil
+}
+
+// readRTimes reads the method,seconds file an R script writes.
+func readRTimes(path string) (map[string]float64, error) {
+	rows, err := readCSVFile(path)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]float64{}
 	for _, r := range rows[min(1, len(rows)):] {
@@ -320,14 +329,9 @@ func readRTimes(path string) (map[string]float64, error) {
 // readRErrors reads the method,series,message file an R script writes, as
 // method → series → message.
 func readRErrors(path string) (map[string]map[string]string, error) {
-	f, err := os.Open(path)
+	rows, err := readCSVFile(path)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	out := map[string]map[string]string{}
 	for _, r := range rows[min(1, len(rows)):] {

@@ -73,23 +73,33 @@ type methodRun struct {
 	Filled bool                // failures scored as naive forecasts without band
 }
 
+// prepareNN3 loads the NN3 training columns and lays out the suite's output
+// directory afresh: one file of values per series under data/, and an empty
+// forecasts/.
+func (e *env) prepareNN3(suite string) (series []nn3Series, dir, fcDir string, err error) {
+	if series, err = loadNN3(filepath.Join(e.data, "nn3")); err != nil {
+		return nil, "", "", err
+	}
+	dir = filepath.Join(e.out, suite)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, "", "", err
+	}
+	if err := writeNN3Files(series, filepath.Join(dir, "data")); err != nil {
+		return nil, "", "", err
+	}
+	fcDir = filepath.Join(dir, "forecasts")
+	if err := os.MkdirAll(fcDir, 0o755); err != nil {
+		return nil, "", "", err
+	}
+	fmt.Fprintf(e.stderr, "compare: %s: streamd on %d series\n", suite, len(series))
+	return series, dir, fcDir, nil
+}
+
 func (e *env) nn3(ctx context.Context) error {
-	series, err := loadNN3(filepath.Join(e.data, "nn3"))
+	series, dir, fcDir, err := e.prepareNN3("nn3")
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(e.out, "nn3")
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
-	if err := writeNN3Files(series, filepath.Join(dir, "data")); err != nil {
-		return err
-	}
-	fcDir := filepath.Join(dir, "forecasts")
-	if err := os.MkdirAll(fcDir, 0o755); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stderr, "compare: nn3: streamd on %d series\n", len(series))
 
 	// streamd: the default configuration, one iterated forecast per series.
 	sd := methodRun{Name: "streamd (defaults)", Fc: map[string]forecast{}, Fail: map[string]string{}, Secs: map[string]float64{}}
