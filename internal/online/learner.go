@@ -414,13 +414,21 @@ func (l *Learner) weigh(e, variance float64) (v float64, outlier bool) {
 		return 1, false
 	}
 	s := math.Sqrt(variance)
-	if l.rscale.Len() >= robustMinResiduals {
+	n := l.rscale.Len()
+	if n >= robustMinResiduals {
 		if rs := l.rscale.Scale(); rs > 0 {
 			s = rs
 		}
 	}
 	r := e / s
 	l.rscale.Add(e)
+	if n < robustMinResiduals && l.learned < int64(l.cfg.Warmup) {
+		// A model fitted on the first values predicts its own noise level
+		// too low, and flagging by it would clean most of the next values
+		// away; until the residuals' robust scale exists, only gross errors
+		// are stopped (grossError).
+		return 1, false
+	}
 	return l.cfg.Robust.Weights.Weight(r), !(math.Abs(r) <= l.cfg.Robust.Weights.C2)
 }
 
@@ -880,6 +888,10 @@ func (l *Learner) fit() error {
 	l.step = timeStep(l.warmT)
 	l.form, l.floor = d.form, l.logFloor(l.warmY)
 	l.yLoc, l.yScale, l.uLoc, l.uScale = d.loc, d.scale, uLoc, uScale
+	if l.rscale != nil {
+		// The residuals so far are in the units of the previous form.
+		l.rscale = robust.NewStreamingScale(l.cfg.Robust.Window, l.cfg.Robust.Scale)
+	}
 	for k := range d.ws {
 		l.hist.Push(d.ws[k], d.us[k*l.nu:(k+1)*l.nu])
 	}
@@ -929,7 +941,9 @@ func (l *Learner) fitWeighted(cfg narx.Config, ys, us []float64) (*narx.Model, e
 		if err := m.Fit(X, y, v); err != nil {
 			return nil, err
 		}
-		if !l.cfg.Robust.Enabled || iter == robustFitIter-1 {
+		// Fewer residuals than robustMinResiduals give no robust scale to
+		// judge them by (a fit on the first values nearly interpolates them).
+		if !l.cfg.Robust.Enabled || iter == robustFitIter-1 || len(y) < robustMinResiduals {
 			return m, nil
 		}
 		next, e, s, moved := l.reweigh(m, X, y, v)
