@@ -175,31 +175,50 @@ func (s structure) better(t structure) bool {
 // re-choice.
 var errNoStructure = errors.New("online: too few samples for any structure")
 
-// lagSets returns the lag sets the re-choice ranks on N samples: the
-// configured lags, or with LagCandidates the orders 1..p whose depth fits in
-// half the samples, and with a proposed period s the seasonal sets
-// 1..p ∪ {s} and 1..p ∪ {s, s+1} (p = 1, 2, 3): an autoregression on the
-// season's previous values, as a seasonal ARIMA's.
-func (l *Learner) lagSets(N, period int) [][]int {
+// lagSets returns the lag sets the re-choice ranks on N samples. With
+// configured lags: those lags, less the ones too deep for the samples so far
+// (depth + 2 over half of them; lag 1 if none fits), which join as the
+// series grows. With LagCandidates: the orders 1..p whose depth fits in half
+// the samples, and with proposed periods s (periods) the seasonal sets
+// 1..p ∪ {s} and 1..p ∪ {s, s+1} (p = 1, 2, 3), an autoregression on the
+// season's previous values as a seasonal ARIMA's, and with a second period
+// s2 the sets 1..p ∪ {s, s+1, s2}.
+func (l *Learner) lagSets(N int, periods []int) [][]int {
+	fits := func(depth int) bool { return 2*(depth+2) <= N }
 	if len(l.cfg.LagCandidates) == 0 {
-		return [][]int{l.cfg.Model.Embedding.YLags}
+		lags := l.cfg.Model.Embedding.YLags
+		var ok []int
+		for _, a := range lags {
+			if fits(a) {
+				ok = append(ok, a)
+			}
+		}
+		switch {
+		case len(ok) == len(lags):
+			return [][]int{lags}
+		case len(ok) == 0:
+			return [][]int{{1}}
+		}
+		return [][]int{ok}
 	}
 	var sets [][]int
 	for _, p := range l.cfg.LagCandidates {
-		if 2*(p+2) <= N {
+		if fits(p) {
 			sets = append(sets, narx.Lags(p))
 		}
 	}
-	if period > 3 && 2*(period+3) <= N {
-		for p := 1; p <= 3 && p < period-1; p++ {
-			sets = append(sets, append(narx.Lags(p), period), append(narx.Lags(p), period, period+1))
+	if len(periods) == 0 || !fits(periods[0]+1) {
+		return sets
+	}
+	s := periods[0]
+	for p := 1; p <= 3 && p < s-1; p++ {
+		sets = append(sets, append(narx.Lags(p), s), append(narx.Lags(p), s, s+1))
+		if len(periods) > 1 && periods[1] > s+1 && fits(periods[1]) {
+			sets = append(sets, append(narx.Lags(p), s, s+1, periods[1]))
 		}
 	}
 	return sets
 }
-
-// fixedSeason reports whether seasonal lag sets are off (Config.Season < 0).
-func (l *Learner) fixedSeason() bool { return l.cfg.Season < 0 }
 
 // forms returns the forms the re-choice ranks: Config.Forms, less Log when a
 // value is not positive, and, where both are candidates, less the
@@ -223,6 +242,64 @@ func (l *Learner) forms(ys []float64) []Form {
 	return out
 }
 
+// periods returns the seasonal periods the re-choice proposes, the main
+// one first: the configured Season; else those of the sampling step when t
+// is a time (stepPeriods) and the samples hold them; else one detected from
+// the data (detectPeriod). Season < 0 proposes none.
+func (l *Learner) periods(ys []float64) []int {
+	switch {
+	case l.cfg.Season > 0:
+		return []int{l.cfg.Season}
+	case l.cfg.Season < 0:
+		return nil
+	}
+	if len(l.warmT) == len(ys) && len(ys) > 1 {
+		var out []int
+		for _, s := range stepPeriods(timeStep(l.warmT), l.warmT[0]) {
+			if 2*(s+3) <= len(ys) {
+				out = append(out, s)
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	if s := l.detectPeriod(ys); s > 0 {
+		return []int{s}
+	}
+	return nil
+}
+
+// stepPeriods returns the calendar periods of a sampling step, main one
+// first, when t (of the first sample) reads as Unix milliseconds: a
+// sequence number is not a time, and one past 1e11 (March 1973 in
+// milliseconds) would be a counter of implausible size. Half-hourly: a day
+// and a week (48, 336); quarter-hourly (96, 672); hourly (24, 168); daily
+// (7, 365); weekly (52); monthly (12); quarterly (4).
+func stepPeriods(step, t0 int64) []int {
+	if t0 < 1e11 {
+		return nil
+	}
+	const minute, hour, day = int64(60_000), int64(3_600_000), int64(86_400_000)
+	switch {
+	case step == 15*minute:
+		return []int{96, 672}
+	case step == 30*minute:
+		return []int{48, 336}
+	case step == hour:
+		return []int{24, 168}
+	case step == day:
+		return []int{7, 365}
+	case step == 7*day:
+		return []int{52}
+	case step >= 28*day && step <= 31*day:
+		return []int{12}
+	case step >= 89*day && step <= 92*day:
+		return []int{4}
+	}
+	return nil
+}
+
 // commonPeriods are the periods of the calendar at the usual sampling
 // steps: monthly (12), daily (7), hourly (24, 168), quarterly (4),
 // half-hourly (48, 336), weekly (52). They are tested first, in this order:
@@ -230,19 +307,15 @@ func (l *Learner) forms(ys []float64) []Form {
 // both common and significant is far more often the true one.
 var commonPeriods = []int{12, 7, 24, 4, 48, 52, 168, 336}
 
-// detectPeriod returns the seasonal period the re-choice proposes: the
-// configured Season, or (Season == 0) a period s of the increments whose
-// autocorrelation r_s passes the seasonality test of the M3 theta method,
-// r_s > 1.645·√((1 + 2Σ_{k<s} r_k²)/N) (Bartlett's variance of r_s under
-// an MA(s−1), one-sided 5 %): the first of commonPeriods that passes and
-// fits two cycles, else the strongest local peak in [4, N/3] that passes
-// the test at 5 % over all those lags;
-// 0 if none. It only proposes: the lag sets then hold the seasonal lags
-// (see lagSets) and the evidence ranks them.
+// detectPeriod returns the seasonal period the data propose: a period s of
+// the increments whose autocorrelation r_s passes the seasonality test of
+// the M3 theta method, r_s > 1.645·√((1 + 2Σ_{k<s} r_k²)/N) (Bartlett's
+// variance of r_s under an MA(s−1), one-sided 5 %): the first of
+// commonPeriods that passes and fits two cycles, else the strongest local
+// peak in [4, N/3] that passes the test at 5 % over all those lags; 0 if
+// none. It only proposes: the lag sets then hold the seasonal lags (see
+// lagSets) and the evidence ranks them.
 func (l *Learner) detectPeriod(ys []float64) int {
-	if l.cfg.Season != 0 {
-		return max(l.cfg.Season, 0)
-	}
 	N := len(ys) - 1
 	// A common period needs two cycles and its lag set's depth (lagSets);
 	// another period, three cycles.
@@ -310,8 +383,7 @@ func (l *Learner) detectPeriod(ys []float64) int {
 func (l *Learner) choose(ys, us []float64) (structure, error) {
 	N := len(ys)
 	floor := l.logFloor(ys)
-	period := l.detectPeriod(ys)
-	sets := l.lagSets(N, period)
+	sets := l.lagSets(N, l.periods(ys))
 	forms := l.forms(ys)
 	kernels := l.cfg.Kernels
 	if len(kernels) == 0 {

@@ -433,3 +433,62 @@ func TestGrossErrorIsNotLearned(t *testing.T) {
 		t.Errorf("weights of %d values in a row at 1e6: %v, want 0 until the %d-th", grossRun, learned, grossRun)
 	}
 }
+
+// TestPeriodsFromTheStep: an hourly series in Unix milliseconds proposes a
+// day and a week (when the samples hold them), a sequence number nothing
+// from its step, and the configured season wins over both.
+func TestPeriodsFromTheStep(t *testing.T) {
+	const hour = int64(3_600_000)
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	l, _ := NewLearner(autoConfig())
+	ys := make([]float64, 400)
+	for i := range ys {
+		l.warmT = append(l.warmT, start+int64(i)*hour)
+		ys[i] = float64(i % 5)
+	}
+	if got := l.periods(ys); !slices.Equal(got, []int{24, 168}) {
+		t.Errorf("hourly, 400 samples: periods %v, want [24 168]", got)
+	}
+	full := l.warmT
+	l.warmT = full[:100]
+	if got := l.periods(ys[:100]); !slices.Equal(got, []int{24}) {
+		t.Errorf("hourly, 100 samples: periods %v, want [24]", got)
+	}
+	if got := stepPeriods(1, 5); got != nil {
+		t.Errorf("sequence numbers: periods %v", got)
+	}
+	l.warmT = full
+	l.cfg.Season = 12
+	if got := l.periods(ys); !slices.Equal(got, []int{12}) {
+		t.Errorf("season 12: periods %v", got)
+	}
+}
+
+// TestConfiguredLagsJoinAsTheDataAllow: lags [1, 2, 30] on 20 samples fit
+// [1, 2] until the samples hold lag 30 (2·(30+2) = 64 of them); lags [30]
+// alone fall back to lag 1, so a short series still gets forecasts.
+func TestConfiguredLagsJoinAsTheDataAllow(t *testing.T) {
+	cfg := testConfig()
+	cfg.Model.Embedding.YLags = []int{1, 2, 30}
+	cfg.Warmup = 100
+	l, _ := NewLearner(cfg)
+	if got := l.lagSets(20, nil); len(got) != 1 || !slices.Equal(got[0], []int{1, 2}) {
+		t.Errorf("20 samples: %v", got)
+	}
+	if got := l.lagSets(64, nil); !slices.Equal(got[0], []int{1, 2, 30}) {
+		t.Errorf("64 samples: %v", got)
+	}
+	cfg.Model.Embedding.YLags = []int{30}
+	short, _ := NewLearner(cfg)
+	var last Result
+	for i, v := range noisySine(40, 0.1, 2) {
+		res, err := short.Observe(Observation{T: int64(i), Y: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = res
+	}
+	if !last.Fitted || len(last.Forecast) == 0 {
+		t.Errorf("lags [30] on 40 samples: fitted %v, %d forecast steps", last.Fitted, len(last.Forecast))
+	}
+}
