@@ -20,7 +20,7 @@ type score struct {
 	covered    int     // targets inside the band [lo, hi]
 	nlpd       float64 // Σ ½log(2πσ²) + (y − μ)²/(2σ²)
 	// The same two scores for the one-step-bar baseline: the same mean with
-	// the level-1 std of its step, as if fed-back inputs were exact.
+	// the one-step bar (step 1's level-1 std) reused at every step.
 	baseCovered int
 	baseNLPD    float64
 }
@@ -63,7 +63,7 @@ type metrics struct {
 	MAE        jsonFloat `json:"mae"`
 	Coverage95 jsonFloat `json:"coverage95"`
 	NLPD       jsonFloat `json:"nlpd"`
-	// The one-step-bar baseline (same means, level-1 std at every step).
+	// The one-step-bar baseline (same means, step 1's level-1 std at every step).
 	Coverage95OneStepBar jsonFloat `json:"coverage95_one_step_bar"`
 	NLPDOneStepBar       jsonFloat `json:"nlpd_one_step_bar"`
 }

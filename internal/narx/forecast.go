@@ -3,6 +3,8 @@ package narx
 import (
 	"fmt"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/streamd/streamd/internal/recursive"
 )
 
@@ -13,8 +15,8 @@ type Step struct {
 	// variance at the fed-back regressor plus the propagated variance of the
 	// fed-back predictions.
 	Var float64
-	// OneStepVar is the level-1 variance alone, as if the fed-back inputs were
-	// exact (what a one-step bar reused at every horizon would claim).
+	// OneStepVar is the level-1 variance of step 1, the same at every step:
+	// what a one-step bar reused at every horizon would claim.
 	OneStepVar float64
 	// CumVar is the variance of the sum of the forecast errors of steps 1..h,
 	// the covariances between steps included: the variance of a level
@@ -35,9 +37,14 @@ type forecastWorkspace struct {
 	next []float64 // scratch for the shifted covariance
 	sc   []float64 // Cov(S, fed-back value at lag l), S the sum of the errors so far
 	sv   float64   // Var(S)
-	d    int       // largest y lag
-	yIdx []int     // y lag of each y coordinate of x
-	buf  []float64
+	// The parameters' part of the errors: jr holds ∂ŷ/∂θ of the last d
+	// fed-back values (a ring of d rows of len r+1, row jHead the newest),
+	// jh that of the current step, js their sum over the steps.
+	jr, jh, js []float64
+	jHead      int
+	d          int   // largest y lag
+	yIdx       []int // y lag of each y coordinate of x
+	buf        []float64
 }
 
 // borrow lays out the workspace for embedding e and working-set size m in
@@ -50,7 +57,7 @@ func (fw *forecastWorkspace) borrow(e Embedding, m int, hist *History) {
 	}
 	w := 1 + e.Inputs()
 	nb := e.Depth() * w
-	fw.buf = recursive.GetFloats(2*n + 2*m + 1 + 2*d*d + d + nb + w - 1)
+	fw.buf = recursive.GetFloats(2*n + 2*m + 1 + 2*d*d + d + (d+2)*(m+1) + nb + w - 1)
 	b := fw.buf
 	next := func(l int) []float64 {
 		s := b[:l:l]
@@ -61,10 +68,12 @@ func (fw *forecastWorkspace) borrow(e Embedding, m int, hist *History) {
 	fw.hist.CopyFrom(hist)
 	fw.x, fw.g, fw.k, fw.psi = next(n), next(n), next(m), next(m+1)
 	fw.cov, fw.next, fw.sc = next(d*d), next(d*d), next(d)
+	fw.jr, fw.jh, fw.js = next(d*(m+1)), next(m+1), next(m+1)
 	clear(fw.cov)
 	clear(fw.next)
 	clear(fw.sc)
-	fw.sv = 0
+	clear(fw.js)
+	fw.sv, fw.jHead = 0, 0
 	fw.d, fw.yIdx = d, e.YLags
 }
 
@@ -79,13 +88,19 @@ func (fw *forecastWorkspace) release() {
 // (len n_u each; nil or empty rows when n_u = 0). hist is not modified.
 //
 // Uncertainty is propagated by linearisation (first-order Taylor expansion of
-// the predictor around the mean input, Girard et al. 2003): with g = ∂ŷ/∂x =
-// Σ α_i ∂K(s_i,x)/∂x and C the covariance of the fed-back values,
-// Var_h = σ²(x̄_h) + g_yᵀ C g_y and Cov(y_h, y_{h−l}) = Σ_a g_a C_{a,l}.
-// The same recursion carries Var(S_h) of the summed errors S_h = Σ_{j≤h} e_j
-// (Step.CumVar): Var(S_h) = Var(S_{h−1}) + 2 Cov(S_{h−1}, e_h) + Var_h with
-// Cov(S_{h−1}, e_h) = Σ_a g_a Cov(S_{h−1}, y_{h−a}).
-// Cost O(H·(M·(n+r) + r² + d²)), d the largest y lag. No allocation.
+// the predictor around the mean input, Girard et al. 2003), in two parts.
+// The noise (with the Nyström residual) is new at each step: with
+// g = ∂ŷ/∂x = Σ α_i ∂K(s_i,x)/∂x and C the covariance of the fed-back noise
+// errors, N_h = σ²_n(x̄_h) + g_yᵀ C g_y and Cov(y_h, y_{h−l}) = Σ_a g_a C_{a,l}.
+// The parameters' error δθ is one error seen by every step, through
+// J_h = ∂ŷ_h/∂θ = ψ(x̄_h) + Σ_a g_a J_{h−a}: Var_h = N_h + J_hᵀ Var(δθ) J_h,
+// Var(δθ) = ζ⁻¹(A + D/γ)⁻¹ as in level 1 (counting it afresh at each step
+// would make the bars grow too slowly with the horizon). With cfg.Summed the
+// same recursions carry the summed errors S_h = Σ_{j≤h} e_j (Step.CumVar):
+// Var(S_h) = Var(S_{h−1}) + 2 Cov(S_{h−1}, e_h) + N_h for the noise, with
+// Cov(S_{h−1}, e_h) = Σ_a g_a Cov(S_{h−1}, y_{h−a}), plus (Σ_j J_j)ᵀ Var(δθ)
+// (Σ_j J_j). Both are scaled by the calibration τ, as the level-1 variance.
+// Cost O(H·(M·(n+r) + r² + d² + d·r)), d the largest y lag. No allocation.
 func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
 	if !m.fitted {
 		panic(ErrNotFitted)
@@ -101,6 +116,7 @@ func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
 	pts := m.ws.Points()
 	n, r, d := m.n, m.fm.r, fw.d
 	var noInputs [0]float64
+	var oneStep float64 // the level-1 variance of step 1
 	for h := range dst {
 		u := noInputs[:]
 		if nu > 0 {
@@ -124,7 +140,18 @@ func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
 		if first {
 			m.kxx, m.nextReady = kxx, true
 		}
-		v1 := m.varianceAt(psi[:r+1], kxx)
+		tau := m.cal.tau
+		noise, prior := m.noiseVar, m.priorPart(psi[:r+1], kxx)
+		if h == 0 {
+			_, param, _ := m.varianceParts(psi[:r+1], kxx)
+			oneStep = tau * (noise + param + m.cal.scale*prior)
+		}
+		// The noise (and Nyström) part is new at every step; the parameters'
+		// part is one error δθ seen through every step, carried by
+		// J_h = ∂ŷ_h/∂θ = ψ_h + Σ_a g_a J_{h−a} (jh): Var = J_hᵀ Var(δθ) J_h.
+		vn := tau * (noise + m.cal.scale*prior)
+		jh := fw.jh[:r+1]
+		copy(jh, psi[:r+1])
 		propagated, cs := 0.0, 0.0
 		if d > 0 {
 			// Step 1 sees only observed lags: nothing to propagate yet. At
@@ -147,13 +174,27 @@ func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
 				propagated = fw.propagate(c)
 				for i, a := range fw.yIdx[:c] {
 					cs += fw.g[i] * fw.sc[a-1]
+					if gi := fw.g[i]; gi != 0 {
+						row := ((fw.jHead-(a-1))%d + d) % d
+						floats.AddScaled(jh, gi, fw.jr[row*(r+1):(row+1)*(r+1)])
+					}
 				}
 			}
-			fw.shiftSum(cs, v1+propagated)
-			fw.shift(v1+propagated, h)
+			fw.shiftSum(cs, vn+propagated)
+			fw.shift(vn+propagated, h)
+			fw.jHead = (fw.jHead + 1) % d
+			copy(fw.jr[fw.jHead*(r+1):(fw.jHead+1)*(r+1)], jh)
 		}
-		fw.sv = max(fw.sv+2*cs+v1+propagated, 0)
-		dst[h] = Step{Mean: mean, Var: v1 + propagated, OneStepVar: v1, CumVar: fw.sv}
+		pv := tau * m.noiseVar
+		fw.sv = max(fw.sv+2*cs+vn+propagated, 0)
+		// At step 1, jh = ψ: the quadratic form is the one varianceParts
+		// just computed, and RLS returns it from its cache.
+		dst[h] = Step{Mean: mean, Var: vn + propagated + pv*max(m.rls.QuadForm(jh), 0), OneStepVar: oneStep}
+		if m.cfg.Summed {
+			js := fw.js[:r+1]
+			floats.Add(js, jh)
+			dst[h].CumVar = fw.sv + pv*max(m.rls.QuadForm(js), 0)
+		}
 		fw.hist.Push(mean, u)
 	}
 }

@@ -50,6 +50,10 @@ type Config struct {
 	// IntervalLevel ∈ (0, 1) is the level of the prediction intervals the
 	// variance is calibrated for (calibrate.go); 0 means 0.95.
 	IntervalLevel float64
+	// Summed: the caller sums the forecast's steps (it models increments),
+	// so Forecast fills Step.CumVar; otherwise CumVar is 0 and its cost (a
+	// quadratic form per step) is saved.
+	Summed bool
 }
 
 // Validate reports the first problem with c, or nil.
@@ -329,10 +333,15 @@ func (m *Model) varianceAt(psi []float64, kxx float64) float64 {
 // ζ⁻¹ψᵀ(A + D/γ)⁻¹ψ and prior Nyström-residual μ⁻¹(K(x,x) − ‖φ(x)‖²) parts;
 // the last enters the variance scaled by the calibrated ρ (calibrate.go).
 func (m *Model) varianceParts(psi []float64, kxx float64) (noise, param, prior float64) {
-	r := len(psi) - 1
 	q := m.rls.QuadForm(psi)
-	phi2 := dot(psi[:r], psi[:r])
-	return m.noiseVar, m.noiseVar * max(q, 0), m.noiseVar * m.rls.Gamma() * max(kxx-phi2, 0)
+	return m.noiseVar, m.noiseVar * max(q, 0), m.priorPart(psi, kxx)
+}
+
+// priorPart is the Nyström-residual part of varianceParts,
+// μ⁻¹(K(x,x) − ‖φ(x)‖²) with μ⁻¹ = γζ⁻¹. O(r).
+func (m *Model) priorPart(psi []float64, kxx float64) float64 {
+	r := len(psi) - 1
+	return m.noiseVar * m.rls.Gamma() * max(kxx-dot(psi[:r], psi[:r]), 0)
 }
 
 // VarianceParts returns the parts of the level-1 variance at the regressor

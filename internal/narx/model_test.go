@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -357,8 +358,7 @@ func TestEntropySelection(t *testing.T) {
 }
 
 func TestForecastLinearAR1Closed(t *testing.T) {
-	// Linear kernel, one y lag: ŷ = a·y + b, so linearisation is exact and the
-	// propagated variance obeys Var_h = v1(x̄_h) + a²·Var_{h−1}.
+	// Linear kernel, one y lag: ŷ = a·y + b, so linearisation is exact.
 	rng := rand.New(rand.NewPCG(11, 12))
 	N := 400
 	ys := make([]float64, N+1)
@@ -388,17 +388,31 @@ func TestForecastLinearAR1Closed(t *testing.T) {
 	if math.Abs(a-0.8) > 0.1 {
 		t.Fatalf("fitted AR coefficient %g, far from 0.8", a)
 	}
-	prevMean, prevVar := ys[N], 0.0
+	// The error of step h: the new noise, the previous step's noise error
+	// times a, and one parameter error δθ seen through J_h = ψ_h + a·J_{h−1}
+	// (ψ_h the features at the previous mean): Var_h = N_h + ζ⁻¹τ·J_hᵀ(A + D/γ)⁻¹J_h,
+	// N_h = τ(ζ⁻¹ + ρ·prior_h) + a²·N_{h−1}.
+	r := m.fm.r
+	psi, J := make([]float64, r+1), make([]float64, r+1)
+	prevMean, prevNoise := ys[N], 0.0
 	for i, s := range steps {
 		wantMean := a*prevMean + b
 		if math.Abs(s.Mean-wantMean) > 1e-9 {
 			t.Errorf("h=%d mean %g, want %g", i+1, s.Mean, wantMean)
 		}
-		wantVar := s.OneStepVar + a*a*prevVar
+		x := []float64{prevMean}
+		m.cfg.Kernel.Column(m.k, m.ws.Points(), x)
+		m.fm.apply(psi[:r], m.k)
+		psi[r] = 1
+		for j := range J {
+			J[j] = psi[j] + a*J[j]
+		}
+		noise := m.cal.tau*(m.noiseVar+m.cal.scale*m.priorPart(psi, m.cfg.Kernel.Eval(x, x))) + a*a*prevNoise
+		wantVar := noise + m.cal.tau*m.noiseVar*m.rls.QuadForm(J)
 		if math.Abs(s.Var-wantVar) > 1e-9*wantVar {
 			t.Errorf("h=%d var %g, want %g", i+1, s.Var, wantVar)
 		}
-		prevMean, prevVar = s.Mean, s.Var
+		prevMean, prevNoise = s.Mean, noise
 	}
 	if !(steps[7].Var > steps[0].Var) {
 		t.Error("variance did not grow with the horizon")
@@ -428,14 +442,18 @@ func TestSelectWorkingSetGramSame(t *testing.T) {
 }
 
 // TestForecastCumVarAgainstErrorRecursion: with a linear kernel the
-// linearised propagation is exact, so the forecast errors obey
-// e_h = Σ_a g_a e_{h−a} + ε_h with g the (constant) gradient and
-// Var ε_h = OneStepVar_h. Writing e = Aε (A lower triangular, built row by
-// row from that recursion) gives Var e_h = Σ_k A_hk² D_k and the variance of
-// the summed errors Var(Σ_{j≤h} e_j) = Σ_k (Σ_{j≤h} A_jk)² D_k, which
-// CumVar must equal. Lags 1, 2 and 4 exercise the covariance of several
-// fed-back values. The tolerance: both sides sum H·d products of O(1)
-// terms, so a few hundred ulps; 1e-9 relative.
+// linearised propagation is exact. Each step's error is its new noise ε_h
+// (variance τ(ζ⁻¹ + ρ·prior_h)), the earlier steps' errors fed back,
+// e_h = Σ_a g_a e_{h−a} + ε_h + J_hᵀδθ, and one parameter error δθ
+// (covariance ζ⁻¹τ·(A + D/γ)⁻¹) seen through J_h = ∂ŷ_h/∂θ. Written as
+// e = Aε + Jδθ (A lower triangular from the recursion), Var e_h =
+// Σ_k A_hk² D_k + J_hᵀΣJ_h and the summed errors' variance
+// Var(Σ_{j≤h} e_j) = Σ_k (Σ_{j≤h} A_jk)² D_k + (Σ_j J_j)ᵀΣ(Σ_j J_j), which
+// Var and CumVar must equal. J is measured here by central differences of
+// the forecast path in θ, independently of the recursion Forecast uses.
+// Lags 1, 2 and 4 exercise the covariance of several fed-back values.
+// Tolerance 1e-6 relative: the differences' truncation (the path is a
+// polynomial in θ) at δ = 1e-5, and rounding of the quadratic forms.
 func TestForecastCumVarAgainstErrorRecursion(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	lags := []int{1, 2, 4}
@@ -445,7 +463,7 @@ func TestForecastCumVarAgainstErrorRecursion(t *testing.T) {
 		ys[i] = 0.5*ys[i-1] + 0.3*ys[i-2] - 0.2*ys[i-4] + 0.05 + 0.3*rng.NormFloat64()
 	}
 	cfg := Config{Embedding: Embedding{YLags: lags}, Kernel: Kernel{Type: Linear}, Size: 10,
-		Gamma: 1e4, Forgetting: 1, Window: 100, Select: SelectOptions{MaxIter: 200, Patience: 100}}
+		Gamma: 1e4, Forgetting: 1, Window: 100, Select: SelectOptions{MaxIter: 200, Patience: 100}, Summed: true}
 	var X, y []float64
 	for i := 4; i < N; i++ {
 		X = append(X, ys[i-1], ys[i-2], ys[i-4])
@@ -465,8 +483,9 @@ func TestForecastCumVarAgainstErrorRecursion(t *testing.T) {
 	const H = 12
 	steps := make([]Step, H)
 	m.Forecast(steps, h, nil)
-	// The gradient of a linear predictor, by differences at 0 (exact up to
-	// rounding: ŷ is affine).
+	r := m.fm.r
+	// The gradient of a linear predictor in x, by differences at 0 (exact up
+	// to rounding: ŷ is affine).
 	g := make([]float64, len(lags))
 	x := make([]float64, len(lags))
 	b := m.Predict(x)
@@ -475,31 +494,68 @@ func TestForecastCumVarAgainstErrorRecursion(t *testing.T) {
 		g[i] = m.Predict(x) - b
 		x[i] = 0
 	}
+	// J by central differences of the mean path in θ.
+	J := make([][]float64, H)
+	for k := range J {
+		J[k] = make([]float64, r+1)
+	}
+	theta := m.rls.Theta()
+	plus, minus := make([]Step, H), make([]Step, H)
+	const delta = 1e-5
+	for j := range theta {
+		th := theta[j]
+		theta[j], m.alphaFresh = th+delta, false
+		m.Forecast(plus, h, nil)
+		theta[j], m.alphaFresh = th-delta, false
+		m.Forecast(minus, h, nil)
+		theta[j], m.alphaFresh = th, false
+		for k := range J {
+			J[k][j] = (plus[k].Mean - minus[k].Mean) / (2 * delta)
+		}
+	}
+	// D_k: the new noise of step k at the mean path's regressor.
+	path := append(slices.Clone(ys[N-4:]), make([]float64, H)...)
+	psi := make([]float64, r+1)
+	D := make([]float64, H)
+	for k := range D {
+		xk := []float64{path[3+k], path[2+k], path[k]}
+		m.cfg.Kernel.Column(m.k, m.ws.Points(), xk)
+		m.fm.apply(psi[:r], m.k)
+		psi[r] = 1
+		D[k] = m.cal.tau * (m.noiseVar + m.cal.scale*m.priorPart(psi, m.cfg.Kernel.Eval(xk, xk)))
+		path[4+k] = steps[k].Mean
+	}
 	A := make([][]float64, H)
-	for r := range A {
-		A[r] = make([]float64, H)
-		A[r][r] = 1
+	for row := range A {
+		A[row] = make([]float64, H)
+		A[row][row] = 1
 		for i, a := range lags {
-			if r-a >= 0 {
-				for k := range A[r] {
-					A[r][k] += g[i] * A[r-a][k]
+			if row-a >= 0 {
+				for k := range A[row] {
+					A[row][k] += g[i] * A[row-a][k]
 				}
 			}
 		}
 	}
-	sum := make([]float64, H)
-	for r, s := range steps {
+	pv := m.cal.tau * m.noiseVar
+	sum, jsum := make([]float64, H), make([]float64, r+1)
+	for row, s := range steps {
 		var v, cv float64
 		for k := range sum {
-			sum[k] += A[r][k]
-			v += A[r][k] * A[r][k] * steps[k].OneStepVar
-			cv += sum[k] * sum[k] * steps[k].OneStepVar
+			sum[k] += A[row][k]
+			v += A[row][k] * A[row][k] * D[k]
+			cv += sum[k] * sum[k] * D[k]
 		}
-		if math.Abs(s.Var-v) > 1e-9*v {
-			t.Errorf("h=%d Var %g, want %g", r+1, s.Var, v)
+		for j := range jsum {
+			jsum[j] += J[row][j]
 		}
-		if math.Abs(s.CumVar-cv) > 1e-9*cv {
-			t.Errorf("h=%d CumVar %g, want %g", r+1, s.CumVar, cv)
+		v += pv * m.rls.QuadForm(J[row])
+		cv += pv * m.rls.QuadForm(jsum)
+		if math.Abs(s.Var-v) > 1e-6*v {
+			t.Errorf("h=%d Var %g, want %g", row+1, s.Var, v)
+		}
+		if math.Abs(s.CumVar-cv) > 1e-6*cv {
+			t.Errorf("h=%d CumVar %g, want %g", row+1, s.CumVar, cv)
 		}
 	}
 	if !(steps[H-1].CumVar > steps[H-1].Var) {

@@ -94,6 +94,7 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	if st.Model.Fitted {
 		mc := l.cfg.Model
 		mc.Embedding.YLags = st.YLags
+		mc.Summed = st.Form.Diff
 		m, err := narx.NewModel(mc)
 		if err != nil {
 			return fmt.Errorf("online: snapshot lags: %w", err)

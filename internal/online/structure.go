@@ -403,6 +403,7 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 		data[i] = l.makeForm(f, ys, us, floor)
 	}
 	try := func(d formData, c narx.Config, search bool) (structure, error) {
+		c.Summed = d.form.Diff // its forecasts are summed back to levels
 		X, y := embed(c.Embedding, d.ws, d.us, l.nu, from-d.off)
 		if len(y) < minTargets(c.Embedding.Dim()) {
 			return structure{score: math.Inf(-1)}, nil
