@@ -492,3 +492,28 @@ func TestConfiguredLagsJoinAsTheDataAllow(t *testing.T) {
 		t.Errorf("lags [30] on 40 samples: fitted %v, %d forecast steps", last.Fitted, len(last.Forecast))
 	}
 }
+
+// TestObserveDoesNotAllocate: once the last re-choice is done, an
+// observation with its one-step prediction, update and forecast allocates
+// nothing (the daemon's per-record path).
+func TestObserveDoesNotAllocate(t *testing.T) {
+	cfg := autoConfig()
+	cfg.Warmup = 150
+	l, _ := NewLearner(cfg)
+	y := noisySine(600, 0.1, 3)
+	for i, v := range y[:400] {
+		if _, err := l.Observe(Observation{T: int64(i), Y: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := 400
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := l.Observe(Observation{T: int64(k), Y: y[k]}); err != nil {
+			t.Fatal(err)
+		}
+		k++
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per observation, want 0", allocs)
+	}
+}
