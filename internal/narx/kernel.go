@@ -18,6 +18,12 @@ const (
 	Linear
 	// Polynomial is K(x,z) = (xᵀz + τ)^d.
 	Polynomial
+	// LinearRBF is K(x,z) = xᵀz/n + exp(−‖x−z‖²/σ²), n = len(x): a linear
+	// part that extrapolates (a trend, a level beyond the data) beside an
+	// RBF part that bends; a sum of positive definite kernels is one (book
+	// §3.5). With standardised regressors the two parts are of one size: xᵀz/n
+	// is the mean product of coordinates of unit variance.
+	LinearRBF
 )
 
 func (t KernelType) String() string {
@@ -28,6 +34,8 @@ func (t KernelType) String() string {
 		return "linear"
 	case Polynomial:
 		return "poly"
+	case LinearRBF:
+		return "linear+rbf"
 	}
 	return fmt.Sprintf("KernelType(%d)", int(t))
 }
@@ -43,7 +51,7 @@ type Kernel struct {
 // Validate reports the first problem with k, or nil.
 func (k Kernel) Validate() error {
 	switch k.Type {
-	case RBF:
+	case RBF, LinearRBF:
 		if !(k.Sigma2 > 0) || math.IsInf(k.Sigma2, 0) {
 			return fmt.Errorf("rbf kernel needs a finite sigma2 > 0 (got %v)", k.Sigma2)
 		}
@@ -72,6 +80,8 @@ func (k Kernel) Eval(x, z []float64) float64 {
 		return math.Exp(-d / k.Sigma2)
 	case Linear:
 		return dot(x, z)
+	case LinearRBF:
+		return dot(x, z)/float64(len(x)) + math.Exp(-sqDist(x, z)/k.Sigma2)
 	default:
 		return powInt(dot(x, z)+k.Offset, k.Degree)
 	}
@@ -114,6 +124,13 @@ func (k Kernel) GradAdd(g []float64, c, kx float64, s, x []float64) {
 	case Linear:
 		for i := range g {
 			g[i] += c * s[i]
+		}
+	case LinearRBF:
+		// kx is the sum; the RBF part alone is K − xᵀs/n.
+		n := float64(len(x))
+		f := -2 * c * (kx - dot(s, x)/n) / k.Sigma2
+		for i := range g {
+			g[i] += c*s[i]/n + f*(x[i]-s[i])
 		}
 	default:
 		f := c * float64(k.Degree) * powInt(dot(s, x)+k.Offset, k.Degree-1)

@@ -64,10 +64,10 @@ type WidthSearch struct {
 // distance is the natural center), then a golden-section refinement of ln σ²
 // between the best grid point's neighbours to |Δ ln σ²| < 0.05. Each trial is
 // a full fit (working-set selection, features, level 2), so the cost is about
-// 19 fits. cfg.Kernel must be RBF; its Sigma2 is ignored.
+// 19 fits. cfg.Kernel must be RBF or LinearRBF; its Sigma2 is ignored.
 func SearchSigma2(cfg Config, X, y []float64, center float64) (WidthSearch, error) {
-	if cfg.Kernel.Type != RBF {
-		return WidthSearch{}, fmt.Errorf("narx: width search needs an RBF kernel")
+	if cfg.Kernel.Type != RBF && cfg.Kernel.Type != LinearRBF {
+		return WidthSearch{}, fmt.Errorf("narx: width search needs a kernel with an RBF part")
 	}
 	if !(center > 0) || math.IsInf(center, 0) {
 		return WidthSearch{}, fmt.Errorf("narx: width search center %v", center)

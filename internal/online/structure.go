@@ -489,6 +489,19 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 					bestRBF = st
 				}
 			}
+			// The sum of the linear and RBF kernels, on the best RBF lags:
+			// a nonlinear model that still extrapolates a level or trend.
+			if slices.Contains(kernels, narx.Linear) && bestRBF.fits {
+				c := bestRBF.cfg
+				c.Kernel.Type = narx.LinearRBF
+				st, err := try(data[i], c, l.cfg.AutoSigma2)
+				if err != nil {
+					return structure{}, err
+				}
+				if st.better(bestRBF) {
+					bestRBF = st
+				}
+			}
 			handicapped := bestRBF
 			handicapped.score -= margin
 			if handicapped.better(perForm[i]) {

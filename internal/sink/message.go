@@ -63,7 +63,7 @@ type ModelInfo struct {
 	Lags     []int   `json:"lags"`
 	Kernel   string  `json:"kernel"`
 	Form     string  `json:"form"`
-	Sigma2   float64 `json:"sigma2,omitempty"` // RBF kernels only
+	Sigma2   float64 `json:"sigma2,omitempty"` // kernels with an RBF part only
 	Gamma    float64 `json:"gamma"`
 	NoiseStd float64 `json:"noise_std"`
 	DEff     float64 `json:"d_eff"`
@@ -104,7 +104,7 @@ func ModelInfoOf(l *online.Learner) ModelInfo {
 	cfg := m.Config()
 	_, scale := l.Scale()
 	sigma2 := 0.0
-	if cfg.Kernel.Type == narx.RBF {
+	if cfg.Kernel.Type == narx.RBF || cfg.Kernel.Type == narx.LinearRBF {
 		sigma2 = cfg.Kernel.Sigma2
 	}
 	return ModelInfo{
