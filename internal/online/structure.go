@@ -77,10 +77,8 @@ const rbfMinGain = 2
 // fewer, the width and γ of an RBF fit the few samples closely, and a
 // differenced form's drift is a noisy mean of few increments that the
 // forecast extrapolates; the evidence and the validation near the end both
-// choose them where they forecast worse. Measured on the NN3 training
-// columns less their last 18 values (scored on those 18; no test values):
-// mean sMAPE 24.6 with both at any size, 21.0 with differencing off, 17.9
-// with the RBF off, 16.3 with both off below 128 samples.
+// choose them where they forecast worse (measured on training data only:
+// docs/benchmarks.md, "Real series").
 const richMinSamples = 128
 
 // formData is the series in one form, standardised, with its inputs.
