@@ -75,7 +75,7 @@ func (c *backtestCommand) flags(stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&c.horizon, "horizon", 0, "forecast horizon `H` (default: forecast.horizon of the configuration)")
 	fs.IntVar(&c.evalFrom, "eval-from", 0, "prequential: 1-based index `K` of the first scored target (default: the first after warm-up)")
 	fs.StringVar(&c.forecasts, "forecasts", "", "write the forecast messages to `OUT.jsonl`, one per line")
-	fs.StringVar(&c.reportPath, "report", "", "write the JSON report to `OUT.json` ('-': standard output, instead of the summary)")
+	fs.StringVar(&c.reportPath, "report", "", "write the JSON report to `OUT.json` ('-': standard output, instead of the summary); a number that is not finite is null")
 	fs.StringVar(&c.plot, "plot", "", "draw actual vs forecast with its band to `OUT.svg|OUT.png|OUT.pdf`")
 	fs.BoolVar(&c.tune, "tune", false, "iterated: choose the structure by a batch search on the training values (not what the daemon runs)")
 	fs.Usage = func() {
@@ -531,55 +531,55 @@ type timing struct {
 	UpdateNsP50 int64     `json:"update_ns_p50"`
 	UpdateNsP99 int64     `json:"update_ns_p99"`
 	SamplesPerS jsonFloat `json:"samples_per_s"`
-	FitMs       float64   `json:"fit_ms"`
+	FitMs       jsonFloat `json:"fit_ms"`
 }
 
 // effectiveConfig is the configuration the Learner ran with: the lags and
 // σ² it chose at the fit when they were auto, and the γ it started from (the
 // model section of the report has the current γ).
 type effectiveConfig struct {
-	Lags           []int   `json:"lags"`
-	LagCandidates  []int   `json:"lag_candidates,omitempty"`
-	Inputs         int     `json:"inputs"`
-	InputLags      []int   `json:"input_lags"`
-	WorkingSet     int     `json:"working_set"`
-	Kernel         string  `json:"kernel"`
-	Sigma2         float64 `json:"sigma2,omitempty"` // RBF only
-	Sigma2Auto     bool    `json:"sigma2_auto"`
-	Degree         int     `json:"degree,omitempty"`
-	Offset         float64 `json:"offset,omitempty"`
-	Gamma          float64 `json:"gamma"`
-	GammaAuto      bool    `json:"gamma_auto"`
-	Forgetting     float64 `json:"forgetting"`
-	Warmup         int     `json:"warmup"`
-	Cutoff         float64 `json:"cutoff"`
-	Window         int     `json:"window"`
-	SwapInterval   int     `json:"swap_interval"`
-	NoiseEvery     int     `json:"noise_every"`
-	Seed           uint64  `json:"seed"`
-	Scale          string  `json:"scale"`
-	SelectIter     int     `json:"select_iter"`
-	SelectPatience int     `json:"select_patience"`
-	Horizon        int     `json:"horizon"`
-	Every          int     `json:"every"`
-	Level          float64 `json:"level"`
+	Lags           []int     `json:"lags"`
+	LagCandidates  []int     `json:"lag_candidates,omitempty"`
+	Inputs         int       `json:"inputs"`
+	InputLags      []int     `json:"input_lags"`
+	WorkingSet     int       `json:"working_set"`
+	Kernel         string    `json:"kernel"`
+	Sigma2         jsonFloat `json:"sigma2,omitempty"` // RBF only
+	Sigma2Auto     bool      `json:"sigma2_auto"`
+	Degree         int       `json:"degree,omitempty"`
+	Offset         jsonFloat `json:"offset,omitempty"`
+	Gamma          jsonFloat `json:"gamma"`
+	GammaAuto      bool      `json:"gamma_auto"`
+	Forgetting     jsonFloat `json:"forgetting"`
+	Warmup         int       `json:"warmup"`
+	Cutoff         jsonFloat `json:"cutoff"`
+	Window         int       `json:"window"`
+	SwapInterval   int       `json:"swap_interval"`
+	NoiseEvery     int       `json:"noise_every"`
+	Seed           uint64    `json:"seed"`
+	Scale          string    `json:"scale"`
+	SelectIter     int       `json:"select_iter"`
+	SelectPatience int       `json:"select_patience"`
+	Horizon        int       `json:"horizon"`
+	Every          int       `json:"every"`
+	Level          jsonFloat `json:"level"`
 }
 
 // modelReport is the model's state at the end of the run.
 type modelReport struct {
-	M             int     `json:"m"`
-	Rank          int     `json:"rank"`
-	Kernel        string  `json:"kernel"` // the kernel chosen at the last re-choice
-	Form          string  `json:"form"`   // none, log, diff or log+diff (online.Form)
-	Sigma2        float64 `json:"sigma2,omitempty"` // RBF only
-	Gamma         float64 `json:"gamma"`
-	NoiseStd      float64 `json:"noise_std"`
-	DEff          float64 `json:"d_eff"`
-	Swaps         int     `json:"swaps"`
-	EigenRefresh  int     `json:"eigen_refresh"`
-	Outliers      int64   `json:"outliers"` // samples flagged by robust reweighting
-	SamplesWeight float64 `json:"samples_weight"`
-	Entropy       float64 `json:"entropy"`
+	M             int       `json:"m"`
+	Rank          int       `json:"rank"`
+	Kernel        string    `json:"kernel"`           // the kernel chosen at the last re-choice
+	Form          string    `json:"form"`             // none, log, diff or log+diff (online.Form)
+	Sigma2        jsonFloat `json:"sigma2,omitempty"` // RBF only
+	Gamma         jsonFloat `json:"gamma"`
+	NoiseStd      jsonFloat `json:"noise_std"`
+	DEff          jsonFloat `json:"d_eff"`
+	Swaps         int       `json:"swaps"`
+	EigenRefresh  int       `json:"eigen_refresh"`
+	Outliers      int64     `json:"outliers"` // samples flagged by robust reweighting
+	SamplesWeight jsonFloat `json:"samples_weight"`
+	Entropy       jsonFloat `json:"entropy"`
 }
 
 func (b *backtest) report(protocol string, nTrain int) *report {
@@ -593,18 +593,18 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 	}
 	rep.Config = effectiveConfig{
 		Lags: lags, LagCandidates: c.LagCandidates, Inputs: c.Model.Embedding.Inputs(),
-		WorkingSet: c.Model.Size, Kernel: k.Type.String(), Sigma2: k.Sigma2, Sigma2Auto: c.AutoSigma2,
-		Gamma: c.Model.Gamma, GammaAuto: c.Model.AutoGamma, Forgetting: c.Model.Forgetting, Warmup: c.Warmup, Cutoff: c.Model.Cutoff,
+		WorkingSet: c.Model.Size, Kernel: k.Type.String(), Sigma2: jsonFloat(k.Sigma2), Sigma2Auto: c.AutoSigma2,
+		Gamma: jsonFloat(c.Model.Gamma), GammaAuto: c.Model.AutoGamma, Forgetting: jsonFloat(c.Model.Forgetting), Warmup: c.Warmup, Cutoff: jsonFloat(c.Model.Cutoff),
 		Window: c.Model.Window, SwapInterval: c.Model.SwapInterval, NoiseEvery: c.Model.NoiseEvery,
 		Seed: c.Model.Seed, Scale: b.scale, SelectIter: c.Model.Select.MaxIter,
-		SelectPatience: c.Model.Select.Patience, Horizon: c.Horizon, Every: c.Every, Level: c.Level,
+		SelectPatience: c.Model.Select.Patience, Horizon: c.Horizon, Every: c.Every, Level: jsonFloat(c.Level),
 	}
 	rep.Config.InputLags = []int{}
 	if rep.Config.Inputs > 0 {
 		rep.Config.InputLags = c.Model.Embedding.InputLags[0]
 	}
 	if k.Type.String() == "poly" {
-		rep.Config.Degree, rep.Config.Offset = k.Degree, k.Offset
+		rep.Config.Degree, rep.Config.Offset = k.Degree, jsonFloat(k.Offset)
 	}
 	rep.Metrics.metrics = b.pooled.metrics()
 	for h := range b.byH {
@@ -617,7 +617,7 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 		total += d
 	}
 	rep.Timing = timing{Updates: len(sorted), UpdateNsP50: percentile(sorted, 0.5), UpdateNsP99: percentile(sorted, 0.99),
-		SamplesPerS: jsonFloat(math.NaN()), FitMs: float64(b.fitTime) / 1e6}
+		SamplesPerS: jsonFloat(math.NaN()), FitMs: jsonFloat(float64(b.fitTime) / 1e6)}
 	if total > 0 {
 		rep.Timing.SamplesPerS = jsonFloat(float64(len(sorted)) / (float64(total) / 1e9))
 	}
@@ -625,9 +625,9 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 		m := b.l.Model()
 		info := m.Info()
 		mi := sink.ModelInfoOf(b.l)
-		rep.Model = modelReport{M: info.M, Rank: info.Rank, Kernel: mi.Kernel, Form: mi.Form, Sigma2: mi.Sigma2, Gamma: info.Gamma,
-			NoiseStd: sink.ModelInfoOf(b.l).NoiseStd, DEff: info.DEff, Swaps: info.Swaps, EigenRefresh: info.EigenRefresh, Outliers: b.l.Outliers(),
-			SamplesWeight: info.SamplesWeight, Entropy: info.Entropy}
+		rep.Model = modelReport{M: info.M, Rank: info.Rank, Kernel: mi.Kernel, Form: mi.Form, Sigma2: jsonFloat(mi.Sigma2), Gamma: jsonFloat(info.Gamma),
+			NoiseStd: jsonFloat(mi.NoiseStd), DEff: jsonFloat(info.DEff), Swaps: info.Swaps, EigenRefresh: info.EigenRefresh, Outliers: b.l.Outliers(),
+			SamplesWeight: jsonFloat(info.SamplesWeight), Entropy: jsonFloat(info.Entropy)}
 	}
 	return rep
 }

@@ -430,3 +430,38 @@ func TestBacktestTruthColumn(t *testing.T) {
 		t.Errorf("unknown --truth column: exit %d (%s)", code, stderr)
 	}
 }
+
+// A report whose model holds non-finite numbers (the entropy of a linear
+// kernel's working set, a log of a sum that can be zero) is still written:
+// every such field is null, every other one as it is.
+func TestBacktestReportNonFiniteIsNull(t *testing.T) {
+	rep := &report{Protocol: "iterated", Data: "x.csv"}
+	rep.Config.Level, rep.Config.Gamma = 0.95, jsonFloat(math.Inf(1))
+	rep.Model = modelReport{M: 3, Kernel: "linear", Gamma: 2, Entropy: jsonFloat(math.NaN()), SamplesWeight: jsonFloat(math.Inf(-1)), DEff: 1.5}
+	rep.Timing.FitMs = jsonFloat(math.Inf(1))
+	rep.Metrics.metrics = (&score{}).metrics()
+	var out bytes.Buffer
+	if err := (&backtestCommand{reportPath: "-"}).writeReport(rep, &out); err != nil {
+		t.Fatalf("writeReport: %v", err)
+	}
+	var got struct {
+		Config struct{ Gamma, Level *float64 }
+		Model  struct {
+			Entropy       *float64
+			DEff          *float64 `json:"d_eff"`
+			SamplesWeight *float64 `json:"samples_weight"`
+		}
+		Timing struct {
+			FitMs *float64 `json:"fit_ms"`
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("%v in %s", err, out.String())
+	}
+	if got.Model.Entropy != nil || got.Model.SamplesWeight != nil || got.Timing.FitMs != nil || got.Config.Gamma != nil {
+		t.Errorf("non-finite fields not null: %s", out.String())
+	}
+	if got.Model.DEff == nil || *got.Model.DEff != 1.5 || got.Config.Level == nil || *got.Config.Level != 0.95 {
+		t.Errorf("finite fields changed: %s", out.String())
+	}
+}

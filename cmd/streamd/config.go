@@ -23,6 +23,7 @@ import (
 	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/robust"
+	"github.com/streamd/streamd/internal/sink"
 	"github.com/streamd/streamd/internal/source"
 )
 
@@ -56,6 +57,15 @@ type KafkaConfig struct {
 	CheckpointInterval time.Duration `yaml:"checkpoint_interval"`
 	// MaxRecordBytes rejects larger input records (to the dead-letter topic).
 	MaxRecordBytes int `yaml:"max_record_bytes"`
+	// Partitioner partitions the forecasts and dead letters by key, as the
+	// producers of the input should: murmur2, crc32 or fnv1a.
+	Partitioner string `yaml:"partitioner"`
+	// MaxSeriesBytes bounds a series id's length (ids with control
+	// characters are rejected too).
+	MaxSeriesBytes int `yaml:"max_series_bytes"`
+	// DeadLetterMaxBytes is the dead-letter topic's max.message.bytes: a
+	// larger dead letter is cut to fit.
+	DeadLetterMaxBytes int `yaml:"dead_letter_max_bytes"`
 	// MaxSeriesPerPartition caps the live series of one input partition; the
 	// least recently seen series is evicted beyond it.
 	MaxSeriesPerPartition int `yaml:"max_series_per_partition"`
@@ -98,6 +108,15 @@ type FieldsConfig struct {
 	Future string `yaml:"future"`
 }
 
+// stateTopic is the state topic's name: kafka.state_topic, where auto is
+// "<group>-state" (a state topic belongs to one consumer group).
+func (k *KafkaConfig) stateTopic() string {
+	if k.StateTopic == "auto" {
+		return k.Group + "-state"
+	}
+	return k.StateTopic
+}
+
 // ProcessConfig tunes the daemon's Go runtime.
 type ProcessConfig struct {
 	// MemoryLimitMiB is the Go runtime's soft memory limit
@@ -107,9 +126,75 @@ type ProcessConfig struct {
 	MemoryLimitMiB int `yaml:"memory_limit_mib"`
 }
 
-// HTTPConfig is the metrics and health endpoint.
+// HTTPConfig is the HTTP server: metrics, health, the series API and the
+// web view.
 type HTTPConfig struct {
-	Listen string `yaml:"listen"`
+	Listen            string         `yaml:"listen"`
+	ReadHeaderTimeout time.Duration  `yaml:"read_header_timeout"`
+	ReadTimeout       time.Duration  `yaml:"read_timeout"`
+	WriteTimeout      time.Duration  `yaml:"write_timeout"`
+	IdleTimeout       time.Duration  `yaml:"idle_timeout"`
+	TLS               HTTPTLSConfig  `yaml:"tls"`
+	Auth              HTTPAuthConfig `yaml:"auth"`
+	WhatIf            WhatIfConfig   `yaml:"what_if"`
+}
+
+// HTTPTLSConfig is http.tls: HTTPS, and client certificates as
+// authentication when ClientCAFile is set.
+type HTTPTLSConfig struct {
+	CertFile     string `yaml:"cert_file"`
+	KeyFile      string `yaml:"key_file"`
+	ClientCAFile string `yaml:"client_ca_file"`
+}
+
+// HTTPAuthConfig is http.auth: a bearer token, read from a file or an
+// environment variable, that every route but /healthz (and /metrics with
+// PublicMetrics) requires.
+type HTTPAuthConfig struct {
+	TokenFile     string `yaml:"token_file"`
+	TokenEnv      string `yaml:"token_env"`
+	PublicMetrics bool   `yaml:"public_metrics"`
+}
+
+// WhatIfConfig is http.what_if: the bounds of what-if forecasts, which run
+// on their series' partition goroutine.
+type WhatIfConfig struct {
+	MaxConcurrent int `yaml:"max_concurrent"`
+	MaxHorizon    int `yaml:"max_horizon"`
+}
+
+// maxWhatIfHorizon bounds http.what_if.max_horizon: a forecast of that many
+// steps takes seconds at M = 100.
+const maxWhatIfHorizon = 1000000
+
+func (h *HTTPConfig) validate(p *problems) {
+	if _, _, err := net.SplitHostPort(h.Listen); err != nil {
+		p.add("http.listen", "must be host:port (got %q)", h.Listen)
+	}
+	for _, t := range []struct {
+		path string
+		v    time.Duration
+	}{{"http.read_header_timeout", h.ReadHeaderTimeout}, {"http.read_timeout", h.ReadTimeout},
+		{"http.write_timeout", h.WriteTimeout}, {"http.idle_timeout", h.IdleTimeout}} {
+		if t.v < 100*time.Millisecond {
+			p.add(t.path, "must be a duration of at least 100ms, such as 30s (got %v)", t.v)
+		}
+	}
+	if (h.TLS.CertFile == "") != (h.TLS.KeyFile == "") {
+		p.add("http.tls", "cert_file and key_file go together (got %q and %q)", h.TLS.CertFile, h.TLS.KeyFile)
+	}
+	if h.TLS.ClientCAFile != "" && h.TLS.CertFile == "" {
+		p.add("http.tls.client_ca_file", "needs http.tls.cert_file and key_file: client certificates are checked over TLS (got %q)", h.TLS.ClientCAFile)
+	}
+	if h.Auth.TokenFile != "" && h.Auth.TokenEnv != "" {
+		p.add("http.auth", "token_file and token_env exclude each other (got %q and %q)", h.Auth.TokenFile, h.Auth.TokenEnv)
+	}
+	if h.WhatIf.MaxConcurrent < 1 {
+		p.add("http.what_if.max_concurrent", "must be ≥ 1 (got %d)", h.WhatIf.MaxConcurrent)
+	}
+	if h.WhatIf.MaxHorizon < 1 || h.WhatIf.MaxHorizon > maxWhatIfHorizon {
+		p.add("http.what_if.max_horizon", "must be 1..%d (got %d)", maxWhatIfHorizon, h.WhatIf.MaxHorizon)
+	}
 }
 
 // ModelConfig is the model section: the NARX embedding, the kernel, the
@@ -255,15 +340,19 @@ func DefaultConfig() Config {
 			Group:                 "streamd",
 			InputTopics:           []string{"series"},
 			ForecastTopic:         "forecasts",
-			StateTopic:            "streamd-state",
+			StateTopic:            "auto",
 			DeadLetterTopic:       "series-dlq",
 			CheckpointRecords:     50000,
 			CheckpointInterval:    10 * time.Second,
 			MaxRecordBytes:        1 << 20,
+			DeadLetterMaxBytes:    1048588,
+			MaxSeriesBytes:        256,
+			Partitioner:           "murmur2",
 			MaxSeriesPerPartition: 100000,
 			Fields:                FieldsConfig{Series: "series", T: "t", Y: "y", U: "u", Future: "future"},
 		},
-		HTTP: HTTPConfig{Listen: "127.0.0.1:9464"},
+		HTTP: HTTPConfig{Listen: "127.0.0.1:9464", ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
+			WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, WhatIf: WhatIfConfig{MaxConcurrent: 4, MaxHorizon: 10000}},
 		Model: ModelConfig{
 			Lags:           Lags{Auto: true},
 			InputLags:      Lags{},
@@ -333,12 +422,74 @@ func ParseConfig(b []byte) (Config, error) {
 	strict := yaml.NewDecoder(bytes.NewReader(b))
 	strict.KnownFields(true)
 	if err := strict.Decode(&c); err != nil {
-		return Config{}, err
+		return Config{}, withPaths(err, &root)
 	}
 	if err := c.Validate(); err != nil {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// withPaths names the key of each value a *yaml.TypeError could not decode
+// ("line 2: model.working_set: cannot unmarshal !!str `many` into int"):
+// yaml's messages give only the line. The value is found by its line and
+// its text, which the message quotes; a mapping or a list, which the
+// message does not quote, by its line alone (the innermost on the line).
+func withPaths(err error, root *yaml.Node) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	type scalar struct {
+		line  int
+		value string
+	}
+	paths := map[scalar]string{}
+	collections := map[int]string{} // the last collection starting on a line
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+			collections[n.Line] = path
+		}
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				p := n.Content[i].Value
+				if path != "" {
+					p = path + "." + p
+				}
+				walk(n.Content[i+1], p)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, fmt.Sprintf("%s[%d]", path, i))
+			}
+		case yaml.ScalarNode:
+			paths[scalar{n.Line, n.Value}] = path
+		}
+	}
+	walk(root, "")
+	msgs := make([]string, len(te.Errors))
+	for i, m := range te.Errors {
+		msgs[i] = m
+		var line int
+		if _, err := fmt.Sscanf(m, "line %d:", &line); err != nil {
+			continue
+		}
+		p, ok := collections[line]
+		if a, b := strings.Index(m, "`"), strings.LastIndex(m, "`"); a >= 0 && b > a {
+			p, ok = paths[scalar{line, m[a+1 : b]}]
+		}
+		if ok && p != "" {
+			head := fmt.Sprintf("line %d:", line)
+			msgs[i] = head + " " + p + ":" + strings.TrimPrefix(m, head)
+		}
+	}
+	return errors.New(strings.Join(msgs, "\n"))
 }
 
 // FieldError is a bad configuration value: Path is the YAML path
@@ -362,9 +513,7 @@ func (p *problems) add(path, format string, args ...any) {
 func (c *Config) Validate() error {
 	var p problems
 	c.Kafka.validate(&p)
-	if _, _, err := net.SplitHostPort(c.HTTP.Listen); err != nil {
-		p.add("http.listen", "must be host:port (got %q)", c.HTTP.Listen)
-	}
+	c.HTTP.validate(&p)
 	c.Robust.validate(&p)
 	c.Forecast.validate(&p)
 	if c.Process.MemoryLimitMiB < 0 {
@@ -480,7 +629,7 @@ func (k *KafkaConfig) validate(p *problems) {
 	if k.CheckpointInterval < 100*time.Millisecond {
 		p.add("kafka.checkpoint_interval", "must be a duration of at least 100ms, such as 10s (got %v)", k.CheckpointInterval)
 	}
-	if slices.Contains(k.InputTopics, k.StateTopic) || slices.Contains(k.InputTopics, k.ForecastTopic) {
+	if slices.Contains(k.InputTopics, k.stateTopic()) || slices.Contains(k.InputTopics, k.ForecastTopic) {
 		p.add("kafka.input_topics", "must not include the forecast or state topic (got %q)", k.InputTopics)
 	}
 	switch k.SASL.Mechanism {
@@ -500,6 +649,15 @@ func (k *KafkaConfig) validate(p *problems) {
 	}
 	if k.MaxRecordBytes < 1 {
 		p.add("kafka.max_record_bytes", "must be ≥ 1 (got %d)", k.MaxRecordBytes)
+	}
+	if !slices.Contains(sink.Partitioners, k.Partitioner) {
+		p.add("kafka.partitioner", "must be one of %s (got %q)", strings.Join(sink.Partitioners, ", "), k.Partitioner)
+	}
+	if k.MaxSeriesBytes < 1 || k.MaxSeriesBytes > 65536 {
+		p.add("kafka.max_series_bytes", "must be 1..65536 (got %d)", k.MaxSeriesBytes)
+	}
+	if k.DeadLetterMaxBytes < 4096 {
+		p.add("kafka.dead_letter_max_bytes", "must be ≥ 4096 (got %d)", k.DeadLetterMaxBytes)
 	}
 }
 
@@ -769,10 +927,11 @@ func (c *Config) decoder() source.Decoder {
 		}
 	}
 	return source.Decoder{
-		Fields:   source.Fields{Series: f.Series, T: f.T, Y: f.Y, U: f.U, Future: f.Future},
-		MaxBytes: c.Kafka.MaxRecordBytes,
-		Planned:  planned,
-		Unit:     c.Model.timeUnit(),
+		Fields:         source.Fields{Series: f.Series, T: f.T, Y: f.Y, U: f.U, Future: f.Future},
+		MaxBytes:       c.Kafka.MaxRecordBytes,
+		MaxSeriesBytes: c.Kafka.MaxSeriesBytes,
+		Planned:        planned,
+		Unit:           c.Model.timeUnit(),
 	}
 }
 

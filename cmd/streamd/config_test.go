@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -93,12 +94,21 @@ func TestBadConfig(t *testing.T) {
 			[]string{"line 4", "series[0].model.lag"}},
 		{"unknown nested key in a series override", "series:\n  - match: a*\n    model:\n      kernel: {sigm2: 3}\n",
 			[]string{"line 4", "series[0].model.kernel.sigm2"}},
-		{"wrong type", "model:\n  working_set: many\n", []string{"line 2", "many"}},
+		{"wrong type", "model:\n  working_set: many\n", []string{"line 2: model.working_set: cannot unmarshal", "many"}},
+		{"wrong type in a flow map", "kafka: {group: g, max_record_bytes: big}\n", []string{"line 1: kafka.max_record_bytes: cannot unmarshal", "big"}},
+		{"wrong type in a list", "kafka:\n  brokers: [a:1, {x: 1}]\n", []string{"line 2: kafka.brokers[1]: cannot unmarshal !!map"}},
 		{"lags not a number", "model:\n  lags: often\n", []string{"line 2", "lag", "often"}},
 		{"lag list with a string", "model:\n  lags: [1, two]\n", []string{"line 2", "two"}},
 		{"gamma not a number", "model:\n  gamma: big\n", []string{"line 2", "auto", "big"}},
 		{"two documents", "model: {}\n---\nmodel: {}\n", []string{"line 2", "second"}},
 		{"working set too small", "model: {working_set: 1}\n", []string{"model.working_set: must be ≥ 2 (got 1)"}},
+		{"no what-if slot", "http: {what_if: {max_concurrent: 0}}\n", []string{"http.what_if.max_concurrent: must be ≥ 1 (got 0)"}},
+		{"what-if horizon cap", "http: {what_if: {max_horizon: 0}}\n", []string{"http.what_if.max_horizon: must be 1..1000000 (got 0)"}},
+		{"no read timeout", "http: {read_timeout: 0s}\n", []string{"http.read_timeout: must be a duration", "got 0s"}},
+		{"cert without key", "http: {tls: {cert_file: a.pem}}\n", []string{"http.tls: cert_file and key_file go together"}},
+		{"client CA without TLS", "http: {tls: {client_ca_file: ca.pem}}\n", []string{"http.tls.client_ca_file: needs http.tls.cert_file"}},
+		{"two token sources", "http: {auth: {token_file: t, token_env: T}}\n", []string{"http.auth: token_file and token_env exclude each other"}},
+		{"small dead letters", "kafka: {dead_letter_max_bytes: 100}\n", []string{"kafka.dead_letter_max_bytes: must be ≥ 4096 (got 100)"}},
 		{"negative lag count", "model: {lags: -3}\n", []string{"model.lags", "-3"}},
 		{"lag zero", "model: {lags: [0, 1]}\n", []string{"model.lags", "[0 1]"}},
 		{"unsorted lags", "model: {lags: [3, 1]}\n", []string{"model.lags", "increasing", "[3 1]"}},
@@ -365,7 +375,7 @@ model:
 	}
 	d := c.decoder()
 	want := source.Decoder{Fields: source.Fields{Series: "series", T: "t", Y: "y", U: "u", Future: "plan"},
-		MaxBytes: 1 << 20, Planned: 2, Unit: calendar.Seconds}
+		MaxBytes: 1 << 20, MaxSeriesBytes: 256, Planned: 2, Unit: calendar.Seconds}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("decoder() = %+v, want %+v", d, want)
 	}
@@ -415,5 +425,46 @@ func TestEuniteConfig(t *testing.T) {
 	m.Inputs, m.InputLags, m.PlannedInputs, m.Calendar = def.Inputs, def.InputLags, def.PlannedInputs, def.Calendar
 	if !reflect.DeepEqual(m, def) {
 		t.Errorf("eunite.yaml sets model keys beyond inputs, input_lags, planned_inputs and calendar:\n got %+v\nwant %+v", m, def)
+	}
+}
+
+// The default state topic follows the group, so deployments with different
+// groups do not share state; an explicit name, or "" (no state), is kept.
+func TestStateTopicFollowsGroup(t *testing.T) {
+	for _, c := range []struct{ group, topic, want string }{
+		{"streamd", "auto", "streamd-state"}, {"billing", "auto", "billing-state"},
+		{"billing", "shared-state", "shared-state"}, {"billing", "", ""},
+	} {
+		k := KafkaConfig{Group: c.group, StateTopic: c.topic}
+		if got := k.stateTopic(); got != c.want {
+			t.Errorf("group %q, state_topic %q: %q, want %q", c.group, c.topic, got, c.want)
+		}
+	}
+	if got := DefaultConfig().Kafka.StateTopic; got != "auto" {
+		t.Errorf("default state_topic %q", got)
+	}
+}
+
+// http.auth's token is read from its file or variable at start; an empty
+// one stops the start, naming the key.
+func TestHTTPTokenSources(t *testing.T) {
+	dir := t.TempDir()
+	file := dir + "/token"
+	if err := os.WriteFile(file, []byte("  s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := DefaultConfig().HTTP
+	h.Auth.TokenFile = file
+	if dc, err := h.server(); err != nil || dc.Token != "s3cret" || dc.WhatIfMaxConcurrent != 4 || dc.WhatIfMaxHorizon != 10000 {
+		t.Errorf("token file: %+v, %v", dc, err)
+	}
+	h.Auth.TokenFile, h.Auth.TokenEnv = "", "STREAMD_TEST_TOKEN"
+	t.Setenv("STREAMD_TEST_TOKEN", "from-env")
+	if dc, err := h.server(); err != nil || dc.Token != "from-env" {
+		t.Errorf("token env: %+v, %v", dc, err)
+	}
+	t.Setenv("STREAMD_TEST_TOKEN", "")
+	if _, err := h.server(); err == nil || !strings.Contains(err.Error(), "http.auth.token_env") {
+		t.Errorf("empty token env: %v", err)
 	}
 }

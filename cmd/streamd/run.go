@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -57,7 +58,11 @@ func (runCommand) Run(ctx context.Context, args []string, _ io.Reader, stdout, s
 	}
 	dc.Logger.Info("streamd running", "version", versionString(), "brokers", dc.Brokers,
 		"input_topics", dc.InputTopics, "http", cfg.HTTP.Listen)
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-d.Done(): // stopped on its own: Close returns why
+		return d.Close()
+	}
 	dc.Logger.Info("streamd stopping: publishing processed records and committing")
 	done := make(chan error, 1)
 	go func() { done <- d.Close() }()
@@ -83,6 +88,10 @@ func (c *Config) daemon() (daemon.Config, error) {
 	if err != nil {
 		return daemon.Config{}, err
 	}
+	hc, err := c.HTTP.server()
+	if err != nil {
+		return daemon.Config{}, err
+	}
 	var dialer *kafka.Dialer
 	var transport kafka.RoundTripper
 	if tc != nil || mech != nil {
@@ -92,11 +101,13 @@ func (c *Config) daemon() (daemon.Config, error) {
 	return daemon.Config{
 		Dialer: dialer, Transport: transport,
 		Brokers: c.Kafka.Brokers, Group: c.Kafka.Group, InputTopics: c.Kafka.InputTopics,
-		ForecastTopic: c.Kafka.ForecastTopic, DeadLetterTopic: c.Kafka.DeadLetterTopic,
-		StateTopic: c.Kafka.StateTopic, CheckpointRecords: c.Kafka.CheckpointRecords, CheckpointEvery: c.Kafka.CheckpointInterval,
+		ForecastTopic: c.Kafka.ForecastTopic, DeadLetterTopic: c.Kafka.DeadLetterTopic, DeadLetterMaxBytes: c.Kafka.DeadLetterMaxBytes,
+		Partitioner: c.Kafka.Partitioner,
+		StateTopic:  c.Kafka.stateTopic(), CheckpointRecords: c.Kafka.CheckpointRecords, CheckpointEvery: c.Kafka.CheckpointInterval,
 		Decoder:  c.decoder(),
 		Registry: reg,
 		Listen:   c.HTTP.Listen,
+		HTTP:     hc,
 		Build:    daemon.BuildInfo{Version: versionOnly(), GoVersion: runtime.Version()},
 	}, nil
 }
@@ -139,4 +150,49 @@ func (k *KafkaConfig) security() (*tls.Config, sasl.Mechanism, error) {
 		return nil, nil, fmt.Errorf("kafka.sasl: %w", err)
 	}
 	return tc, mech, nil
+}
+
+// server builds the daemon's HTTP configuration: the TLS configuration and
+// the token are read from their files (or the environment) here, at start.
+func (h *HTTPConfig) server() (daemon.HTTPConfig, error) {
+	dc := daemon.HTTPConfig{ReadHeaderTimeout: h.ReadHeaderTimeout, ReadTimeout: h.ReadTimeout, WriteTimeout: h.WriteTimeout,
+		IdleTimeout: h.IdleTimeout, PublicMetrics: h.Auth.PublicMetrics,
+		WhatIfMaxConcurrent: h.WhatIf.MaxConcurrent, WhatIfMaxHorizon: h.WhatIf.MaxHorizon}
+	if h.TLS.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(h.TLS.CertFile, h.TLS.KeyFile)
+		if err != nil {
+			return dc, fmt.Errorf("http.tls: %w", err)
+		}
+		dc.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		if h.TLS.ClientCAFile != "" {
+			pem, err := os.ReadFile(h.TLS.ClientCAFile)
+			if err != nil {
+				return dc, fmt.Errorf("http.tls.client_ca_file: %w", err)
+			}
+			dc.TLS.ClientCAs = x509.NewCertPool()
+			if !dc.TLS.ClientCAs.AppendCertsFromPEM(pem) {
+				return dc, fmt.Errorf("http.tls.client_ca_file: no PEM certificate in %s", h.TLS.ClientCAFile)
+			}
+			// Verified when given; required by the daemon on every route
+			// but /healthz.
+			dc.TLS.ClientAuth = tls.VerifyClientCertIfGiven
+		}
+	}
+	switch {
+	case h.Auth.TokenFile != "":
+		b, err := os.ReadFile(h.Auth.TokenFile)
+		if err != nil {
+			return dc, fmt.Errorf("http.auth.token_file: %w", err)
+		}
+		dc.Token = strings.TrimSpace(string(b))
+		if dc.Token == "" {
+			return dc, fmt.Errorf("http.auth.token_file: %s is empty", h.Auth.TokenFile)
+		}
+	case h.Auth.TokenEnv != "":
+		dc.Token = strings.TrimSpace(os.Getenv(h.Auth.TokenEnv))
+		if dc.Token == "" {
+			return dc, fmt.Errorf("http.auth.token_env: the environment variable %s is empty or unset", h.Auth.TokenEnv)
+		}
+	}
+	return dc, nil
 }

@@ -84,14 +84,11 @@ func runUntilForecasts(ctx context.Context, t *testing.T, cfgPath string, addrs 
 	return stderr.String()
 }
 
-// partitionOf returns the partition kafka-go's Hash balancer gives key in a
-// topic of n partitions.
+// partitionOf returns the partition the default partitioner (murmur2, as
+// the Java client's) gives key in a topic of n partitions.
 func partitionOf(key string, n int) int {
-	ps := make([]int, n)
-	for i := range ps {
-		ps[i] = i
-	}
-	return (&kafka.Hash{}).Balance(kafka.Message{Key: []byte(key)}, ps...)
+	p, _ := sink.PartitionOf("", []byte(key), n)
+	return p
 }
 
 // Every example configuration maps onto a daemon configuration.
@@ -108,5 +105,26 @@ func TestConfigFilesMapToDaemon(t *testing.T) {
 		if _, err := c.daemon(); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// A state topic only an operator can fix (another partition count) stops
+// `run` with the message, without waiting for a signal.
+func TestRunStopsOnMisconfiguredState(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "in", "out", "dead"), kfake.SeedTopics(1, "state1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cfgPath := writeFile(t, "run.yaml", fmt.Sprintf(`
+kafka: {brokers: [%s], group: g, input_topics: [in], forecast_topic: out, dead_letter_topic: dead, state_topic: state1}
+http: {listen: "127.0.0.1:0"}
+`, c.ListenAddrs()[0]))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var stderr bytes.Buffer
+	err = run(ctx, []string{"run", "--config", cfgPath}, nil, &bytes.Buffer{}, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "must match") || ctx.Err() != nil {
+		t.Fatalf("run: %v (context %v)\n%s", err, ctx.Err(), stderr.String())
 	}
 }

@@ -30,7 +30,15 @@ type Config struct {
 	Transport kafka.RoundTripper
 	// Timeout bounds each request (0 = 30 s).
 	Timeout time.Duration
+	// Group is the consumer group that owns the state: Write puts it in
+	// the GroupHeader of every record, and Read reports each record's.
+	Group string
 }
+
+// GroupHeader is the record header that names the consumer group that wrote
+// a record of the state topic: the state belongs to one group (its offsets
+// and its checkpoints go together), and a reader refuses another group's.
+const GroupHeader = "streamd-group"
 
 // MaxRecordBytes is the largest checkpoint record the topic accepts when
 // Ensure creates it (the topic's max.message.bytes): a snapshot grows as
@@ -53,13 +61,34 @@ const fetchBytes = 8 << 20
 type Store struct {
 	client *kafka.Client
 	topic  string
+	group  string
 }
 
 // Entry is one record of the state topic. Value nil deletes the key; the
-// empty key is a key like any other.
+// empty key is a key like any other. Meta, when set, is written beside the
+// value in the MetaHeader: the caller's own data about the key, which the
+// value's format does not hold.
 type Entry struct {
 	Key   string
 	Value []byte
+	Meta  []byte
+}
+
+// MetaHeader is the record header that carries an Entry's Meta.
+const MetaHeader = "streamd-meta"
+
+// ErrMisconfigured is wrapped by Ensure's errors that only an operator can
+// fix (a missing input topic, a state topic of another partition count or
+// not compacted): starting again does not help, unlike a broker that cannot
+// be reached.
+var ErrMisconfigured = errors.New("misconfigured")
+
+// Record is a record read back: its entry, offset, and the group that wrote
+// it ("" for a record without a GroupHeader).
+type Record struct {
+	Entry
+	Offset int64
+	Group  string
 }
 
 // New returns a Store for cfg. It does not connect until used.
@@ -71,7 +100,7 @@ func New(cfg Config) (*Store, error) {
 		cfg.Timeout = 30 * time.Second
 	}
 	return &Store{client: &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: cfg.Transport, Timeout: cfg.Timeout},
-		topic: cfg.Topic}, nil
+		topic: cfg.Topic, group: cfg.Group}, nil
 }
 
 // Topic returns the state topic's name.
@@ -89,8 +118,8 @@ func (s *Store) Ensure(ctx context.Context, input string) (int, error) {
 		return 0, err
 	}
 	if want == 0 {
-		return 0, fmt.Errorf("checkpoint: input topic %q does not exist; create it before starting streamd, the state topic %q gets its partition count",
-			input, s.topic)
+		return 0, fmt.Errorf("checkpoint: %w: input topic %q does not exist; create it before starting streamd, the state topic %q gets its partition count",
+			ErrMisconfigured, input, s.topic)
 	}
 	have, err := s.partitions(ctx, s.topic)
 	if err != nil {
@@ -114,17 +143,17 @@ func (s *Store) Ensure(ctx context.Context, input string) (int, error) {
 		}
 	}
 	if have != want {
-		return 0, fmt.Errorf("checkpoint: state topic %q has %d partitions, input topic %q has %d; they must match "+
+		return 0, fmt.Errorf("checkpoint: %w: state topic %q has %d partitions, input topic %q has %d; they must match "+
 			"(partition p of the state holds the series of input partition p): recreate the state topic or name another one",
-			s.topic, have, input, want)
+			ErrMisconfigured, s.topic, have, input, want)
 	}
 	policy, err := s.cleanupPolicy(ctx)
 	if err != nil {
 		return 0, err
 	}
 	if !slices.Contains(strings.Split(policy, ","), "compact") {
-		return 0, fmt.Errorf("checkpoint: state topic %q has cleanup.policy=%s; it must include compact, "+
-			"or old checkpoints are deleted by retention and the state grows without bound", s.topic, policy)
+		return 0, fmt.Errorf("checkpoint: %w: state topic %q has cleanup.policy=%s; it must include compact, "+
+			"or old checkpoints are deleted by retention and the state grows without bound", ErrMisconfigured, s.topic, policy)
 	}
 	return have, nil
 }
@@ -211,20 +240,27 @@ func (s *Store) topicConfig(ctx context.Context, name string) (string, bool, err
 
 // Write appends entries, in order, to partition and returns once the brokers
 // acknowledged them all (acks=all), with the partition's end offset after
-// them. On error some leading entries may have been written; writing them
-// again is harmless (the newest record of a key wins).
+// them, each with the store's group in its GroupHeader. On error some
+// leading entries may have been written; writing them again is harmless
+// (the newest record of a key wins).
 func (s *Store) Write(ctx context.Context, partition int, entries []Entry) (end int64, err error) {
 	end = -1
 	for start := 0; start < len(entries); {
 		stop, size := start, 0
 		for stop < len(entries) && (stop == start || size+len(entries[stop].Value) <= requestBytes) {
-			size += len(entries[stop].Key) + len(entries[stop].Value)
+			size += len(entries[stop].Key) + len(entries[stop].Value) + len(entries[stop].Meta)
 			stop++
 		}
 		recs := make([]kafka.Record, stop-start)
 		for i, e := range entries[start:stop] {
 			// append to a non-nil slice: an empty key is a key, not null
 			recs[i] = kafka.Record{Key: protocol.NewBytes(append([]byte{}, e.Key...)), Value: protocol.NewBytes(e.Value)}
+			if s.group != "" {
+				recs[i].Headers = append(recs[i].Headers, kafka.Header{Key: GroupHeader, Value: []byte(s.group)})
+			}
+			if e.Meta != nil {
+				recs[i].Headers = append(recs[i].Headers, kafka.Header{Key: MetaHeader, Value: e.Meta})
+			}
 		}
 		res, err := s.client.Produce(ctx, &kafka.ProduceRequest{Topic: s.topic, Partition: partition,
 			RequiredAcks: kafka.RequireAll, Records: kafka.NewRecordReader(recs...)})
@@ -265,9 +301,9 @@ func (s *Store) bounds(ctx context.Context, partition int) (first, end int64, er
 
 // Read calls fn for every record of partition from its start to its end
 // offset as of the call, in offset order (so for a key, the last call holds
-// its newest value; nil is a tombstone). value is fn's to keep. Read returns
-// that end offset.
-func (s *Store) Read(ctx context.Context, partition int, fn func(key string, value []byte, offset int64)) (end int64, err error) {
+// its newest value; nil is a tombstone). The record's value is fn's to keep.
+// Read returns that end offset.
+func (s *Store) Read(ctx context.Context, partition int, fn func(Record)) (end int64, err error) {
 	offset, end, err := s.bounds(ctx, partition)
 	if err != nil {
 		return 0, err
@@ -303,7 +339,16 @@ func (s *Store) Read(ctx context.Context, partition int, fn func(key string, val
 			if err != nil {
 				return 0, err
 			}
-			fn(string(key), value, rec.Offset)
+			r := Record{Entry: Entry{Key: string(key), Value: value}, Offset: rec.Offset}
+			for _, h := range rec.Headers {
+				switch h.Key {
+				case GroupHeader:
+					r.Group = string(h.Value)
+				case MetaHeader:
+					r.Meta = slices.Clone(h.Value)
+				}
+			}
+			fn(r)
 			offset, progressed = rec.Offset+1, true
 		}
 		if progressed {

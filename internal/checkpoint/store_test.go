@@ -24,7 +24,7 @@ func cluster(t *testing.T, opts ...kfake.Opt) []string {
 
 func store(t *testing.T, addrs []string, topic string) *Store {
 	t.Helper()
-	s, err := New(Config{Brokers: addrs, Topic: topic, Transport: &kafka.Transport{}})
+	s, err := New(Config{Brokers: addrs, Topic: topic, Transport: &kafka.Transport{}, Group: "g1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,16 +82,18 @@ func TestWriteRead(t *testing.T) {
 		entries = append(entries, Entry{Key: fmt.Sprintf("big%d", i), Value: big})
 	}
 	entries = append(entries, Entry{Key: "a", Value: []byte("1")}, Entry{Key: "b", Value: []byte("2")},
-		Entry{Key: "a", Value: nil}, Entry{Key: "b", Value: []byte("3")}, Entry{Key: "", Value: []byte("w")})
+		Entry{Key: "a", Value: nil}, Entry{Key: "b", Value: []byte("3"), Meta: []byte(`{"n":1}`)}, Entry{Key: "", Value: []byte("w")})
 	end, err := s.Write(ctx, 1, entries)
 	if err != nil || end != int64(len(entries)) {
 		t.Fatalf("Write: end %d, %v; want %d", end, err, len(entries))
 	}
 	var got []Entry
 	var offsets []int64
-	rend, err := s.Read(ctx, 1, func(key string, value []byte, offset int64) {
-		got = append(got, Entry{key, value})
-		offsets = append(offsets, offset)
+	var groups []string
+	rend, err := s.Read(ctx, 1, func(r Record) {
+		got = append(got, r.Entry)
+		offsets = append(offsets, r.Offset)
+		groups = append(groups, r.Group)
 	})
 	if err != nil || rend != end {
 		t.Fatalf("Read: end %d, %v; want %d", rend, err, end)
@@ -105,9 +107,15 @@ func TestWriteRead(t *testing.T) {
 			t.Errorf("record %d: %q (%d bytes, nil %v) at %d; wrote %q (%d bytes)", i, got[i].Key, len(got[i].Value),
 				got[i].Value == nil, offsets[i], entries[i].Key, len(entries[i].Value))
 		}
+		if !bytes.Equal(got[i].Meta, entries[i].Meta) {
+			t.Errorf("record %d: meta %q, wrote %q", i, got[i].Meta, entries[i].Meta)
+		}
+		if groups[i] != "g1" {
+			t.Errorf("record %d: group %q, want the writer's g1", i, groups[i])
+		}
 	}
 	n := 0
-	if _, err := s.Read(ctx, 0, func(string, []byte, int64) { n++ }); err != nil || n != 0 {
+	if _, err := s.Read(ctx, 0, func(Record) { n++ }); err != nil || n != 0 {
 		t.Errorf("partition 0: %d records, %v", n, err)
 	}
 }

@@ -37,12 +37,13 @@ type SeriesSummary struct {
 	Bytes     int    `json:"bytes"`
 	// Running one-step scores since the fit: the RMSE of the one-step
 	// predictions and the share of values inside their 95 % band.
+	// Non-finite numbers (a ruined model's) are reported as null.
 	Predicted  int64          `json:"predicted"`
-	OneStepRMS float64        `json:"one_step_rmse"`
-	Coverage95 float64        `json:"coverage95"`
+	OneStepRMS optFloat       `json:"one_step_rmse"`
+	Coverage95 optFloat       `json:"coverage95"`
 	Model      sink.ModelInfo `json:"model"`
 	// Level is the level of the forecasts' [lo, hi] bands.
-	Level float64 `json:"level"`
+	Level optFloat `json:"level"`
 	// Latest is the last forecast message published for the series.
 	Latest *sink.Message `json:"latest,omitempty"`
 	// Updated is when the summary was published (wall clock, UTC).
@@ -296,29 +297,72 @@ type whatIfRequest struct {
 	Inputs  [][]float64 `json:"inputs"`
 }
 
-// maxWhatIfHorizon bounds a what-if request's work.
-const maxWhatIfHorizon = 10000
+// parseWhatIf reads a what-if body: one JSON object with a horizon in
+// 1..maxHorizon and at most one input row per step, none null; every way
+// it can be wrong has its own message.
+func parseWhatIf(r io.Reader, maxHorizon int) (whatIfRequest, error) {
+	var body whatIfRequest
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil {
+		return body, fmt.Errorf("body: want one JSON object {\"horizon\": 1..%d, \"inputs\": [[...], ...]}: %v", maxHorizon, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return body, errors.New("body: data after the JSON object")
+	}
+	if body.Horizon < 1 || body.Horizon > maxHorizon {
+		return body, fmt.Errorf("horizon must be 1..%d (got %d)", maxHorizon, body.Horizon)
+	}
+	if len(body.Inputs) > body.Horizon {
+		return body, fmt.Errorf("inputs: %d rows for a horizon of %d; want one per step", len(body.Inputs), body.Horizon)
+	}
+	for h, row := range body.Inputs {
+		if row == nil {
+			return body, fmt.Errorf("inputs[%d] is null; want an array of numbers", h)
+		}
+	}
+	return body, nil
+}
 
 // whatIf computes a forecast for planned future inputs from the current
-// model without changing it (the control-loop use).
+// model without changing it (the control-loop use). At most
+// WhatIfMaxConcurrent run at once; more are answered 429 (503 once the
+// daemon is closing).
 func (d *Daemon) whatIf(w http.ResponseWriter, req *http.Request) {
 	id := req.PathValue("id")
-	var body whatIfRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, req.Body, 1<<20))
-	if err := dec.Decode(&body); err != nil || body.Horizon < 1 || body.Horizon > maxWhatIfHorizon {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "want {\"horizon\": 1..10000, \"inputs\": [[...], ...]}"})
+	body, err := parseWhatIf(http.MaxBytesReader(w, req.Body, 1<<20), d.cfg.HTTP.WhatIfMaxHorizon)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	if d.closing.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "shutting down"})
+		return
+	}
+	select {
+	case d.whatIfSlots <- struct{}{}:
+		defer func() { <-d.whatIfSlots }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusTooManyRequests, map[string]string{
+			"error": fmt.Sprintf("%d what-if forecasts under way (http.what_if.max_concurrent); retry later", cap(d.whatIfSlots))})
 		return
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), 10*time.Second)
 	defer cancel()
 	var msg sink.Message
 	var ferr error
-	err := d.onOwner(ctx, id, func(l *online.Learner) {
+	err = d.onOwner(ctx, id, func(l *online.Learner) {
+		cfg := l.Config()
+		if cfg.Model.Embedding.Inputs()-cfg.Calendar.Dim() == 0 && len(body.Inputs) > 0 {
+			ferr = errors.New("the series' model has no inputs; leave inputs out")
+			return
+		}
 		steps := make([]online.ForecastStep, body.Horizon)
 		if ferr = l.Forecast(steps, body.Inputs); ferr != nil {
 			return
 		}
-		msg = sink.Message{Series: id, IssuedAt: time.Now().UTC(), Model: sink.ModelInfoOf(l)}
+		msg = sink.Message{Series: id, T: l.LastT(), IssuedAt: time.Now().UTC(), Model: sink.ModelInfoOf(l)}
 		msg.SetSteps(steps)
 	})
 	switch {
@@ -333,10 +377,19 @@ func (d *Daemon) whatIf(w http.ResponseWriter, req *http.Request) {
 	}
 }
 
+// writeJSON answers code with v's JSON encoding. It encodes before writing
+// the status, so that a value that cannot be encoded is answered 500 with
+// the reason rather than code with an empty body. (The API's types encode
+// non-finite numbers as null, so that is a programming error.)
 func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		b, _ = json.Marshal(map[string]string{"error": "encode response: " + err.Error()})
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(v)
+	w.Write(append(b, '\n'))
 }
 
 // The web view (internal/webui) draws what these endpoints send: a series'
@@ -359,11 +412,11 @@ var fanZ = func() []float64 {
 // FanStep is one forecast step as the fan chart draws it: Lo[i], Hi[i] bound
 // the central interval at FanLevels[i].
 type FanStep struct {
-	H    int       `json:"h"`
-	T    int64     `json:"t"`
-	Mean float64   `json:"mean"`
-	Lo   []float64 `json:"lo"`
-	Hi   []float64 `json:"hi"`
+	H    int        `json:"h"`
+	T    int64      `json:"t"`
+	Mean optFloat   `json:"mean"`
+	Lo   []optFloat `json:"lo"`
+	Hi   []optFloat `json:"hi"`
 }
 
 // fan returns the intervals of each step at FanLevels from the band [lo, hi]
@@ -383,16 +436,16 @@ func fan(steps []sink.Step, form string, level float64) []FanStep {
 	}
 	out := make([]FanStep, len(steps))
 	for k, s := range steps {
-		f := FanStep{H: s.H, T: s.T, Mean: s.Mean, Lo: make([]float64, len(fanZ)), Hi: make([]float64, len(fanZ))}
+		f := FanStep{H: s.H, T: s.T, Mean: optFloat(s.Mean), Lo: make([]optFloat, len(fanZ)), Hi: make([]optFloat, len(fanZ))}
 		m, lo, hi := to(s.Mean), to(s.Lo), to(s.Hi)
 		ok := !(math.IsNaN(m) || math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(m, 0) || math.IsInf(lo, 0) || math.IsInf(hi, 0))
 		for i, z := range fanZ {
 			if !ok { // a bound at 0 in logs: fall back to the std
-				f.Lo[i], f.Hi[i] = s.Mean-z*s.Std, s.Mean+z*s.Std
+				f.Lo[i], f.Hi[i] = optFloat(s.Mean-z*s.Std), optFloat(s.Mean+z*s.Std)
 				continue
 			}
 			r := z / zl
-			f.Lo[i], f.Hi[i] = from(m-(m-lo)*r), from(m+(hi-m)*r)
+			f.Lo[i], f.Hi[i] = optFloat(from(m-(m-lo)*r)), optFloat(from(m+(hi-m)*r))
 		}
 		out[k] = f
 	}
@@ -420,7 +473,7 @@ type seriesView struct {
 
 type historyColumns struct {
 	T          []int64    `json:"t"`
-	Y          []float64  `json:"y"`
+	Y          []optFloat `json:"y"`
 	Prediction []optFloat `json:"prediction"`
 	Std        []optFloat `json:"std"`
 	// Error is y − prediction; Coverage the share of the last
@@ -431,11 +484,11 @@ type historyColumns struct {
 	Outlier  []bool     `json:"outlier"`
 }
 
-// optFloat is a number that encodes NaN as JSON null.
+// optFloat is a number that encodes NaN and ±Inf, which JSON lacks, as null.
 type optFloat float64
 
 func (f optFloat) MarshalJSON() ([]byte, error) {
-	if math.IsNaN(float64(f)) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
 		return []byte("null"), nil
 	}
 	return json.Marshal(float64(f))
@@ -444,15 +497,15 @@ func (f optFloat) MarshalJSON() ([]byte, error) {
 func viewOf(s SeriesSummary) seriesView {
 	v := seriesView{SeriesSummary: s, Levels: FanLevels, Fan: []FanStep{}}
 	if s.Latest != nil {
-		v.Fan = fan(s.Latest.Steps, s.Model.Form, s.Level)
+		v.Fan = fan(s.Latest.Steps, s.Model.Form, float64(s.Level))
 	}
 	n := len(s.History)
-	c := historyColumns{T: make([]int64, n), Y: make([]float64, n), Prediction: make([]optFloat, n),
+	c := historyColumns{T: make([]int64, n), Y: make([]optFloat, n), Prediction: make([]optFloat, n),
 		Std: make([]optFloat, n), Error: make([]optFloat, n), Coverage: make([]optFloat, n), Outlier: make([]bool, n)}
 	in := make([]bool, 0, n) // inside the band, per predicted observation
 	inside := 0
 	for i, p := range s.History {
-		c.T[i], c.Y[i], c.Outlier[i] = p.T, p.Y, p.Outlier
+		c.T[i], c.Y[i], c.Outlier[i] = p.T, optFloat(p.Y), p.Outlier
 		if !p.Fitted {
 			nan := optFloat(math.NaN())
 			c.Prediction[i], c.Std[i], c.Error[i], c.Coverage[i] = nan, nan, nan, nan
@@ -530,6 +583,7 @@ func (d *Daemon) webRoutes(mux *http.ServeMux) {
 func (d *Daemon) serveEvents(w http.ResponseWriter, req *http.Request, event string, interval time.Duration,
 	snapshot func() (v any, version uint64)) {
 	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")

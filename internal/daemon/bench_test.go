@@ -193,7 +193,7 @@ func BenchmarkRestore10kSeries(b *testing.B) {
 		ps := []int{0, 1, 2, 3, 4, 5, 6, 7}
 		for s := 0; s < nSeries; s++ {
 			id := fmt.Sprintf("s%d", s)
-			p := (&kafka.Hash{}).Balance(kafka.Message{Key: []byte(id)}, ps...)
+			p, _ := sink.PartitionOf("", []byte(id), len(ps)) // as the input writer partitions
 			byPartition[p] = append(byPartition[p], checkpoint.Entry{Key: id, Value: snap})
 		}
 		for p, entries := range byPartition {

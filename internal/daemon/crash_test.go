@@ -211,7 +211,7 @@ func TestCrashEquivalence(t *testing.T) {
 	store, _ := checkpoint.New(checkpoint.Config{Brokers: addrs, Topic: "state", Transport: &kafka.Transport{}})
 	final := map[string][]byte{}
 	for p := 0; p < 4; p++ {
-		if _, err := store.Read(ctx, p, func(key string, value []byte, _ int64) { final[key] = value }); err != nil {
+		if _, err := store.Read(ctx, p, func(r checkpoint.Record) { final[r.Key] = r.Value }); err != nil {
 			t.Fatal(err)
 		}
 	}

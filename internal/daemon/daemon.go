@@ -6,12 +6,16 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
+	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +39,14 @@ type Config struct {
 	InputTopics     []string
 	ForecastTopic   string
 	DeadLetterTopic string
+	// Partitioner partitions the forecasts and dead letters by key
+	// (sink.Partitioners; "" means murmur2, the Java client's), so that
+	// they share partitions with input produced by the same.
+	Partitioner string
+	// DeadLetterMaxBytes is the dead-letter topic's max.message.bytes: a
+	// dead letter is cut to fit it (sink.DeadLetterRecord). 0 means
+	// sink.DefaultDeadLetterMaxBytes.
+	DeadLetterMaxBytes int
 	// Decoder decodes input records (field names, size limit). Its Inputs is
 	// ignored: each series' model checks its own number of inputs.
 	Decoder source.Decoder
@@ -44,6 +56,8 @@ type Config struct {
 	// Listen is the HTTP address of /metrics, /healthz, /readyz, the series
 	// API (/v1/) and the web view (/ui/); "" = none.
 	Listen string
+	// HTTP secures and bounds the HTTP server.
+	HTTP HTTPConfig
 	// FlushEvery bounds how long results wait before they are handed to
 	// the partition's publisher when they did not go at once (a partition
 	// hands them over as soon as it has caught up with its input and its
@@ -79,12 +93,43 @@ type Config struct {
 	Dialer    *kafka.Dialer
 	Logger    *slog.Logger
 
+	// readyCheckEvery spaces watchOutputs' checks (0 means
+	// readyCheckEvery; tests shorten it).
+	readyCheckEvery time.Duration
+	// stallAfter is how long a partition's publisher may fail before
+	// /readyz reports it (0 means stallAfterDefault; tests shorten it).
+	stallAfter time.Duration
 	// refuseCommits makes every offset commit fail (tests: a crash between
 	// a checkpoint and its commit).
 	refuseCommits bool
 	// onPublished sees each batch of forecasts when the broker has
 	// acknowledged it (benchmarks: exact latencies).
 	onPublished func(forecasts []*sink.Message, at time.Time)
+}
+
+// HTTPConfig secures and bounds the HTTP server. Zero values take the
+// defaults Open states.
+type HTTPConfig struct {
+	// Server timeouts (net/http.Server's). 0 means 5 s, 30 s, 60 s and
+	// 120 s. The event streams clear their write deadline: they are meant
+	// to last.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// TLS, when set, serves HTTPS with it. With ClientCAs set, a client
+	// certificate they verify authenticates a request (give ClientAuth
+	// tls.VerifyClientCertIfGiven, so that /healthz needs none).
+	TLS *tls.Config
+	// Token, when set, authenticates a request carrying it as
+	// "Authorization: Bearer <Token>".
+	Token string
+	// PublicMetrics exempts /metrics from authentication (/healthz always
+	// is).
+	PublicMetrics bool
+	// WhatIfMaxConcurrent bounds the what-if forecasts computed at once
+	// (each runs on its series' partition goroutine and holds its records
+	// up); more are answered 429. 0 means 4.
+	WhatIfMaxConcurrent int
+	// WhatIfMaxHorizon bounds a what-if forecast's horizon. 0 means 10 000.
+	WhatIfMaxHorizon int
 }
 
 // flushBatch publishes results as soon as this many are pending.
@@ -115,6 +160,17 @@ type Daemon struct {
 
 	stores  map[string]*checkpoint.Store // by input topic; nil without a state topic
 	parking *parking
+
+	// outputs is what is wrong with the brokers or the output topics, ""
+	// when nothing (watchOutputs; for /readyz).
+	outputs atomic.Pointer[string]
+	// pubs holds the running partitions' publishers (for /readyz).
+	pubs sync.Map // *publisher → struct{}
+
+	// whatIfSlots holds a token per what-if forecast under way; closing is
+	// set when Close starts (what-if requests are then answered 503).
+	whatIfSlots chan struct{}
+	closing     atomic.Bool
 
 	assigned  atomic.Int64 // partitions currently owned
 	restoring atomic.Int64 // partitions of the current generation not yet restored
@@ -165,23 +221,39 @@ func Open(cfg Config) (*Daemon, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	h := &cfg.HTTP
+	h.ReadHeaderTimeout = cmp.Or(h.ReadHeaderTimeout, 5*time.Second)
+	h.ReadTimeout = cmp.Or(h.ReadTimeout, 30*time.Second)
+	h.WriteTimeout = cmp.Or(h.WriteTimeout, 60*time.Second)
+	h.IdleTimeout = cmp.Or(h.IdleTimeout, 120*time.Second)
+	h.WhatIfMaxConcurrent = cmp.Or(h.WhatIfMaxConcurrent, 4)
+	h.WhatIfMaxHorizon = cmp.Or(h.WhatIfMaxHorizon, 10000)
+	if cfg.DeadLetterMaxBytes <= 0 {
+		cfg.DeadLetterMaxBytes = sink.DefaultDeadLetterMaxBytes
+	}
+	if cfg.stallAfter <= 0 {
+		cfg.stallAfter = stallAfterDefault
+	}
 	cfg.Decoder.Inputs = -1
 	d := &Daemon{cfg: cfg, metrics: newMetrics(), dir: newDirectory(), parking: &parking{m: map[partitionKey]*parked{}},
-		done: make(chan struct{}), quit: make(chan struct{})}
+		done: make(chan struct{}), quit: make(chan struct{}), whatIfSlots: make(chan struct{}, cfg.HTTP.WhatIfMaxConcurrent)}
 	consumer, err := source.NewConsumer(source.ConsumerConfig{Brokers: cfg.Brokers, Group: cfg.Group,
 		Topics: cfg.InputTopics, SessionTimeout: cfg.SessionTimeout, MaxBytes: 4 << 20, Dialer: cfg.Dialer,
 		Logger: cfg.Logger, OnGeneration: d.generation})
 	if err != nil {
 		return nil, err
 	}
-	if err := d.openStores(); err != nil {
-		return nil, err
-	}
-	fw, err := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: cfg.Brokers, Topic: cfg.ForecastTopic, Transport: cfg.Transport})
+	notYet := "brokers not reached yet"
+	d.outputs.Store(&notYet)
+	fw, err := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: cfg.Brokers, Topic: cfg.ForecastTopic, Transport: cfg.Transport,
+		Partitioner: cfg.Partitioner})
 	if err != nil {
 		return nil, err
 	}
-	dw, err := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: cfg.Brokers, Topic: cfg.DeadLetterTopic, Transport: cfg.Transport})
+	// A dead-letter request holds no more than the topic accepts in one
+	// batch, so that one large dead letter is refused alone.
+	dw, err := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: cfg.Brokers, Topic: cfg.DeadLetterTopic, Transport: cfg.Transport,
+		BatchBytes: cfg.DeadLetterMaxBytes - 64, Partitioner: cfg.Partitioner})
 	if err != nil {
 		return nil, err
 	}
@@ -193,25 +265,143 @@ func Open(cfg Config) (*Daemon, error) {
 	d.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "streamd_partitions_owned", Help: "Input partitions assigned to this instance."},
 		func() float64 { return float64(d.assigned.Load()) }))
+	d.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "streamd_publish_stalled_partitions",
+		Help: "Partitions whose publisher has failed every write for longer than 30 s (/readyz answers 503 meanwhile)."},
+		func() float64 { return float64(len(d.stalled())) }))
 	if cfg.Listen != "" {
 		ln, err := net.Listen("tcp", cfg.Listen)
 		if err != nil {
 			return nil, fmt.Errorf("daemon: listen %s: %w", cfg.Listen, err)
 		}
 		d.addr = ln.Addr()
-		d.http = &http.Server{Handler: d.routes(), ReadHeaderTimeout: 5 * time.Second}
+		if cfg.HTTP.TLS != nil {
+			ln = tls.NewListener(ln, cfg.HTTP.TLS)
+		}
+		d.http = &http.Server{Handler: d.authenticate(d.routes()), ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout,
+			ReadTimeout: cfg.HTTP.ReadTimeout, WriteTimeout: cfg.HTTP.WriteTimeout, IdleTimeout: cfg.HTTP.IdleTimeout,
+			ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 		d.http.RegisterOnShutdown(func() { close(d.quit) })
 		go d.http.Serve(ln)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
+	go d.watchOutputs(ctx)
 	go func() {
 		defer close(d.done)
+		if err := d.connect(ctx); err != nil {
+			if !errors.Is(err, context.Canceled) {
+				d.runErr = err
+			}
+			return
+		}
 		if err := d.consumer.Run(ctx, d.partition); err != nil && !errors.Is(err, context.Canceled) {
 			d.runErr = err
 		}
 	}()
 	return d, nil
+}
+
+// Done is closed when the daemon stopped on its own (an error Err returns:
+// a state topic that only an operator can fix) or was closed.
+func (d *Daemon) Done() <-chan struct{} { return d.done }
+
+// Err is the error the daemon stopped with, once Done is closed.
+func (d *Daemon) Err() error {
+	select {
+	case <-d.done:
+		return d.runErr
+	default:
+		return nil
+	}
+}
+
+// Startup backoff: the first retry after connectBackoff, doubling up to
+// maxConnectBackoff.
+const (
+	connectBackoff    = time.Second
+	maxConnectBackoff = 30 * time.Second
+)
+
+// connect opens the state topics (openStores) before the group is joined.
+// Brokers that cannot be reached (not started yet, a network partition) are
+// waited for with capped backoff, each attempt logged (so at most one line
+// per backoff), as a daemon under a supervisor should rather than exit; a
+// misconfiguration (checkpoint.ErrMisconfigured) ends the daemon with its
+// message.
+func (d *Daemon) connect(ctx context.Context) error {
+	backoff := connectBackoff
+	for attempt := 1; ; attempt++ {
+		err := d.openStores(ctx)
+		switch {
+		case err == nil:
+			if attempt > 1 {
+				d.cfg.Logger.Info("brokers reached", "attempts", attempt)
+			}
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, checkpoint.ErrMisconfigured):
+			d.cfg.Logger.Error("state topic misconfigured; stopping", "err", err)
+			return err
+		}
+		d.cfg.Logger.Warn("brokers unreachable at start; retrying", "brokers", d.cfg.Brokers, "attempt", attempt,
+			"backoff_seconds", backoff.Seconds(), "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxConnectBackoff)
+	}
+}
+
+// readyCheckEvery spaces the checks of the brokers and the output topics
+// that /readyz reports.
+const readyCheckEvery = 5 * time.Second
+
+// watchOutputs asks the brokers for the forecast and dead-letter topics'
+// metadata every readyCheckEvery until ctx ends, and keeps what is wrong
+// ("" when nothing) for /readyz: an unreachable broker, or an output topic
+// that does not exist (the publishers retry meanwhile, and the partitions
+// stall behind them).
+func (d *Daemon) watchOutputs(ctx context.Context) {
+	every := d.cfg.readyCheckEvery
+	if every <= 0 {
+		every = readyCheckEvery
+	}
+	client := &kafka.Client{Addr: kafka.TCP(d.cfg.Brokers...), Transport: d.cfg.Transport, Timeout: every}
+	for {
+		reason := ""
+		rctx, cancel := context.WithTimeout(ctx, every)
+		md, err := client.Metadata(rctx, &kafka.MetadataRequest{Topics: []string{d.cfg.ForecastTopic, d.cfg.DeadLetterTopic}})
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			reason = "brokers unreachable: " + err.Error()
+		} else {
+			for _, want := range []struct{ what, name string }{{"forecast", d.cfg.ForecastTopic}, {"dead-letter", d.cfg.DeadLetterTopic}} {
+				found := false
+				for _, t := range md.Topics {
+					if t.Name == want.name && t.Error == nil && len(t.Partitions) > 0 {
+						found = true
+					}
+				}
+				if !found {
+					reason = fmt.Sprintf("%s topic %q does not exist", want.what, want.name)
+					break
+				}
+			}
+		}
+		d.outputs.Store(&reason)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+	}
 }
 
 // Addr returns the HTTP listener's address (nil without one).
@@ -222,6 +412,7 @@ func (d *Daemon) Addr() net.Addr { return d.addr }
 // than once; every call returns the first error.
 func (d *Daemon) Close() error {
 	d.closeOnce.Do(func() {
+		d.closing.Store(true)
 		d.cancel()
 		<-d.done
 		errs := []error{d.runErr, d.forecasts.Close(), d.dead.Close()}
@@ -235,17 +426,51 @@ func (d *Daemon) Close() error {
 	return d.closeErr
 }
 
+// authenticate requires, when a token or client CAs are configured, every
+// request but /healthz (and /metrics with PublicMetrics) to carry the bearer
+// token or a verified client certificate; else 401.
+func (d *Daemon) authenticate(next http.Handler) http.Handler {
+	h := d.cfg.HTTP
+	mtls := h.TLS != nil && h.TLS.ClientCAs != nil
+	if h.Token == "" && !mtls {
+		return next
+	}
+	want := []byte("Bearer " + h.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		switch {
+		case req.URL.Path == "/healthz", req.URL.Path == "/metrics" && h.PublicMetrics:
+		case h.Token != "" && subtle.ConstantTimeCompare([]byte(req.Header.Get("Authorization")), want) == 1:
+		case mtls && req.TLS != nil && len(req.TLS.VerifiedChains) > 0:
+		default:
+			if h.Token != "" {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="streamd"`)
+			}
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "authentication required: a bearer token or a client certificate"})
+			return
+		}
+		next.ServeHTTP(w, req)
+	})
+}
+
 func (d *Daemon) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(d.metrics.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if reason := *d.outputs.Load(); reason != "" {
+			http.Error(w, "not ready: "+reason, http.StatusServiceUnavailable)
+			return
+		}
 		if !d.joined.Load() {
 			http.Error(w, "not ready: not in the consumer group yet", http.StatusServiceUnavailable)
 			return
 		}
 		if n := d.restoring.Load(); n > 0 {
 			http.Error(w, fmt.Sprintf("not ready: restoring %d partitions", n), http.StatusServiceUnavailable)
+			return
+		}
+		if st := d.stalled(); len(st) > 0 {
+			http.Error(w, "not ready: publishing stalled: "+strings.Join(st, "; "), http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ok\n"))
@@ -275,10 +500,13 @@ type metrics struct {
 	checkpointBytes    prometheus.Counter
 	checkpointSeries   prometheus.Counter
 	checkpointFailures prometheus.Counter
+	deadTruncated      prometheus.Counter
+	dropped            *prometheus.CounterVec
 	restores           *prometheus.CounterVec
 	restoreSeconds     prometheus.Histogram
 	restored           prometheus.Counter
 	restoreFailures    prometheus.Counter
+	foreignCheckpoints prometheus.Counter
 }
 
 // BuildInfo labels streamd_build_info.
@@ -323,6 +551,14 @@ func newMetrics() *metrics {
 		Help: "Series checkpoints (and tombstones of evicted series) written to the state topic."})
 	m.checkpointFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_checkpoint_failures_total",
 		Help: "Checkpoint writes that failed and were retried; the input offset stays uncommitted until one succeeds."})
+	m.deadTruncated = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_dead_letters_truncated_total",
+		Help: "Dead letters whose key or value was cut to fit the dead-letter topic (header streamd-truncated)."})
+	m.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamd_publish_dropped_total",
+		Help: "Forecasts and dead letters the brokers refused for good (too large, not authorized) and that were skipped, by stream."},
+		[]string{"stream"})
+	for _, s := range []string{"forecasts", "dead_letters"} {
+		m.dropped.WithLabelValues(s)
+	}
 	m.restores = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamd_partition_restores_total",
 		Help: "Partitions restored on assignment, by source: state_topic (read back) or memory (kept from before a rebalance, nothing newer in the state topic)."},
 		[]string{"from"})
@@ -332,8 +568,10 @@ func newMetrics() *metrics {
 		Help: "Series restored from the state topic."})
 	m.restoreFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_restore_failures_total",
 		Help: "Checkpoints that could not be restored (another model configuration, or corrupt); the series starts afresh."})
-	m.registry.MustRegister(m.skipped, m.gapFilled, m.rebalances, m.latency, m.checkpointSeconds, m.checkpointBytes, m.checkpointSeries,
-		m.checkpointFailures, m.restores, m.restoreSeconds, m.restored, m.restoreFailures)
+	m.foreignCheckpoints = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_restore_foreign_checkpoints_total",
+		Help: "State topic records written by another consumer group and refused at restore (each deployment needs its own state topic)."})
+	m.registry.MustRegister(m.foreignCheckpoints, m.skipped, m.gapFilled, m.rebalances, m.latency, m.checkpointSeconds, m.checkpointBytes, m.checkpointSeries,
+		m.checkpointFailures, m.deadTruncated, m.dropped, m.restores, m.restoreSeconds, m.restored, m.restoreFailures)
 	for _, from := range []string{"state_topic", "memory"} {
 		m.restores.WithLabelValues(from)
 	}

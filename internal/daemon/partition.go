@@ -35,6 +35,16 @@ type partitionRun struct {
 	committed  int64
 	lastCommit time.Time
 	unlogged   int // rejects since the last log line
+	// lastEvictLog is when an eviction was last logged, unloggedEvictions
+	// how many were not since.
+	lastEvictLog      time.Time
+	unloggedEvictions int
+	// lastFitLog, unloggedFits: the same for failed fits.
+	lastFitLog   time.Time
+	unloggedFits int
+	// timeKind says, per series, whether its t are times (else sequence
+	// numbers), from its first record since the start.
+	timeKind map[string]bool
 
 	// touched holds the latest message of each series changed since the last
 	// flush (nil for a series still in warm-up); its summary is published to
@@ -106,14 +116,24 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	r.pub = startPublisher(r, r.stateEnd)
 	defer func() { // after flushFinal: the publisher is done
 		close(r.gone)
+		park := r.store != nil && r.dirty.len() == 0 && r.unsent == nil && !r.pub.behind && r.next <= r.pub.committed
+		var latest map[string]*sink.Message
+		if park {
+			latest = map[string]*sink.Message{}
+			for _, id := range r.reg.IDs() {
+				if _, s, ok := d.dir.lookup(id); ok && s.Latest != nil {
+					latest[id] = s.Latest
+				}
+			}
+		}
 		d.dir.drop(r, r.reg.IDs()...)
 		d.metrics.series.Sub(float64(r.lastLive))
 		for _, b := range r.bytes {
 			d.metrics.bytes.Sub(float64(b))
 		}
-		if r.store != nil && r.dirty.len() == 0 && r.unsent == nil && !r.pub.behind && r.next <= r.pub.committed {
+		if park {
 			d.parking.put(partitionKey{Topic: p.Topic, ID: p.ID}, &parked{reg: r.reg, applied: r.applied,
-				stateEnd: r.pub.stateEnd, watermark: r.watermark})
+				stateEnd: r.pub.stateEnd, watermark: r.watermark, scores: r.scores, latest: latest})
 		}
 	}()
 	tick := time.NewTicker(d.cfg.FlushEvery)
@@ -156,10 +176,20 @@ func (r *partitionRun) registryConfig() online.RegistryConfig {
 // deleted at the next checkpoint (a tombstone), so a restore cannot revive a
 // state the uninterrupted run no longer has.
 func (r *partitionRun) onEvict(id string) {
+	// An eviction loses a series' model: say which, at most once a second
+	// (a flood of new ids evicts at the rate records arrive).
+	if now := time.Now(); now.Sub(r.lastEvictLog) >= time.Second {
+		r.d.cfg.Logger.Warn("series evicted at the live-series cap", "series", id, "topic", r.p.Topic, "partition", r.p.ID,
+			"max_series", r.d.cfg.Registry.MaxSeries, "evicted_since_last_log", r.unloggedEvictions)
+		r.lastEvictLog, r.unloggedEvictions = now, 0
+	} else {
+		r.unloggedEvictions++
+	}
 	r.d.dir.drop(r, id)
 	delete(r.touched, id)
 	delete(r.scores, id)
 	delete(r.hist, id)
+	delete(r.timeKind, id)
 	r.d.metrics.bytes.Sub(float64(r.bytes[id]))
 	delete(r.bytes, id)
 	delete(r.applied, id)
@@ -202,6 +232,14 @@ func (r *partitionRun) handle(m kafka.Message) {
 		r.applied[rec.Series] = m.Offset
 		r.dirty.mark(rec.Series, m.Offset)
 	}
+	// A series' t keeps to one kind (source.Record): a time after
+	// sequence numbers, or the reverse, would be compared as numbers of
+	// another scale. Known from the series' first record since the start.
+	if isTime, ok := r.timeKind[rec.Series]; ok && isTime != rec.IsTime {
+		r.reject(m, string(source.ReasonBadTime), fmt.Sprintf("series %s has %s; this record has %s",
+			rec.Series, timeKindName(isTime), timeKindName(rec.IsTime)))
+		return
+	}
 	res, err := l.Observe(online.Observation{T: rec.T, Y: rec.Y, U: rec.U, Future: rec.Future})
 	var re *online.RejectError
 	switch {
@@ -210,9 +248,13 @@ func (r *partitionRun) handle(m kafka.Message) {
 		return
 	case err != nil:
 		d.metrics.fitFailed.Inc()
-		d.cfg.Logger.Warn("series: fit failed", "err", err)
+		r.logFitFailure(rec.Series, err)
 		return
 	}
+	if r.timeKind == nil {
+		r.timeKind = map[string]bool{}
+	}
+	r.timeKind[rec.Series] = rec.IsTime
 	if res.Filled > 0 {
 		d.metrics.gapFilled.Add(float64(res.Filled))
 	}
@@ -245,6 +287,27 @@ func (r *partitionRun) handle(m kafka.Message) {
 	r.pending = append(r.pending, msg)
 	r.stamps = append(r.stamps, m.Time)
 	r.touched[rec.Series] = msg
+}
+
+// timeKindName names a kind of t for a reject's detail.
+func timeKindName(isTime bool) string {
+	if isTime {
+		return "times"
+	}
+	return "sequence numbers"
+}
+
+// logFitFailure logs a failed warm-up fit with its series, at most once a
+// second per partition (a series that cannot fit retries at every record),
+// with the count of those not logged since.
+func (r *partitionRun) logFitFailure(id string, err error) {
+	if now := time.Now(); now.Sub(r.lastFitLog) >= time.Second {
+		r.d.cfg.Logger.Warn("series: fit failed; the series keeps buffering and retries", "series", id,
+			"partition", r.p.ID, "err", err, "failed_since_last_log", r.unloggedFits)
+		r.lastFitLog, r.unloggedFits = now, 0
+	} else {
+		r.unloggedFits++
+	}
 }
 
 // oneStep accumulates a series' one-step scores.
@@ -319,7 +382,7 @@ func (r *partitionRun) publishSummaries() {
 		r.d.metrics.bytes.Add(float64(size - r.bytes[id]))
 		r.bytes[id] = size
 		s := SeriesSummary{ID: id, Partition: r.p.ID, Topic: r.p.Topic, LastT: l.LastT(), Fitted: l.Fitted(),
-			Outliers: l.Outliers(), Bytes: size, Latest: msg, Updated: now, Level: l.Config().Level}
+			Outliers: l.Outliers(), Bytes: size, Latest: msg, Updated: now, Level: optFloat(l.Config().Level)}
 		if h != nil {
 			s.History = h.view()
 		}
@@ -327,8 +390,8 @@ func (r *partitionRun) publishSummaries() {
 			s.Model = sink.ModelInfoOf(l)
 		}
 		if sc := r.scores[id]; sc != nil && sc.n > 0 {
-			s.Predicted, s.OneStepRMS = sc.n, math.Sqrt(sc.sse/float64(sc.n))
-			s.Coverage95 = float64(sc.in) / float64(sc.n)
+			s.Predicted, s.OneStepRMS = sc.n, optFloat(math.Sqrt(sc.sse/float64(sc.n)))
+			s.Coverage95 = optFloat(float64(sc.in) / float64(sc.n))
 		}
 		if msg == nil { // nothing new to show: keep the last published forecast
 			if _, old, ok := r.d.dir.lookup(id); ok {
@@ -354,7 +417,11 @@ func (r *partitionRun) reject(m kafka.Message, reason, detail string) {
 	} else {
 		r.unlogged++
 	}
-	r.dead = append(r.dead, sink.DeadLetterRecord(m.Key, m.Value, reason, detail, origin))
+	rec, truncated := sink.DeadLetterRecord(m.Key, m.Value, reason, detail, origin, r.d.cfg.DeadLetterMaxBytes)
+	if truncated {
+		r.d.metrics.deadTruncated.Inc()
+	}
+	r.dead = append(r.dead, rec)
 }
 
 // flush hands the queued results to the publisher (publish.go), with, when

@@ -3,6 +3,10 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -19,8 +23,11 @@ import (
 // offset commit — so a committed offset still never covers an unpublished
 // result or an unsaved state. A failed write is retried (with backoff) until
 // it succeeds or the publisher is abandoned, which flushFinal does when the
-// shutdown budget (finalTimeout) runs out; nothing is skipped, and nothing
-// after an abandoned batch is committed.
+// shutdown budget (finalTimeout) runs out, and nothing after an abandoned
+// batch is committed. The one exception is a forecast or dead letter the
+// brokers refuse for good (sink.Classify: too large, not authorized): it is
+// skipped, counted and logged, since retrying it would stall its partition
+// for ever.
 // The queue holds pubQueue batches: when the brokers fall behind, the
 // partition goroutine blocks on it rather than buffering without bound.
 
@@ -79,12 +86,16 @@ type publisher struct {
 	stateEnd  int64
 	committed int64
 	behind    bool
+	// failingSince is when the write under way first failed (Unix ns; 0
+	// while writes succeed), read by /readyz.
+	failingSince atomic.Int64
 }
 
 func startPublisher(r *partitionRun, stateEnd int64) *publisher {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &publisher{r: r, queue: make(chan pubBatch, pubQueue), done: make(chan struct{}), ctx: ctx, cancel: cancel,
 		stateEnd: stateEnd, committed: -1}
+	r.d.pubs.Store(p, struct{}{})
 	go p.run()
 	return p
 }
@@ -108,6 +119,7 @@ func (p *publisher) abandon() { p.cancel() }
 
 func (p *publisher) run() {
 	defer close(p.done)
+	defer p.r.d.pubs.Delete(p)
 	for b := range p.queue {
 		b = p.coalesce(b)
 		if !p.publish(b) {
@@ -139,14 +151,24 @@ func (p *publisher) coalesce(b pubBatch) pubBatch {
 }
 
 // publish publishes one batch, retrying each step until it succeeds; false
-// when the publisher was abandoned first.
+// when the publisher was abandoned first. Forecasts and dead letters the
+// brokers refuse for good (sink.Classify) are skipped one by one (writeEach)
+// so that the partition keeps publishing; checkpoints are never skipped —
+// the commit after them would lose the state — and a checkpoint that cannot
+// be written stalls the partition, which /readyz and
+// streamd_publish_stalled_partitions report.
 func (p *publisher) publish(b pubBatch) bool {
 	d, r := p.r.d, p.r
 	if len(b.forecasts) > 0 {
-		if !p.retry("forecasts", func() error { return d.forecasts.WriteForecasts(p.ctx, b.forecasts...) }) {
+		dropped, ok := p.writeEach("forecasts", len(b.forecasts),
+			func() error { return d.forecasts.WriteForecasts(p.ctx, b.forecasts...) },
+			func(i int) (string, error) {
+				return b.forecasts[i].Series, d.forecasts.WriteForecasts(p.ctx, b.forecasts[i])
+			})
+		if !ok {
 			return false
 		}
-		d.metrics.forecasts.Add(float64(len(b.forecasts)))
+		d.metrics.forecasts.Add(float64(len(b.forecasts) - dropped))
 		at := time.Now()
 		for _, t := range b.stamps {
 			if !t.IsZero() { // a record without a timestamp (pre-0.10 format)
@@ -157,19 +179,23 @@ func (p *publisher) publish(b pubBatch) bool {
 			d.cfg.onPublished(b.forecasts, at)
 		}
 	}
-	if len(b.dead) > 0 && !p.retry("dead letters", func() error { return d.dead.WriteRecords(p.ctx, b.dead...) }) {
-		return false
+	if len(b.dead) > 0 {
+		if _, ok := p.writeEach("dead_letters", len(b.dead),
+			func() error { return d.dead.WriteRecords(p.ctx, b.dead...) },
+			func(i int) (string, error) { return string(b.dead[i].Key), d.dead.WriteRecords(p.ctx, b.dead[i]) }); !ok {
+			return false
+		}
 	}
 	if b.withCkpt {
 		if len(b.checkpoint) > 0 {
 			var end int64
-			if !p.retry("checkpoint", func() (err error) {
+			if p.retry("checkpoint", false, func() (err error) {
 				end, err = r.store.Write(p.ctx, r.p.ID, b.checkpoint)
 				if err != nil {
 					d.metrics.checkpointFailures.Inc()
 				}
 				return err
-			}) {
+			}) != nil {
 				return false
 			}
 			p.stateEnd = end
@@ -197,29 +223,119 @@ func (p *publisher) publish(b pubBatch) bool {
 	return true
 }
 
-// retry runs write until it succeeds (true) or the publisher is abandoned.
-func (p *publisher) retry(what string, write func() error) bool {
+// writeEach writes a stream's n records with all, retrying; when the brokers
+// refuse them for good (one refused record fails its whole partition's
+// request, and a gathered request may hold other partitions' records), it
+// writes them one at a time with one(i), which returns the record's key,
+// and skips, counts and logs each one refused for good. It returns the
+// number skipped; ok is false when the publisher was abandoned first.
+func (p *publisher) writeEach(stream string, n int, all func() error, one func(i int) (string, error)) (dropped int, ok bool) {
+	err := p.retry(stream, true, all)
+	if err == nil {
+		return 0, true
+	}
+	if p.ctx.Err() != nil {
+		return 0, false
+	}
+	for i := range n {
+		var key string
+		err := p.retry(stream, true, func() (err error) {
+			key, err = one(i)
+			return err
+		})
+		switch {
+		case err == nil:
+		case p.ctx.Err() != nil:
+			return dropped, false
+		default:
+			dropped++
+			p.r.d.metrics.dropped.WithLabelValues(stream).Inc()
+			p.r.d.cfg.Logger.Error("publish: the brokers refuse the record for good; skipped", "what", stream,
+				"series", key, "partition", p.r.p.ID, "err", err)
+		}
+	}
+	return dropped, true
+}
+
+// stallAfterDefault is how long a partition's publisher fails before
+// /readyz reports it: longer than a broker restart or a leader election
+// takes.
+const stallAfterDefault = 30 * time.Second
+
+// Failed writes are logged at most once per retryLogEvery per publisher, with
+// the count of consecutive failures; the first success after failures logs
+// a "recovered" line.
+const retryLogEvery = 10 * time.Second
+
+// retry runs write until it succeeds (nil) or the publisher is abandoned
+// (the context's error); with skippable, a fatal error (sink.Classify) is
+// returned at once instead of retried. Between tries it backs off, from 50
+// ms doubling up to 2 s.
+func (p *publisher) retry(what string, skippable bool, write func() error) error {
 	backoff := 50 * time.Millisecond
+	failures := 0
+	var first, logged time.Time
+	defer func() {
+		if failures > 0 {
+			p.failingSince.Store(0)
+		}
+	}()
 	for {
 		err := write()
 		if err == nil {
-			return true
+			if failures > 0 {
+				p.r.d.cfg.Logger.Info("publish: recovered", "what", what, "partition", p.r.p.ID,
+					"consecutive_failures", failures, "failing_seconds", time.Since(first).Seconds())
+			}
+			return nil
 		}
 		if p.ctx.Err() != nil {
-			return false
+			return p.ctx.Err()
 		}
-		if errors.Is(err, kafka.MessageSizeTooLarge) {
-			// Retrying cannot help; say what will.
-			p.r.d.cfg.Logger.Error("publish: a record exceeds the topic's max.message.bytes; raise it (the state topic "+
-				"needs the size of the largest series checkpoint); retrying", "what", what, "partition", p.r.p.ID, "err", err)
-		} else {
-			p.r.d.cfg.Logger.Warn("publish: retrying", "what", what, "partition", p.r.p.ID, "err", err, "in", backoff)
+		class := sink.Classify(err)
+		if skippable && class == sink.Fatal {
+			return err
+		}
+		failures++
+		if failures == 1 {
+			first = time.Now()
+			p.failingSince.Store(first.UnixNano())
+		}
+		if now := time.Now(); now.Sub(logged) >= retryLogEvery {
+			logged = now
+			msg, level := "publish: retrying", slog.LevelWarn
+			if class == sink.Fatal {
+				level = slog.LevelError
+			}
+			if errors.Is(err, kafka.MessageSizeTooLarge) {
+				// Retrying cannot help; say what will.
+				msg = "publish: a record exceeds the topic's max.message.bytes; raise it (the state topic " +
+					"needs the size of the largest series checkpoint); retrying"
+			}
+			p.r.d.cfg.Logger.Log(context.Background(), level, msg, "what", what, "partition", p.r.p.ID, "err", err,
+				"class", class.String(), "consecutive_failures", failures, "backoff_seconds", backoff.Seconds())
 		}
 		select {
 		case <-p.ctx.Done():
-			return false
+			return p.ctx.Err()
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 2*time.Second)
 	}
+}
+
+// stalled describes the partitions whose publisher has been failing for
+// longer than stallAfter.
+func (d *Daemon) stalled() []string {
+	var out []string
+	now := time.Now()
+	d.pubs.Range(func(k, _ any) bool {
+		p := k.(*publisher)
+		if since := p.failingSince.Load(); since != 0 && now.Sub(time.Unix(0, since)) > d.cfg.stallAfter {
+			out = append(out, fmt.Sprintf("partition %s/%d failing for %.0f s", p.r.p.Topic, p.r.p.ID, now.Sub(time.Unix(0, since)).Seconds()))
+		}
+		return true
+	})
+	slices.Sort(out)
+	return out
 }

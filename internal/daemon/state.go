@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/streamd/streamd/internal/checkpoint"
 	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/sink"
 	"github.com/streamd/streamd/internal/source"
 )
 
@@ -36,6 +38,10 @@ type parked struct {
 	applied   map[string]int64
 	stateEnd  int64
 	watermark int64
+	// scores and latest are the series' running scores and latest
+	// forecasts, which the API reports.
+	scores map[string]*oneStep
+	latest map[string]*sink.Message
 }
 
 // parking holds the parked partitions. Safe for concurrent use.
@@ -81,16 +87,16 @@ func StateTopicFor(stateTopic string, inputs []string, input string) string {
 }
 
 // openStores creates or checks the state topic of every input topic.
-func (d *Daemon) openStores() error {
+func (d *Daemon) openStores(ctx context.Context) error {
 	if d.cfg.StateTopic == "" {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	d.stores = map[string]*checkpoint.Store{}
 	for _, in := range d.cfg.InputTopics {
 		s, err := checkpoint.New(checkpoint.Config{Brokers: d.cfg.Brokers, Topic: StateTopicFor(d.cfg.StateTopic, d.cfg.InputTopics, in),
-			Transport: d.cfg.Transport})
+			Transport: d.cfg.Transport, Group: d.cfg.Group})
 		if err != nil {
 			return err
 		}
@@ -133,6 +139,10 @@ func (r *partitionRun) restore(ctx context.Context) bool {
 		if p != nil && p.stateEnd == end {
 			r.reg, r.applied, r.stateEnd, r.watermark = p.reg, p.applied, end, p.watermark
 			r.reg.SetOnEvict(r.onEvict)
+			r.scores = p.scores
+			for id, m := range p.latest {
+				r.touched[id] = m
+			}
 			d.metrics.restores.WithLabelValues("memory").Inc()
 		} else if err := r.readState(ctx); err != nil {
 			d.cfg.Logger.Warn("restore: read state", "partition", r.p.ID, "err", err)
@@ -141,7 +151,9 @@ func (r *partitionRun) restore(ctx context.Context) bool {
 			d.metrics.restores.WithLabelValues("state_topic").Inc()
 		}
 		for _, id := range r.reg.IDs() {
-			r.touched[id] = nil // listed in the directory, no forecast yet
+			if _, ok := r.touched[id]; !ok { // the restored latest forecast, else none yet
+				r.touched[id] = nil
+			}
 		}
 		r.evicted = r.reg.Evicted() // counted when they happened
 		d.metrics.restoreSeconds.Observe(time.Since(start).Seconds())
@@ -151,15 +163,34 @@ func (r *partitionRun) restore(ctx context.Context) bool {
 	}
 }
 
+// foreignLogs bounds the log lines of one partition's restore that name a
+// checkpoint of another group; the rest are counted in a summary line.
+const foreignLogs = 10
+
 // readState reads the state partition to its end into a fresh registry.
 // Series go in the order of their checkpointed offsets, which is the order
 // in which they were last used: the registry's eviction order is the one an
-// uninterrupted run has.
+// uninterrupted run has. Records another consumer group wrote (a second
+// deployment given the same state topic) are refused: their state belongs
+// with that group's committed offsets, and adopting it would skip or lose
+// this group's input. Records without a group (written before the header
+// was) are this group's.
 func (r *partitionRun) readState(ctx context.Context) error {
 	d := r.d
 	latest := map[string][]byte{}
+	metas := map[string][]byte{}
 	watermark := int64(-1)
-	end, err := r.store.Read(ctx, r.p.ID, func(key string, value []byte, _ int64) {
+	foreign := 0
+	end, err := r.store.Read(ctx, r.p.ID, func(rec checkpoint.Record) {
+		key, value := rec.Key, rec.Value
+		if rec.Group != "" && rec.Group != d.cfg.Group {
+			if foreign++; foreign <= foreignLogs {
+				d.cfg.Logger.Error("restore: checkpoint of another consumer group refused; give each deployment its own kafka.state_topic",
+					"series", key, "topic", r.store.Topic(), "partition", r.p.ID, "group", d.cfg.Group, "checkpoint_group", rec.Group)
+			}
+			d.metrics.foreignCheckpoints.Inc()
+			return
+		}
 		if key == watermarkKey {
 			if len(value) == 8 {
 				watermark = int64(binary.BigEndian.Uint64(value))
@@ -168,12 +199,18 @@ func (r *partitionRun) readState(ctx context.Context) error {
 		}
 		if value == nil {
 			delete(latest, key)
+			delete(metas, key)
 			return
 		}
 		latest[key] = value
+		metas[key] = rec.Meta
 	})
 	if err != nil {
 		return err
+	}
+	if foreign > foreignLogs {
+		d.cfg.Logger.Error("restore: checkpoints of another consumer group refused", "topic", r.store.Topic(), "partition", r.p.ID,
+			"group", d.cfg.Group, "refused", foreign, "not_logged", foreign-foreignLogs)
 	}
 	reg, err := online.NewRegistry(r.registryConfig())
 	if err != nil {
@@ -210,7 +247,60 @@ func (r *partitionRun) readState(ctx context.Context) error {
 	}
 	d.metrics.restored.Add(float64(reg.Len()))
 	r.reg, r.applied, r.stateEnd, r.watermark = reg, applied, end, watermark
+	for id := range applied {
+		r.restoreSummary(id, metas[id])
+	}
 	return nil
+}
+
+// summaryMeta is what the API reports of series id that its Learner's
+// checkpoint does not hold — the running one-step scores and the latest
+// forecast — written beside the checkpoint (checkpoint.Entry.Meta), so that
+// a restart does not reset them. JSON: {"n", "in", "sse", "latest"}.
+func (r *partitionRun) summaryMeta(id string) []byte {
+	var m summaryMeta
+	if sc := r.scores[id]; sc != nil {
+		m.N, m.In, m.SSE = sc.n, sc.in, optFloat(sc.sse)
+	}
+	if _, s, ok := r.d.dir.lookup(id); ok {
+		m.Latest = s.Latest
+	}
+	if msg := r.touched[id]; msg != nil {
+		m.Latest = msg
+	}
+	b, err := json.Marshal(&m)
+	if err != nil { // optFloat and Message encode every value
+		panic(fmt.Sprintf("daemon: summary of %s: %v", id, err))
+	}
+	return b
+}
+
+// summaryMeta is the JSON of partitionRun.summaryMeta.
+type summaryMeta struct {
+	N      int64         `json:"n"`
+	In     int64         `json:"in"`
+	SSE    optFloat      `json:"sse"`
+	Latest *sink.Message `json:"latest,omitempty"`
+}
+
+// restoreSummary restores series id's scores and latest forecast from its
+// checkpoint's meta; a checkpoint without one (or an unreadable one) leaves
+// them empty, as for a new series.
+func (r *partitionRun) restoreSummary(id string, meta []byte) {
+	if meta == nil {
+		return
+	}
+	var m summaryMeta
+	if err := json.Unmarshal(meta, &m); err != nil {
+		r.d.cfg.Logger.Warn("restore: series summary unreadable; its scores start afresh", "series", id, "err", err)
+		return
+	}
+	if m.N > 0 {
+		r.scores[id] = &oneStep{n: m.N, in: m.In, sse: float64(m.SSE)}
+	}
+	if m.Latest != nil {
+		r.touched[id] = m.Latest // published with the summary, not to the brokers
+	}
 }
 
 // watermarkKey is the state topic key of a partition's watermark: the input
@@ -288,7 +378,8 @@ func (r *partitionRun) checkpointStep(b *pubBatch, final bool) (watermark int64,
 				panic(fmt.Sprintf("daemon: checkpoint of %s: %v", id, err))
 			}
 			e.Value = v
-			b.ckptBytes += len(v)
+			e.Meta = r.summaryMeta(id)
+			b.ckptBytes += len(v) + len(e.Meta)
 		}
 		b.checkpoint = append(b.checkpoint, e)
 	}

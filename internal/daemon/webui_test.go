@@ -47,21 +47,21 @@ func TestFanBands(t *testing.T) {
 		got := fan(tc.steps, tc.form, 0.95)
 		for k, f := range got {
 			s := tc.steps[k]
-			if f.H != s.H || f.T != s.T || f.Mean != s.Mean || len(f.Lo) != len(FanLevels) || len(f.Hi) != len(FanLevels) {
+			if f.H != s.H || f.T != s.T || float64(f.Mean) != s.Mean || len(f.Lo) != len(FanLevels) || len(f.Hi) != len(FanLevels) {
 				t.Fatalf("%s step %d: %+v from %+v", tc.form, k, f, s)
 			}
 			m := tc.to(s.Mean)
 			for i, zi := range z {
 				wantLo := m - (m-tc.to(s.Lo))*zi/z95
 				wantHi := m + (tc.to(s.Hi)-m)*zi/z95
-				if math.Abs(tc.to(f.Lo[i])-wantLo) > 1e-12 || math.Abs(tc.to(f.Hi[i])-wantHi) > 1e-12 {
+				if math.Abs(tc.to(float64(f.Lo[i]))-wantLo) > 1e-12 || math.Abs(tc.to(float64(f.Hi[i]))-wantHi) > 1e-12 {
 					t.Errorf("%s step %d level %g: [%g, %g]", tc.form, k, FanLevels[i], f.Lo[i], f.Hi[i])
 				}
 				if i > 0 && !(f.Lo[i] < f.Lo[i-1] && f.Hi[i] > f.Hi[i-1]) {
 					t.Errorf("%s step %d: band %g does not contain band %g", tc.form, k, FanLevels[i], FanLevels[i-1])
 				}
 			}
-			if last := len(z) - 1; math.Abs(f.Lo[last]-s.Lo) > 1e-12*math.Abs(s.Lo) || math.Abs(f.Hi[last]-s.Hi) > 1e-12*math.Abs(s.Hi) {
+			if last := len(z) - 1; math.Abs(float64(f.Lo[last])-s.Lo) > 1e-12*math.Abs(s.Lo) || math.Abs(float64(f.Hi[last])-s.Hi) > 1e-12*math.Abs(s.Hi) {
 				t.Errorf("%s step %d: 95 %% band [%g, %g], the step's [%g, %g]", tc.form, k, f.Lo[last], f.Hi[last], s.Lo, s.Hi)
 			}
 		}

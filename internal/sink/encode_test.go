@@ -8,10 +8,44 @@ import (
 	"time"
 )
 
+// plain mirrors Message's fields without its MarshalJSON methods: what
+// encoding/json writes of them is the reference AppendJSON is held to.
+type plain struct {
+	Series   string         `json:"series"`
+	T        int64          `json:"t"`
+	IssuedAt time.Time      `json:"issued_at"`
+	Observed *plainObserved `json:"observed,omitempty"`
+	Steps    []Step         `json:"steps"`
+	Model    plainModel     `json:"model"`
+}
+
+type plainObserved Observed
+
+type plainModel struct {
+	M        int     `json:"m"`
+	Lags     []int   `json:"lags"`
+	Kernel   string  `json:"kernel"`
+	Form     string  `json:"form"`
+	Sigma2   float64 `json:"sigma2,omitempty"`
+	Gamma    float64 `json:"gamma"`
+	NoiseStd float64 `json:"noise_std"`
+	DEff     float64 `json:"d_eff"`
+	Swaps    int     `json:"swaps"`
+}
+
+func plainOf(m *Message) *plain {
+	p := &plain{Series: m.Series, T: m.T, IssuedAt: m.IssuedAt, Steps: m.Steps, Model: plainModel(m.Model)}
+	if m.Observed != nil {
+		p.Observed = (*plainObserved)(m.Observed)
+	}
+	return p
+}
+
 // AppendJSON must write exactly what encoding/json writes (the wire format
 // consumers parse, and the bytes earlier releases published), including its
 // float formatting at the 1e-6 and 1e21 switches, omitempty, nil slices and
-// its string escaping; and fail where it fails.
+// its string escaping; fail where it fails on times; and write null where it
+// fails on a non-finite number.
 func TestAppendJSONMatchesMarshal(t *testing.T) {
 	at := time.Date(2026, 11, 21, 20, 31, 11, 448551968, time.UTC)
 	full := func() Message {
@@ -42,9 +76,12 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 	for name, edit := range cases {
 		m := full()
 		edit(&m)
-		want, err := json.Marshal(&m)
+		want, err := json.Marshal(plainOf(&m))
 		if err != nil {
 			t.Fatalf("%s: Marshal: %v", name, err)
+		}
+		if viaMethod, err := json.Marshal(&m); err != nil || !bytes.Equal(viaMethod, want) {
+			t.Errorf("%s: Message.MarshalJSON: %s, %v", name, viaMethod, err)
 		}
 		got, err := m.AppendJSON([]byte("prefix"))
 		if err != nil {
@@ -54,25 +91,45 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
 		}
 	}
-	for name, edit := range map[string]func(*Message){
-		"NaN mean":    func(m *Message) { m.Steps[1].Mean = math.NaN() },
-		"Inf std":     func(m *Message) { m.Observed.Std = math.Inf(1) },
-		"-Inf gamma":  func(m *Message) { m.Model.Gamma = math.Inf(-1) },
-		"year 10000":  func(m *Message) { m.IssuedAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) },
-		"NaN sigma2":  func(m *Message) { m.Model.Sigma2 = math.NaN() },
-		"NaN weight":  func(m *Message) { m.Observed.Weight = math.NaN() },
-		"Inf d_eff":   func(m *Message) { m.Model.DEff = math.Inf(1) },
-		"NaN noise":   func(m *Message) { m.Model.NoiseStd = math.NaN() },
-		"Inf hi last": func(m *Message) { m.Steps[1].Hi = math.Inf(1) },
+	for name, c := range map[string]struct {
+		edit func(*Message)
+		path []string // of the field that must be null
+	}{
+		"NaN mean":    {func(m *Message) { m.Steps[1].Mean = math.NaN() }, []string{"steps", "1", "mean"}},
+		"Inf std":     {func(m *Message) { m.Observed.Std = math.Inf(1) }, []string{"observed", "std"}},
+		"-Inf gamma":  {func(m *Message) { m.Model.Gamma = math.Inf(-1) }, []string{"model", "gamma"}},
+		"NaN sigma2":  {func(m *Message) { m.Model.Sigma2 = math.NaN() }, []string{"model", "sigma2"}},
+		"NaN weight":  {func(m *Message) { m.Observed.Weight = math.NaN() }, []string{"observed", "weight"}},
+		"Inf d_eff":   {func(m *Message) { m.Model.DEff = math.Inf(1) }, []string{"model", "d_eff"}},
+		"NaN noise":   {func(m *Message) { m.Model.NoiseStd = math.NaN() }, []string{"model", "noise_std"}},
+		"Inf hi last": {func(m *Message) { m.Steps[1].Hi = math.Inf(1) }, []string{"steps", "1", "hi"}},
 	} {
 		m := full()
-		edit(&m)
-		if _, err := json.Marshal(&m); err == nil {
-			t.Fatalf("%s: Marshal accepted it", name)
+		c.edit(&m)
+		got, err := m.AppendJSON(nil)
+		if err != nil {
+			t.Fatalf("%s: AppendJSON: %v", name, err)
 		}
-		if _, err := m.AppendJSON(nil); err == nil {
-			t.Errorf("%s: AppendJSON accepted what Marshal refuses", name)
+		var v any
+		if err := json.Unmarshal(got, &v); err != nil {
+			t.Fatalf("%s: invalid JSON %s: %v", name, got, err)
 		}
+		for _, k := range c.path {
+			switch x := v.(type) {
+			case map[string]any:
+				v = x[k]
+			case []any:
+				v = x[int(k[0]-'0')]
+			}
+		}
+		if v != nil {
+			t.Errorf("%s: %v at %v, want null in %s", name, v, c.path, got)
+		}
+	}
+	m := full()
+	m.IssuedAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := m.AppendJSON(nil); err == nil {
+		t.Errorf("year 10000: AppendJSON accepted what Marshal refuses")
 	}
 }
 
@@ -84,13 +141,19 @@ func FuzzAppendJSON(f *testing.F) {
 			Observed: &Observed{Y: a, Prediction: b, Std: c, Residual: a - b, Weight: c, Outlier: outlier},
 			Steps:    []Step{{H: 1, T: tt, Mean: a, Std: b, Lo: c, Hi: a}},
 			Model:    ModelInfo{M: 1, Lags: []int{1}, Sigma2: b, Gamma: c, NoiseStd: a, DEff: b, Swaps: 1}}
-		want, werr := json.Marshal(&m)
+		want, werr := json.Marshal(plainOf(&m))
 		got, gerr := m.AppendJSON(nil)
-		if (werr == nil) != (gerr == nil) {
-			t.Fatalf("Marshal error %v, AppendJSON error %v", werr, gerr)
+		finite := true
+		for _, v := range []float64{a, b, c} {
+			finite = finite && !math.IsNaN(v) && !math.IsInf(v, 0)
 		}
-		if werr == nil && !bytes.Equal(got, want) {
+		switch {
+		case finite && (werr == nil) != (gerr == nil):
+			t.Fatalf("Marshal error %v, AppendJSON error %v", werr, gerr)
+		case finite && werr == nil && !bytes.Equal(got, want):
 			t.Fatalf("got  %s\nwant %s", got, want)
+		case !finite && gerr == nil && !json.Valid(got):
+			t.Fatalf("non-finite input: invalid JSON %s", got)
 		}
 	})
 }
@@ -106,7 +169,7 @@ func BenchmarkEncodeForecast(b *testing.B) {
 	}
 	b.Run("encoding-json", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := json.Marshal(&m); err != nil {
+			if _, err := json.Marshal(plainOf(&m)); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -30,6 +30,47 @@ type KafkaConfig struct {
 	// Transport, when set, replaces kafka-go's shared default transport (TLS,
 	// SASL, or a fresh connection pool in tests).
 	Transport kafka.RoundTripper
+	// Partitioner picks a keyed record's partition (Partitioners); ""
+	// means "murmur2".
+	Partitioner string
+}
+
+// Partitioners are the partitioners a KafkaWriter can hash keys with, as
+// producers do, so that its records share partitions with another topic's
+// records of the same keys (forecasts with their input):
+//
+//	murmur2  the Java client's default: toPositive(murmur2(key)) mod n
+//	         (Kafka Streams, kafka-python, librdkafka's murmur2_random)
+//	crc32    librdkafka's default (consistent_random): crc32(key) mod n
+//	fnv1a    Sarama's and kafka-go's Hash: fnv-1a 32 of the key mod n
+var Partitioners = []string{"murmur2", "crc32", "fnv1a"}
+
+// balancerFor returns the kafka-go balancer of a partitioner (see
+// Partitioners), or an error naming the choices.
+func balancerFor(name string) (kafka.Balancer, error) {
+	switch name {
+	case "", "murmur2":
+		return kafka.Murmur2Balancer{}, nil
+	case "crc32":
+		return kafka.CRC32Balancer{}, nil
+	case "fnv1a":
+		return &kafka.Hash{}, nil
+	}
+	return nil, fmt.Errorf("sink: partitioner must be one of %v (got %q)", Partitioners, name)
+}
+
+// PartitionOf is the partition of n that partitioner sends a record keyed
+// key to (a non-empty key: a keyless record's is random).
+func PartitionOf(partitioner string, key []byte, n int) (int, error) {
+	b, err := balancerFor(partitioner)
+	if err != nil {
+		return 0, err
+	}
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = i
+	}
+	return b.Balance(kafka.Message{Key: key}, ids...), nil
 }
 
 const (
@@ -54,8 +95,8 @@ const (
 
 // KafkaWriter publishes messages to one topic, keyed by series id, so that
 // every message of a series lands in the same partition, in order: the
-// partition kafka-go's Hash balancer picks (fnv-1a of the key, as Sarama),
-// round robin for a record without a key. It waits for all in-sync replicas
+// partition its partitioner picks (KafkaConfig.Partitioner; the Java
+// client's murmur2 by default), another for a record without a key. It waits for all in-sync replicas
 // to acknowledge.
 //
 // Like the Java client, it sends a write's records in one produce request
@@ -97,7 +138,7 @@ type KafkaWriter struct {
 	transport  kafka.RoundTripper
 	topic      string
 	batchBytes int
-	balancer   kafka.Hash
+	balancer   kafka.Balancer
 
 	mu      sync.Mutex // guards lay and fetched
 	lay     *layout
@@ -144,7 +185,11 @@ func NewKafkaWriter(cfg KafkaConfig) (*KafkaWriter, error) {
 	if t == nil {
 		t = kafka.DefaultTransport
 	}
-	return &KafkaWriter{addr: kafka.TCP(cfg.Brokers...), transport: t, topic: cfg.Topic, batchBytes: bb}, nil
+	b, err := balancerFor(cfg.Partitioner)
+	if err != nil {
+		return nil, err
+	}
+	return &KafkaWriter{addr: kafka.TCP(cfg.Brokers...), transport: t, topic: cfg.Topic, batchBytes: bb, balancer: b}, nil
 }
 
 // Record is one raw message: the key is the series id.
@@ -628,18 +673,100 @@ func (k *KafkaWriter) WriteForecasts(ctx context.Context, msgs ...*Message) erro
 	return nil
 }
 
-// DeadLetter publishes a rejected input record unchanged, keyed as it came,
-// with the reject reason and its detail in the headers "streamd-reason" and
-// "streamd-detail", and the origin in "streamd-origin" (topic/partition/offset).
+// DeadLetter publishes a rejected input record, keyed as it came, with the
+// reject reason and its detail in the headers "streamd-reason" and
+// "streamd-detail", and the origin in "streamd-origin" (topic/partition/offset),
+// cut to fit DefaultDeadLetterMaxBytes (DeadLetterRecord).
 func (k *KafkaWriter) DeadLetter(ctx context.Context, key, value []byte, reason, detail, origin string) error {
-	return k.WriteRecords(ctx, DeadLetterRecord(key, value, reason, detail, origin))
+	rec, _ := DeadLetterRecord(key, value, reason, detail, origin, DefaultDeadLetterMaxBytes)
+	return k.WriteRecords(ctx, rec)
 }
 
-// DeadLetterRecord is the dead letter DeadLetter writes, for batching them
-// with WriteRecords.
-func DeadLetterRecord(key, value []byte, reason, detail, origin string) Record {
-	return Record{Key: key, Value: value, Headers: []Header{
+const (
+	// DefaultDeadLetterMaxBytes is the brokers' default max.message.bytes:
+	// the largest record batch a topic accepts.
+	DefaultDeadLetterMaxBytes = 1048588
+	// batchOverhead is the v2 record batch header, which max.message.bytes
+	// counts with the records.
+	batchOverhead = 61
+	// maxDetailBytes bounds a dead letter's detail header, which may quote
+	// the input.
+	maxDetailBytes = 1024
+)
+
+// DeadLetterRecord is the dead letter of a rejected input record, for
+// batching them with WriteRecords: the record's key and value, and the
+// headers streamd-reason, streamd-detail (at most maxDetailBytes) and
+// streamd-origin. A dead letter whose record batch would exceed maxBytes
+// (the dead-letter topic's max.message.bytes; an input topic may allow
+// larger records) is cut to fit: the value from its end, then the key, and
+// the header streamd-truncated says what was kept of each, "key K/K0
+// bytes, value V/V0 bytes"; truncated reports it. The reason and origin
+// headers are always kept whole: they are what an operator looks the
+// record up by.
+func DeadLetterRecord(key, value []byte, reason, detail, origin string, maxBytes int) (rec Record, truncated bool) {
+	if len(detail) > maxDetailBytes {
+		detail = detail[:maxDetailBytes]
+	}
+	rec = Record{Key: key, Value: value, Headers: []Header{
 		{"streamd-reason", reason}, {"streamd-detail", detail}, {"streamd-origin", origin}}}
+	over := batchOverhead + rec.size() - maxBytes
+	if over <= 0 {
+		return rec, false
+	}
+	const note = "streamd-truncated"
+	over += len(note) + len("key 0000000000/0000000000 bytes, value 0000000000/0000000000 bytes") + recordOverhead
+	cutValue := min(over, len(value))
+	cutKey := min(over-cutValue, len(key))
+	rec.Value, rec.Key = value[:len(value)-cutValue], key[:len(key)-cutKey]
+	if value == nil {
+		rec.Value = nil
+	}
+	if key == nil {
+		rec.Key = nil
+	}
+	rec.Headers = append(rec.Headers, Header{note, fmt.Sprintf("key %d/%d bytes, value %d/%d bytes",
+		len(rec.Key), len(key), len(rec.Value), len(value))})
+	return rec, true
+}
+
+// ErrorClass says whether a failed write may succeed if it is sent again.
+type ErrorClass int
+
+const (
+	// Retriable: the write may succeed later (a broker down, a leader
+	// moving, a topic not created yet, a cancelled context).
+	Retriable ErrorClass = iota
+	// Fatal: the brokers refused the records themselves (too large,
+	// invalid) or this client's right to write them; the same write fails
+	// the same way however often it is sent, until an operator changes the
+	// topic or the ACLs.
+	Fatal
+)
+
+func (c ErrorClass) String() string {
+	if c == Fatal {
+		return "fatal"
+	}
+	return "retriable"
+}
+
+// fatalErrors are the produce errors that do not depend on time.
+var fatalErrors = []kafka.Error{kafka.MessageSizeTooLarge, kafka.RecordListTooLarge, kafka.InvalidRecord,
+	kafka.InvalidTopic, kafka.InvalidRequiredAcks, kafka.UnsupportedForMessageFormat, kafka.PolicyViolation,
+	kafka.TopicAuthorizationFailed, kafka.ClusterAuthorizationFailed, kafka.TransactionalIDAuthorizationFailed,
+	kafka.SASLAuthenticationFailed}
+
+// Classify is the one place that says which write errors are worth
+// retrying: an error of a write holding any of fatalErrors (a write's error
+// joins those of its partitions) is Fatal; any other is Retriable.
+func Classify(err error) ErrorClass {
+	for _, f := range fatalErrors {
+		if errors.Is(err, f) {
+			return Fatal
+		}
+	}
+	return Retriable
 }
 
 // Close releases the writer. Writes are synchronous, so nothing is pending;

@@ -1,10 +1,13 @@
 package sink
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,14 +17,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// hashPartition is the partition of n that kafka-go's Hash balancer, which
-// the daemon's writers used before they produced by themselves, picks for key.
+// hashPartition is the partition of n that a writer's default partitioner
+// (murmur2) picks for key.
 func hashPartition(key string, n int) int {
-	parts := make([]int, n)
-	for p := range parts {
-		parts[p] = p
+	p, err := PartitionOf("", []byte(key), n)
+	if err != nil {
+		panic(err)
 	}
-	return (&kafka.Hash{}).Balance(kafka.Message{Key: []byte(key)}, parts...)
+	return p
 }
 
 // produceSpy counts the produce requests a cluster receives for each
@@ -90,13 +93,13 @@ func keyedRecords(n, size int) []Record {
 	recs := make([]Record, n)
 	for i := range recs {
 		v := []byte(fmt.Sprintf("%08d", i))
-		recs[i] = Record{Key: []byte(fmt.Sprintf("k%d", i)), Value: append(v, make([]byte, size-len(v))...)}
+		recs[i] = Record{Key: []byte(fmt.Sprintf("key-%d", i)), Value: append(v, make([]byte, size-len(v))...)}
 	}
 	return recs
 }
 
 // checkOnce fails unless got holds each of recs exactly once, in the
-// partition kafka-go's Hash balancer picks for its key, in write order
+// partition the default partitioner picks for its key, in write order
 // within the partition.
 func checkOnce(t *testing.T, got map[int][]kafka.Message, recs []Record, partitions int) {
 	t.Helper()
@@ -201,7 +204,7 @@ func TestKafkaWriterAgainstBroker(t *testing.T) {
 				t.Fatalf("series %s in partitions %d and %d", fm.Series, q, p)
 			}
 			if want := hashPartition(fm.Series, 8); p != want {
-				t.Fatalf("series %s in partition %d, kafka-go's Hash balancer says %d", fm.Series, p, want)
+				t.Fatalf("series %s in partition %d, the partitioner says %d", fm.Series, p, want)
 			}
 			partOf[fm.Series] = p
 			if prev, ok := lastT[fm.Series]; ok && fm.T != prev+1 {
@@ -536,5 +539,87 @@ func TestKafkaWriterGivesUpAWaitingWrite(t *testing.T) {
 	}
 	if got := readAll(ctx, t, c.ListenAddrs(), "t", 1, 4); len(got[0]) != 2 || requests() != 1 {
 		t.Fatalf("%d records in %d requests, want only the first write's 2 in 1", len(got[0]), requests())
+	}
+}
+
+// A dead letter that would not fit the dead-letter topic is cut from the
+// end of its value, then its key, to fit exactly within the limit, keeping
+// its reason and origin whole and saying what was kept; one that fits is
+// unchanged.
+func TestDeadLetterRecordFits(t *testing.T) {
+	key, value := []byte("pump-7"), bytes.Repeat([]byte("v"), 100000)
+	rec, cut := DeadLetterRecord(key, value, "oversize", strings.Repeat("d", 5000), "series/3/18220", 20000)
+	if !cut || batchOverhead+rec.size() > 20000 || len(rec.Value) < 15000 || !bytes.Equal(rec.Key, key) {
+		t.Fatalf("cut %v: %d bytes in all, value %d, key %q", cut, batchOverhead+rec.size(), len(rec.Value), rec.Key)
+	}
+	h := map[string]string{}
+	for _, x := range rec.Headers {
+		h[x.Key] = x.Value
+	}
+	if h["streamd-reason"] != "oversize" || h["streamd-origin"] != "series/3/18220" || len(h["streamd-detail"]) != maxDetailBytes ||
+		h["streamd-truncated"] != fmt.Sprintf("key 6/6 bytes, value %d/100000 bytes", len(rec.Value)) {
+		t.Errorf("headers %v", h)
+	}
+	// A key larger than the limit is cut too.
+	rec, cut = DeadLetterRecord(bytes.Repeat([]byte("k"), 30000), []byte("{}"), "bad_series", "", "s/0/1", 20000)
+	if !cut || batchOverhead+rec.size() > 20000 || len(rec.Value) != 0 || len(rec.Key) == 0 {
+		t.Errorf("long key: cut %v, %d bytes, key %d, value %d", cut, batchOverhead+rec.size(), len(rec.Key), len(rec.Value))
+	}
+	rec, cut = DeadLetterRecord(key, []byte(`{"y":1}`), "missing_t", "no t", "s/0/2", 20000)
+	if cut || string(rec.Value) != `{"y":1}` || len(rec.Headers) != 3 {
+		t.Errorf("small dead letter changed: %v %+v", cut, rec)
+	}
+}
+
+// Classify: the errors that fail the same way every time are fatal, wrapped
+// or joined with others; the rest, retriable.
+func TestClassify(t *testing.T) {
+	for err, want := range map[error]ErrorClass{
+		kafka.MessageSizeTooLarge:                                           Fatal,
+		fmt.Errorf("partition 3: %w", kafka.TopicAuthorizationFailed):       Fatal,
+		errors.Join(kafka.NotLeaderForPartition, kafka.MessageSizeTooLarge): Fatal,
+		kafka.NotLeaderForPartition:                                         Retriable,
+		kafka.UnknownTopicOrPartition:                                       Retriable,
+		context.DeadlineExceeded:                                            Retriable,
+		io.ErrUnexpectedEOF:                                                 Retriable,
+	} {
+		if got := Classify(err); got != want {
+			t.Errorf("%v: %v, want %v", err, got, want)
+		}
+	}
+}
+
+// The partitioners agree with the clients they are named after, on the
+// clients' own test vectors. murmur2: Kafka's UtilsTest.testMurmur2 (Java
+// murmur2 of the key bytes; the Java partition is toPositive(h) mod n) and
+// kafka-python's test_murmur2_java_compatibility (partitions of 1000,
+// "compared with output from Kafka's Java partitioner"); crc32:
+// librdkafka's crc32 (zlib's CRC-32 of "123456789" is 0xcbf43926); fnv1a:
+// Sarama's, |int32(fnv1a32(key)) mod n|, FNV-1a 32 of "a" being 0xe40c292c.
+func TestPartitioners(t *testing.T) {
+	java := map[string]int32{"21": -973932308, "foobar": -790332482, "a-little-bit-long-string": -985981536,
+		"a-little-bit-longer-string": -1486304829, "lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971,
+		"abc": 479470107, "kafka": -798503068 /* 0xd067cf64, librdkafka rdmurmur2.c */}
+	for key, h := range java {
+		for _, n := range []int{1, 7, 12, 1000} {
+			want := int(uint32(h)&0x7fffffff) % n
+			if got, err := PartitionOf("murmur2", []byte(key), n); err != nil || got != want {
+				t.Errorf("murmur2 %q of %d: %d, %v; Java %d", key, n, got, err, want)
+			}
+		}
+	}
+	for key, want := range map[string]int{"": 681, "a": 524, "ab": 434, "abc": 107, "123456789": 566, "\x00 ": 742} {
+		if got, _ := PartitionOf("", []byte(key), 1000); got != want {
+			t.Errorf("default (murmur2) %q of 1000: %d, kafka-python says %d", key, got, want)
+		}
+	}
+	if got, _ := PartitionOf("crc32", []byte("123456789"), 1000); got != int(uint32(0xcbf43926)%1000) {
+		t.Errorf("crc32: %d", got)
+	}
+	if got, _ := PartitionOf("fnv1a", []byte("a"), 1000); got != 76 { // int32(0xe40c292c) = -468965076
+		t.Errorf("fnv1a: %d", got)
+	}
+	if _, err := PartitionOf("java", []byte("a"), 3); err == nil {
+		t.Error("an unknown partitioner was accepted")
 	}
 }

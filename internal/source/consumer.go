@@ -87,16 +87,27 @@ func (c *Consumer) Run(ctx context.Context, fn PartitionFunc) error {
 		return fmt.Errorf("source: consumer group: %w", err)
 	}
 	defer cg.Close() // leaves the group, so a peer takes over at once
+	var failures int
+	var logged time.Time
 	for ctx.Err() == nil {
 		gen, err := cg.Next(ctx)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, kafka.ErrGroupClosed) {
 				break
 			}
-			// Rebalance in progress and other transient join errors: retry.
-			c.cfg.Logger.Debug("consumer group: join", "err", err)
+			// Rebalance in progress (once at every rebalance) and other
+			// transient join errors (kafka-go backs off between joins):
+			// retry, saying so from the second failure on, at most every 10 s.
+			if failures++; failures > 1 && time.Since(logged) >= 10*time.Second {
+				c.cfg.Logger.Warn("consumer group: join failed; retrying", "group", c.cfg.Group, "consecutive_failures", failures, "err", err)
+				logged = time.Now()
+			}
 			continue
 		}
+		if failures > 1 {
+			c.cfg.Logger.Info("consumer group: joined", "group", c.cfg.Group, "after_failures", failures)
+		}
+		failures = 0
 		if c.cfg.OnGeneration != nil {
 			var assigned []TopicPartition
 			for _, topic := range c.cfg.Topics {

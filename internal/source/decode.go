@@ -11,6 +11,7 @@ import (
 	"math"
 	"strconv"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/streamd/streamd/internal/calendar"
@@ -23,21 +24,27 @@ type Reason string
 // The reject reasons. A record is checked in this order; the first failure
 // names it.
 const (
-	ReasonOversize        Reason = "oversize"          // value larger than the configured limit
-	ReasonInvalidJSON     Reason = "invalid_json"      // not a JSON object
-	ReasonMissingSeries   Reason = "missing_series"    // no series field and no key
-	ReasonMissingY        Reason = "missing_y"         // no y field
-	ReasonNonFiniteY      Reason = "non_finite_y"      // y not a finite number (NaN, ±Inf, overflow, a string)
-	ReasonBadInputs       Reason = "bad_inputs"        // u not an array of numbers, or the wrong length
-	ReasonNonFiniteInput  Reason = "non_finite_input"  // an input not finite
-	ReasonBadFuture       Reason = "bad_future"        // future not a list of rows of the planned inputs' number, or too many rows
-	ReasonNonFiniteFuture Reason = "non_finite_future" // a planned input in future not finite
-	ReasonBadTime         Reason = "bad_time"          // t not an integer, an RFC 3339 time or a date (or seconds overflowing ms)
+	ReasonOversize        Reason = "oversize"            // value larger than the configured limit
+	ReasonInvalidJSON     Reason = "invalid_json"        // not a JSON object
+	ReasonMissingSeries   Reason = "missing_series"      // no series field and no key
+	ReasonSeriesKey       Reason = "series_key_mismatch" // a series field that differs from the record's key
+	ReasonBadSeries       Reason = "bad_series"          // a series id too long, not UTF-8, or with control characters
+	ReasonMissingY        Reason = "missing_y"           // no y field
+	ReasonBadY            Reason = "bad_y"               // y not a number: null, true, an array, a string such as "1.5"
+	ReasonNonFiniteY      Reason = "non_finite_y"        // y a number that is not finite (overflow, or the strings "NaN", "Infinity")
+	ReasonBadInputs       Reason = "bad_inputs"          // u not an array of numbers, or the wrong length
+	ReasonNonFiniteInput  Reason = "non_finite_input"    // an input not finite
+	ReasonBadFuture       Reason = "bad_future"          // future not a list of rows of the planned inputs' number, or too many rows
+	ReasonNonFiniteFuture Reason = "non_finite_future"   // a planned input in future not finite
+	ReasonBadTime         Reason = "bad_time"            // t not an integer, an RFC 3339 time or a date (or seconds overflowing ms)
 )
 
 // Reasons lists every Reason, for pre-creating metric series.
-var Reasons = []Reason{ReasonOversize, ReasonInvalidJSON, ReasonMissingSeries, ReasonMissingY,
-	ReasonNonFiniteY, ReasonBadInputs, ReasonNonFiniteInput, ReasonBadFuture, ReasonNonFiniteFuture, ReasonBadTime}
+var Reasons = []Reason{ReasonOversize, ReasonInvalidJSON, ReasonMissingSeries, ReasonSeriesKey, ReasonBadSeries, ReasonMissingY,
+	ReasonBadY, ReasonNonFiniteY, ReasonBadInputs, ReasonNonFiniteInput, ReasonBadFuture, ReasonNonFiniteFuture, ReasonBadTime}
+
+// DefaultMaxSeriesBytes is the default bound of a series id's length.
+const DefaultMaxSeriesBytes = 256
 
 // MaxFutureRows bounds the rows of a record's future field: 10 000 steps
 // ahead is more than any forecast horizon a daemon is configured with, and
@@ -80,6 +87,9 @@ type Decoder struct {
 	Fields Fields
 	// MaxBytes bounds a record value; larger ones are rejected unread.
 	MaxBytes int
+	// MaxSeriesBytes bounds a series id (it is a state topic key, a log
+	// field and an API path); 0 means DefaultMaxSeriesBytes.
+	MaxSeriesBytes int
 	// Inputs is the number of exogenous inputs every record must carry
 	// (absent u means none); negative: any number (the series' model checks).
 	Inputs int
@@ -167,18 +177,32 @@ func (d *Decoder) Decode(key, value []byte, ts time.Time) (Record, error) {
 		if rec.Series, ok = jsonString(series); !ok {
 			return Record{}, reject(ReasonMissingSeries, "%s is not a string", d.Fields.Series)
 		}
-	} else if utf8.Valid(key) {
+		// The key decides the partition, and a series must be read from one
+		// partition only (one Learner): a series field may not differ
+		// from a key.
+		if len(key) > 0 && rec.Series != "" && string(key) != rec.Series {
+			return Record{}, reject(ReasonSeriesKey, "%s %s under the key %s; key the record by its series id",
+				d.Fields.Series, quoteShort(rec.Series), quoteShort(string(key)))
+		}
+	} else {
 		rec.Series = string(key)
 	}
 	if rec.Series == "" {
 		return Record{}, reject(ReasonMissingSeries, "no %s field and no key", d.Fields.Series)
+	}
+	if err := d.checkSeries(rec.Series); err != nil {
+		return Record{}, err
 	}
 	if y == nil {
 		return Record{}, reject(ReasonMissingY, "no %s field", d.Fields.Y)
 	}
 	var err error
 	if rec.Y, err = finiteNumber(y); err != nil {
-		return Record{}, reject(ReasonNonFiniteY, "%s: %v", d.Fields.Y, err)
+		reason := ReasonBadY
+		if nonFiniteString(y) || looksNumeric(y) {
+			reason = ReasonNonFiniteY
+		}
+		return Record{}, reject(reason, "%s: %v", d.Fields.Y, err)
 	}
 	if present(u) {
 		n, ok := arrayLen(u)
@@ -258,6 +282,57 @@ func (d *Decoder) futureRows(raw []byte) ([][]float64, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkSeries rejects an id longer than MaxSeriesBytes, not UTF-8, or
+// holding a control character (NUL, newline, an ANSI escape…), which would
+// garble the logs, the web view and the state topic's keys.
+func (d *Decoder) checkSeries(id string) error {
+	limit := d.MaxSeriesBytes
+	if limit <= 0 {
+		limit = DefaultMaxSeriesBytes
+	}
+	if len(id) > limit {
+		return reject(ReasonBadSeries, "series id of %d bytes, limit %d: %s…", len(id), limit, quoteShort(id))
+	}
+	if !utf8.ValidString(id) {
+		return reject(ReasonBadSeries, "series id %s is not UTF-8", quoteShort(id))
+	}
+	for i, r := range id {
+		if unicode.IsControl(r) {
+			return reject(ReasonBadSeries, "series id %s has a control character (%U) at byte %d", quoteShort(id), r, i)
+		}
+	}
+	return nil
+}
+
+// quoteShort quotes s, or its first 64 bytes, for a reject's detail.
+func quoteShort(s string) string {
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return strconv.QuoteToASCII(s)
+}
+
+// nonFiniteString reports whether raw is a JSON string that names a
+// non-finite number, as some producers write NaN and infinities.
+func nonFiniteString(raw []byte) bool {
+	s, ok := jsonString(raw)
+	if !ok {
+		return false
+	}
+	switch s {
+	case "NaN", "nan", "Inf", "+Inf", "-Inf", "inf", "-inf", "Infinity", "-Infinity", "+Infinity":
+		return true
+	}
+	return false
+}
+
+// looksNumeric reports whether raw is a JSON number (which finiteNumber
+// rejects only for overflowing).
+func looksNumeric(raw []byte) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && (t[0] == '-' || t[0] >= '0' && t[0] <= '9')
 }
 
 // present reports whether a field's raw value is there and not null, which

@@ -13,7 +13,9 @@ import (
 
 var ts = time.UnixMilli(1_700_000_000_000)
 
-func decoder() *Decoder { return &Decoder{Fields: DefaultFields, MaxBytes: 256, Inputs: 1, Planned: 2} }
+func decoder() *Decoder {
+	return &Decoder{Fields: DefaultFields, MaxBytes: 256, MaxSeriesBytes: 32, Inputs: 1, Planned: 2}
+}
 
 func TestDecodeAccepts(t *testing.T) {
 	for _, tc := range []struct {
@@ -22,7 +24,10 @@ func TestDecodeAccepts(t *testing.T) {
 	}{
 		{"full", "", `{"series":"s1","t":1037,"y":86.0,"u":[0.3]}`, Record{Series: "s1", T: 1037, Y: 86, U: []float64{0.3}}},
 		{"key names the series", "s2", `{"t":5,"y":-1e-3,"u":[1]}`, Record{Series: "s2", T: 5, Y: -0.001, U: []float64{1}}},
-		{"field wins over key", "k", `{"series":"s3","t":1,"y":1,"u":[2]}`, Record{Series: "s3", T: 1, Y: 1, U: []float64{2}}},
+		{"field equal to the key", "s3", `{"series":"s3","t":1,"y":1,"u":[2]}`, Record{Series: "s3", T: 1, Y: 1, U: []float64{2}}},
+		{"field without a key", "", `{"series":"s3","t":1,"y":1,"u":[2]}`, Record{Series: "s3", T: 1, Y: 1, U: []float64{2}}},
+		{"id of MaxSeriesBytes, unicode", "", `{"series":"` + strings.Repeat("é", 16) + `","t":1,"y":1,"u":[2]}`,
+			Record{Series: strings.Repeat("é", 16), T: 1, Y: 1, U: []float64{2}}},
 		{"rfc3339 time", "s", `{"t":"2026-11-21T10:00:00.5Z","y":2,"u":[0]}`, Record{Series: "s", T: time.Date(2026, 11, 21, 10, 0, 0, 5e8, time.UTC).UnixMilli(), IsTime: true, Y: 2, U: []float64{0}}},
 		{"date", "s", `{"t":"2026-11-21","y":2,"u":[0]}`, Record{Series: "s", T: time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC).UnixMilli(), IsTime: true, Y: 2, U: []float64{0}}},
 		{"time without zone is UTC", "s", `{"t":"2026-11-21 10:00:00","y":2,"u":[0]}`, Record{Series: "s", T: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC).UnixMilli(), IsTime: true, Y: 2, U: []float64{0}}},
@@ -115,7 +120,18 @@ func TestDecodeRejects(t *testing.T) {
 		{"missing y", "s", `{"t":1,"u":[0]}`, ReasonMissingY},
 		{"y NaN string", "s", `{"y":"NaN","u":[0]}`, ReasonNonFiniteY},
 		{"y overflows to Inf", "s", `{"y":1e999,"u":[0]}`, ReasonNonFiniteY},
-		{"y null", "s", `{"y":null,"u":[0]}`, ReasonNonFiniteY},
+		{"y null", "s", `{"y":null,"u":[0]}`, ReasonBadY},
+		{"y a numeric string", "s", `{"y":"1.5","u":[0]}`, ReasonBadY},
+		{"y true", "s", `{"y":true,"u":[0]}`, ReasonBadY},
+		{"y an array", "s", `{"y":[1],"u":[0]}`, ReasonBadY},
+		{"y Infinity string", "s", `{"y":"-Infinity","u":[0]}`, ReasonNonFiniteY},
+		{"series under another key", "k", `{"series":"x","y":1,"u":[0]}`, ReasonSeriesKey},
+		{"series id too long", "", `{"series":"` + strings.Repeat("x", 33) + `","y":1,"u":[0]}`, ReasonBadSeries},
+		{"key too long", strings.Repeat("k", 33), `{"y":1,"u":[0]}`, ReasonBadSeries},
+		{"series with NUL", "", `{"series":"a\u0000b","y":1,"u":[0]}`, ReasonBadSeries},
+		{"series with a newline", "", `{"series":"a\nb","y":1,"u":[0]}`, ReasonBadSeries},
+		{"series with an ANSI escape", "", `{"series":"\u001b[31mred","y":1,"u":[0]}`, ReasonBadSeries},
+		{"key not UTF-8", "a\xffb", `{"y":1,"u":[0]}`, ReasonBadSeries},
 		{"wrong u length", "s", `{"y":1,"u":[0,1]}`, ReasonBadInputs},
 		{"u missing", "s", `{"y":1}`, ReasonBadInputs},
 		{"u not an array", "s", `{"y":1,"u":3}`, ReasonBadInputs},
@@ -161,6 +177,7 @@ func FuzzDecode(f *testing.F) {
 		`{"y":1,"u":[0],"future":[ [ 1 , 2 ] , null ]}`, `{"y":1,"u":[0],"future":[[1,"x"]],"t":9223372036854775807}`,
 		`{"y":1,"u":[0],"future":[],"t":"2024-12-25 10:00:00.5"}`} {
 		f.Add([]byte("k"), []byte(s))
+		f.Add([]byte(nil), []byte(s))
 	}
 	known := map[Reason]bool{}
 	for _, r := range Reasons {

@@ -3,7 +3,10 @@ package source
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/streamd/streamd/internal/calendar"
@@ -31,19 +34,44 @@ func referenceDecode(d *Decoder, key, value []byte, ts time.Time) (Record, error
 		if err := json.Unmarshal(raw, &rec.Series); err != nil {
 			return Record{}, reject(ReasonMissingSeries, "%s is not a string", d.Fields.Series)
 		}
-	} else if utf8.Valid(key) {
+		if len(key) > 0 && rec.Series != "" && string(key) != rec.Series {
+			return Record{}, reject(ReasonSeriesKey, "series field differs from the key")
+		}
+	} else {
 		rec.Series = string(key)
 	}
 	if rec.Series == "" {
 		return Record{}, reject(ReasonMissingSeries, "no %s field and no key", d.Fields.Series)
 	}
+	limit := d.MaxSeriesBytes
+	if limit <= 0 {
+		limit = DefaultMaxSeriesBytes
+	}
+	if len(rec.Series) > limit || !utf8.ValidString(rec.Series) || strings.IndexFunc(rec.Series, unicode.IsControl) >= 0 {
+		return Record{}, reject(ReasonBadSeries, "bad series id")
+	}
 	raw, ok := obj[d.Fields.Y]
 	if !ok {
 		return Record{}, reject(ReasonMissingY, "no %s field", d.Fields.Y)
 	}
+	var yv any
+	json.Unmarshal(raw, &yv)
 	y, err := finiteNumber(raw)
-	if err != nil {
-		return Record{}, reject(ReasonNonFiniteY, "%s: %v", d.Fields.Y, err)
+	switch v := yv.(type) {
+	case string:
+		if err == nil || !slices.Contains([]string{"NaN", "nan", "Inf", "+Inf", "-Inf", "inf", "-inf", "Infinity", "-Infinity", "+Infinity"}, v) {
+			return Record{}, reject(ReasonBadY, "not a number")
+		}
+		return Record{}, reject(ReasonNonFiniteY, "not finite")
+	case float64, nil:
+		if err != nil && yv == nil && bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			return Record{}, reject(ReasonBadY, "null")
+		}
+		if err != nil {
+			return Record{}, reject(ReasonNonFiniteY, "%s: %v", d.Fields.Y, err) // an overflow Unmarshal refuses
+		}
+	default:
+		return Record{}, reject(ReasonBadY, "not a number")
 	}
 	rec.Y = y
 	if raw, ok := present(d.Fields.U); ok {

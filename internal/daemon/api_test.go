@@ -1,0 +1,319 @@
+package daemon
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/sink"
+	"github.com/streamd/streamd/internal/source"
+)
+
+// whatIfFixture is a daemon without brokers whose directory holds series
+// "s", fitted on 150 values of series(0, ·) and owned by a stand-in
+// partition goroutine, and the mux of its API.
+func whatIfFixture(t testing.TB, hc HTTPConfig) (*Daemon, *http.ServeMux) {
+	t.Helper()
+	reg, err := online.NewRegistry(online.RegistryConfig{Default: learnerConfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _, err := reg.Get("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range series(0, 150) {
+		if _, err := l.Observe(online.Observation{T: int64(i + 1), Y: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &partitionRun{reg: reg, reqs: make(chan func()), gone: make(chan struct{})}
+	go func() {
+		for {
+			select {
+			case fn := <-r.reqs:
+				fn()
+			case <-r.gone:
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { close(r.gone) })
+	hc.WhatIfMaxConcurrent = max(hc.WhatIfMaxConcurrent, 1)
+	hc.WhatIfMaxHorizon = max(hc.WhatIfMaxHorizon, 1)
+	d := &Daemon{cfg: Config{HTTP: hc}, dir: newDirectory(), whatIfSlots: make(chan struct{}, hc.WhatIfMaxConcurrent), quit: make(chan struct{})}
+	d.dir.publish(r, SeriesSummary{ID: "s", Fitted: true, LastT: 150})
+	mux := http.NewServeMux()
+	d.apiRoutes(mux)
+	d.webRoutes(mux)
+	return d, mux
+}
+
+func post(mux http.Handler, path, body string) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest("POST", path, strings.NewReader(body)))
+	return rec
+}
+
+// Each way a what-if body can be wrong is a 400 with its own message; a
+// forecast answers with the series' real t and the horizon's steps; the
+// horizon cap, a full house (429) and shutdown (503) are answered at once.
+func TestWhatIfBodiesAndLimits(t *testing.T) {
+	d, mux := whatIfFixture(t, HTTPConfig{WhatIfMaxConcurrent: 1, WhatIfMaxHorizon: 50})
+	seen := map[string]string{}
+	for name, c := range map[string]struct {
+		body string
+		code int
+		msg  string
+	}{
+		"invalid JSON":    {`{"horizon":`, 400, "want one JSON object"},
+		"unknown field":   {`{"horizon":3,"horizn":4}`, 400, `unknown field "horizn"`},
+		"trailing JSON":   {`{"horizon":3} {"horizon":4}`, 400, "data after the JSON object"},
+		"trailing junk":   {`{"horizon":3}]`, 400, "data after the JSON object"},
+		"no horizon":      {`{}`, 400, "horizon must be 1..50 (got 0)"},
+		"over the cap":    {`{"horizon":51}`, 400, "horizon must be 1..50 (got 51)"},
+		"extra rows":      {`{"horizon":1,"inputs":[[1],[2]]}`, 400, "2 rows for a horizon of 1"},
+		"null row":        {`{"horizon":2,"inputs":[null]}`, 400, "inputs[0] is null"},
+		"string horizon":  {`{"horizon":"3"}`, 400, "cannot unmarshal string"},
+		"inputs, none":    {`{"horizon":2,"inputs":[[1],[2]]}`, 422, "has no inputs"},
+		"not owned":       {`{"horizon":2}`, 404, "not owned"},
+		"forecast":        {`{"horizon":7}`, 200, ""},
+		"forecast, empty": {`{"horizon":2,"inputs":[]}`, 200, ""},
+	} {
+		path := "/v1/series/s/forecast"
+		if name == "not owned" {
+			path = "/v1/series/nope/forecast"
+		}
+		rec := post(mux, path, c.body)
+		var got struct {
+			Error string         `json:"error"`
+			T     int64          `json:"t"`
+			Steps []sink.Step    `json:"steps"`
+			Model sink.ModelInfo `json:"model"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != c.code || !strings.Contains(got.Error, c.msg) {
+			t.Errorf("%s: %d %s, want %d with %q", name, rec.Code, rec.Body.String(), c.code, c.msg)
+			continue
+		}
+		if c.code == 400 {
+			if other, dup := seen[got.Error]; dup && other != c.msg {
+				t.Errorf("%s shares its message %q with another fault", name, got.Error)
+			}
+			seen[got.Error] = c.msg
+		}
+		if name == "forecast" && (got.T != 150 || len(got.Steps) != 7 || got.Steps[0].T != 151 || got.Steps[6].H != 7) {
+			t.Errorf("forecast: t %d, %d steps: %s", got.T, len(got.Steps), rec.Body.String())
+		}
+	}
+	d.whatIfSlots <- struct{}{} // a forecast under way: the house is full
+	if rec := post(mux, "/v1/series/s/forecast", `{"horizon":2}`); rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("saturated: %d %s", rec.Code, rec.Body.String())
+	}
+	<-d.whatIfSlots
+	if rec := post(mux, "/v1/series/s/forecast", `{"horizon":2}`); rec.Code != 200 {
+		t.Errorf("after the slot was freed: %d %s", rec.Code, rec.Body.String())
+	}
+	d.closing.Store(true)
+	if rec := post(mux, "/v1/series/s/forecast", `{"horizon":2}`); rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("closing: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// FuzzWhatIf throws bodies and paths at the API: whatever they hold, the
+// answer is one of the documented statuses with a JSON body (never a 500 or
+// an empty 200), and a 200 forecast has the asked horizon with finite or
+// null numbers. Its seeds run with the package's tests.
+func FuzzWhatIf(f *testing.F) {
+	for _, s := range []struct{ method, path, body string }{
+		{"POST", "/v1/series/s/forecast", `{"horizon":3}`},
+		{"POST", "/v1/series/s/forecast", `{"horizon":2,"inputs":[[1],[null]]}`},
+		{"POST", "/v1/series/s/forecast", `{"horizon":1e400}`},
+		{"POST", "/v1/series/s/forecast", `[{"horizon":1}]`},
+		{"POST", "/v1/series/%2e%2e/forecast", `{"horizon":1}`},
+		{"GET", "/v1/series?limit=-1&offset=99999999999999999999&sort=rmse&order=desc", ""},
+		{"GET", "/v1/series/s", ""},
+		{"GET", "/v1/series/s/view", ""},
+		{"GET", "/v1/series/%00%ff", ""},
+	} {
+		f.Add(s.method, s.path, s.body)
+	}
+	_, mux := whatIfFixture(f, HTTPConfig{WhatIfMaxConcurrent: 2, WhatIfMaxHorizon: 100})
+	f.Fuzz(func(t *testing.T, method, path, body string) {
+		if method != "GET" && method != "POST" {
+			return
+		}
+		if !strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/v1/events") {
+			return // the event streams do not end by themselves
+		}
+		req, err := http.NewRequest(method, "http://x"+path, strings.NewReader(body))
+		if err != nil {
+			return
+		}
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, req)
+		switch rec.Code {
+		case 200, 400, 404, 405, 422, 429, 503, 301, 307, 308:
+		default:
+			t.Fatalf("%s %s %q: %d %s", method, path, body, rec.Code, rec.Body.String())
+		}
+		if rec.Code >= 300 && rec.Code < 400 || rec.Code == 405 || rec.Code == 404 && !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+			return // the mux's own answers
+		}
+		var v map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+			t.Fatalf("%s %s %q: %d, not a JSON object: %q", method, path, body, rec.Code, rec.Body.String())
+		}
+		if method == "POST" && rec.Code == 200 {
+			var req whatIfRequest
+			json.Unmarshal([]byte(body), &req)
+			if steps, _ := v["steps"].([]any); len(steps) != req.Horizon {
+				t.Fatalf("%q: %d steps", body, len(steps))
+			}
+		}
+	})
+}
+
+// selfSigned returns a CA, and a certificate it signs for the names (a
+// server's) or for a client (names nil).
+func selfSigned(t *testing.T, ca *tls.Certificate, names ...string) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "streamd test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: names,
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	parent, signer := tmpl, any(key)
+	if ca == nil {
+		tmpl.IsCA, tmpl.BasicConstraintsValid, tmpl.KeyUsage = true, true, x509.KeyUsageCertSign|x509.KeyUsageDigitalSignature
+	} else {
+		parent, signer = ca.Leaf, ca.PrivateKey
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := x509.ParseCertificate(der)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+}
+
+// The HTTP server over TLS with authentication, to a real TLS client:
+// /healthz answers anyone; every other route (the API, the view, /readyz,
+// /metrics) answers 401 without credentials, and 200 with the bearer token
+// or with a client certificate the configured CA signed (one another CA
+// signed is refused); plain HTTP is not served.
+func TestHTTPTLSAndAuth(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "series", "forecasts", "dlq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ca := selfSigned(t, nil)
+	server, client, stranger := selfSigned(t, &ca, "localhost"), selfSigned(t, &ca), selfSigned(t, nil)
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Leaf)
+	d, err := Open(Config{Brokers: c.ListenAddrs(), Group: "g", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
+		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
+		Registry: online.RegistryConfig{Default: learnerConfig()}, Listen: "127.0.0.1:0", Transport: &kafka.Transport{},
+		SessionTimeout: 6 * time.Second,
+		HTTP: HTTPConfig{Token: "s3cret", TLS: &tls.Config{Certificates: []tls.Certificate{server}, ClientCAs: pool,
+			ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS12}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	base := "https://" + d.Addr().String()
+	do := func(cert *tls.Certificate, token, path string) int {
+		t.Helper()
+		tc := &tls.Config{RootCAs: pool}
+		if cert != nil {
+			tc.Certificates = []tls.Certificate{*cert}
+		}
+		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: tc}, Timeout: 10 * time.Second}
+		defer hc.CloseIdleConnections()
+		req, _ := http.NewRequestWithContext(context.Background(), "GET", base+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			if cert == &stranger {
+				return -1 // the handshake refused it
+			}
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := do(nil, "", "/healthz"); code != 200 {
+		t.Errorf("healthz without credentials: %d", code)
+	}
+	for _, path := range []string{"/v1/series", "/metrics", "/readyz", "/v1/series/x/view"} {
+		if code := do(nil, "", path); code != 401 {
+			t.Errorf("%s without credentials: %d, want 401", path, code)
+		}
+		if code := do(nil, "wrong", path); code != 401 {
+			t.Errorf("%s with a wrong token: %d, want 401", path, code)
+		}
+		if code := do(&stranger, "", path); code != 401 && code != -1 {
+			t.Errorf("%s with a stranger's certificate: %d, want 401 or a refused handshake", path, code)
+		}
+	}
+	for _, path := range []string{"/v1/series", "/metrics"} {
+		if code := do(nil, "s3cret", path); code != 200 {
+			t.Errorf("%s with the token: %d", path, code)
+		}
+		if code := do(&client, "", path); code != 200 {
+			t.Errorf("%s with a client certificate: %d", path, code)
+		}
+	}
+	resp, err := http.Get("http://" + d.Addr().String() + "/healthz")
+	if err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			t.Error("plain HTTP answered 200 on the TLS port")
+		}
+	}
+}
+
+// With http.auth.public_metrics, /metrics (and /healthz) answer without
+// credentials and the rest still need them; without a token or client CAs,
+// nothing is asked.
+func TestAuthenticatePublicMetrics(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) })
+	for _, c := range []struct {
+		hc   HTTPConfig
+		path string
+		want int
+	}{
+		{HTTPConfig{Token: "t", PublicMetrics: true}, "/metrics", 200},
+		{HTTPConfig{Token: "t", PublicMetrics: true}, "/healthz", 200},
+		{HTTPConfig{Token: "t", PublicMetrics: true}, "/v1/series", 401},
+		{HTTPConfig{Token: "t"}, "/metrics", 401},
+		{HTTPConfig{}, "/v1/series", 200},
+	} {
+		rec := httptest.NewRecorder()
+		(&Daemon{cfg: Config{HTTP: c.hc}}).authenticate(ok).ServeHTTP(rec, httptest.NewRequest("GET", c.path, nil))
+		if rec.Code != c.want {
+			t.Errorf("%+v %s: %d, want %d", c.hc, c.path, rec.Code, c.want)
+		}
+	}
+}
