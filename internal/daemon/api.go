@@ -353,8 +353,7 @@ func (d *Daemon) whatIf(w http.ResponseWriter, req *http.Request) {
 	var msg sink.Message
 	var ferr error
 	err = d.onOwner(ctx, id, func(l *online.Learner) {
-		cfg := l.Config()
-		if cfg.Model.Embedding.Inputs()-cfg.Calendar.Dim() == 0 && len(body.Inputs) > 0 {
+		if l.Inputs() == 0 && len(body.Inputs) > 0 {
 			ferr = errors.New("the series' model has no inputs; leave inputs out")
 			return
 		}

@@ -122,7 +122,7 @@ func benchmarkEndToEnd(b *testing.B, withState bool) {
 		}
 		w.Close()
 		cfg := endToEndModel(warmup)
-		want := nSeries * (perSeries - warmup + 1)
+		want := nSeries * (perSeries - online.FirstFit + 1) // from each series' first fit
 		dc := Config{Brokers: addrs, Group: "bench", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
 			DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
 			Registry: online.RegistryConfig{Default: cfg}, SessionTimeout: 6 * time.Second, Transport: &kafka.Transport{}}

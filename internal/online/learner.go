@@ -400,6 +400,10 @@ func (l *Learner) SizeBytes() int {
 	return n
 }
 
+// Inputs returns n_u, the number of inputs an Observation carries (the
+// calendar's features, which the Learner computes, not counted).
+func (l *Learner) Inputs() int { return l.nUser }
+
 // LastT returns the time of the last accepted observation (0 before any).
 func (l *Learner) LastT() int64 { return l.lastT }
 
