@@ -494,19 +494,20 @@ type metrics struct {
 	skipped   prometheus.Counter
 	gapFilled prometheus.Counter
 
-	rebalances         prometheus.Counter
-	latency            prometheus.Histogram
-	checkpointSeconds  prometheus.Histogram
-	checkpointBytes    prometheus.Counter
-	checkpointSeries   prometheus.Counter
-	checkpointFailures prometheus.Counter
-	deadTruncated      prometheus.Counter
-	dropped            *prometheus.CounterVec
-	restores           *prometheus.CounterVec
-	restoreSeconds     prometheus.Histogram
-	restored           prometheus.Counter
-	restoreFailures    prometheus.Counter
-	foreignCheckpoints prometheus.Counter
+	rebalances           prometheus.Counter
+	latency              prometheus.Histogram
+	checkpointSeconds    prometheus.Histogram
+	checkpointBytes      prometheus.Counter
+	checkpointSeries     prometheus.Counter
+	checkpointFailures   prometheus.Counter
+	deadTruncated        prometheus.Counter
+	dropped              *prometheus.CounterVec
+	restores             *prometheus.CounterVec
+	restoreSeconds       prometheus.Histogram
+	restored             prometheus.Counter
+	restoreFailures      prometheus.Counter
+	restoreConfigChanged prometheus.Counter
+	foreignCheckpoints   prometheus.Counter
 }
 
 // BuildInfo labels streamd_build_info.
@@ -568,10 +569,12 @@ func newMetrics() *metrics {
 		Help: "Series restored from the state topic."})
 	m.restoreFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_restore_failures_total",
 		Help: "Checkpoints that could not be restored (another model configuration, or corrupt); the series starts afresh."})
+	m.restoreConfigChanged = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_restore_config_changed_total",
+		Help: "Series restored from checkpoints learned under another model configuration; they keep their state, and the changed structure keys take effect at their next re-choice."})
 	m.foreignCheckpoints = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_restore_foreign_checkpoints_total",
 		Help: "State topic records written by another consumer group and refused at restore (each deployment needs its own state topic)."})
 	m.registry.MustRegister(m.foreignCheckpoints, m.skipped, m.gapFilled, m.rebalances, m.latency, m.checkpointSeconds, m.checkpointBytes, m.checkpointSeries,
-		m.checkpointFailures, m.deadTruncated, m.dropped, m.restores, m.restoreSeconds, m.restored, m.restoreFailures)
+		m.checkpointFailures, m.deadTruncated, m.dropped, m.restores, m.restoreSeconds, m.restored, m.restoreFailures, m.restoreConfigChanged)
 	for _, from := range []string{"state_topic", "memory"} {
 		m.restores.WithLabelValues(from)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -222,6 +223,7 @@ func (r *partitionRun) readState(ctx context.Context) error {
 		pos int64
 	}
 	series := make([]restored, 0, len(latest))
+	changed, firstChanged, firstKeys := 0, "", ""
 	for id, b := range latest {
 		l, pos, err := online.RestoreCheckpoint(reg.ConfigFor(id), b)
 		if err != nil {
@@ -231,7 +233,19 @@ func (r *partitionRun) readState(ctx context.Context) error {
 			d.cfg.Logger.Warn("restore: series starts afresh", "series", id, "partition", r.p.ID, "err", err)
 			continue
 		}
+		if ch := l.ConfigChanged(); len(ch) > 0 {
+			// Kept, with what it learned; one line per partition names the
+			// first such series (a changed configuration touches them all).
+			d.metrics.restoreConfigChanged.Inc()
+			if changed++; changed == 1 {
+				firstChanged, firstKeys = id, strings.Join(ch, ",")
+			}
+		}
 		series = append(series, restored{id, l, pos})
+	}
+	if changed > 0 {
+		d.cfg.Logger.Warn("restore: series learned under another configuration keep their state; structure keys take effect at their next re-choice",
+			"partition", r.p.ID, "series", changed, "first", firstChanged, "changed", firstKeys)
 	}
 	slices.SortFunc(series, func(a, b restored) int { return cmp.Or(cmp.Compare(a.pos, b.pos), cmp.Compare(a.id, b.id)) })
 	applied := make(map[string]int64, len(series))

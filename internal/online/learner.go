@@ -321,7 +321,10 @@ type Learner struct {
 	form         Form
 	lastZ, floor float64
 	// gross counts the gross errors in a row (grossError).
-	gross        int
+	gross int
+	// changed: the configuration keys that differ from those of the state
+	// restored into l (ConfigChanged).
+	changed      []string
 	yLoc, yScale float64
 	uLoc, uScale []float64
 
@@ -399,6 +402,17 @@ func (l *Learner) SizeBytes() int {
 	}
 	return n
 }
+
+// ConfigChanged returns the configuration keys (as in the YAML model,
+// forecast and robust sections) that differ between the configuration a
+// restored state was learned with and the Learner's; nil for a Learner not
+// restored or restored under the same configuration. The Learner keeps the
+// restored state — its structure, and the data it learned: the new values
+// of keys that shape the structure (lags, kernel, forms, season, working
+// set) take effect at its next re-choice, or, after the last one, when the
+// series starts afresh; the others (horizon, level, robust weighting) at
+// once.
+func (l *Learner) ConfigChanged() []string { return l.changed }
 
 // Inputs returns n_u, the number of inputs an Observation carries (the
 // calendar's features, which the Learner computes, not counted).

@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/robust"
@@ -15,7 +16,7 @@ import (
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
 // rejects every other version with ErrSnapshotVersion.
-const SnapshotVersion = 4
+const SnapshotVersion = 5
 
 var snapshotMagic = [4]byte{'S', 'D', 'L', 'S'}
 
@@ -46,6 +47,11 @@ type learnerState struct {
 	HaveT               bool
 	Step, Seen, Learned int64
 	SinceForecast       int
+
+	// Config is the configuration the state was learned with, as
+	// configKeys renders it: a restore under another one says which keys
+	// changed (ConfigChanged).
+	Config []string
 }
 
 // MarshalBinary encodes the Learner's complete state: magic, version (uint16,
@@ -60,6 +66,7 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 		YLoc: l.yLoc, YScale: l.yScale, ULoc: slices.Clone(l.uLoc), UScale: slices.Clone(l.uScale),
 		Outliers: l.outliers,
 		LastT:    l.lastT, HaveT: l.haveT, Step: l.step, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
+		Config: configKeys(l.cfg),
 	}
 	if l.rscale != nil {
 		rs := l.rscale.State()
@@ -148,10 +155,55 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
 	fresh.lastT, fresh.haveT, fresh.step, fresh.seen, fresh.learned, fresh.sinceFc =
 		st.LastT, st.HaveT, st.Step, st.Seen, st.Learned, st.SinceForecast
+	fresh.changed = changedKeys(st.Config, configKeys(fresh.cfg))
 	*l = *fresh
 	return nil
 }
 
 func finiteScale(loc, scale float64) bool {
 	return !math.IsNaN(loc) && !math.IsInf(loc, 0) && scale > 0 && !math.IsInf(scale, 0)
+}
+
+// configKeys renders the parts of c that shape what a Learner learns, one
+// "name=value" per key, in a fixed order.
+func configKeys(c Config) []string {
+	m := c.Model
+	cal := c.Calendar
+	kv := []struct {
+		name string
+		v    any
+	}{
+		{"lags", m.Embedding.YLags}, {"lag_candidates", c.LagCandidates}, {"input_lags", m.Embedding.InputLags},
+		{"kernel", m.Kernel}, {"kernels", c.Kernels}, {"working_set", m.Size}, {"gamma", m.Gamma},
+		{"gamma_auto", m.AutoGamma}, {"forgetting", m.Forgetting}, {"cutoff", m.Cutoff}, {"window", m.Window},
+		{"swap_interval", m.SwapInterval}, {"select", m.Select}, {"noise_every", m.NoiseEvery}, {"seed", m.Seed},
+		{"warmup", c.Warmup}, {"forms", c.Forms}, {"season", c.Season}, {"planned", c.Planned},
+		{"calendar", fmt.Sprint(cal.Features, cal.Holidays, cal.Location)},
+		{"horizon", c.Horizon}, {"every", c.Every}, {"level", c.Level}, {"scale", c.Scale},
+		{"sigma2_auto", c.AutoSigma2}, {"tuning", c.Tuning}, {"retune_every", c.RetuneEvery},
+		{"tune_size", c.TuneSize}, {"tune_horizon", c.TuneHorizon}, {"robust", c.Robust},
+	}
+	out := make([]string, len(kv))
+	for i, p := range kv {
+		out[i] = fmt.Sprintf("%s=%v", p.name, p.v)
+	}
+	return out
+}
+
+// changedKeys returns the names of the keys whose values differ between two
+// configKeys renderings (an old snapshot's may lack some).
+func changedKeys(was, now []string) []string {
+	old := make(map[string]string, len(was))
+	for _, kv := range was {
+		k, v, _ := strings.Cut(kv, "=")
+		old[k] = v
+	}
+	var out []string
+	for _, kv := range now {
+		k, v, _ := strings.Cut(kv, "=")
+		if w, ok := old[k]; !ok || w != v {
+			out = append(out, k)
+		}
+	}
+	return out
 }

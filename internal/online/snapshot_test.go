@@ -4,7 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"testing"
+
+	"github.com/streamd/streamd/internal/narx"
 )
 
 // A Learner restored from a snapshot continues bit-identically: same
@@ -145,5 +148,40 @@ func TestSnapshotHostileLengthIsBounded(t *testing.T) {
 	t.Logf("snapshot of a fitted learner (M = 20, W = 100, 4 lags): %d bytes", len(snap))
 	if err := l.UnmarshalBinary(append(snap, 0)); err == nil {
 		t.Error("accepted trailing bytes")
+	}
+}
+
+// TestRestoreUnderAnotherConfiguration: a state learned with lags 1..5 and
+// restored with lags 1..3 and another horizon keeps its lags and names the
+// keys that changed; under the same configuration it names none.
+func TestRestoreUnderAnotherConfiguration(t *testing.T) {
+	cfg := testConfig()
+	cfg.Model.Embedding.YLags = narx.Lags(5)
+	l, _ := NewLearner(cfg)
+	for i, v := range noisySine(150, 0.1, 1) {
+		if _, err := l.Observe(Observation{T: int64(i), Y: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := MarshalCheckpoint(l, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, _, err := RestoreCheckpoint(cfg, snap)
+	if err != nil || same.ConfigChanged() != nil {
+		t.Errorf("same configuration: changed %v, err %v", same.ConfigChanged(), err)
+	}
+	other := cfg
+	other.Model.Embedding.YLags = narx.Lags(3)
+	other.Horizon = 7
+	r, _, err := RestoreCheckpoint(other, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.ConfigChanged(); !slices.Equal(got, []string{"lags", "horizon"}) {
+		t.Errorf("changed keys %v, want [lags horizon]", got)
+	}
+	if got := r.Model().Config().Embedding.YLags; !slices.Equal(got, narx.Lags(5)) {
+		t.Errorf("restored lags %v, want the learned 1..5", got)
 	}
 }
