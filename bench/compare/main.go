@@ -1,8 +1,9 @@
-// Command compare runs streamd and R's forecast package on the same benchmark
-// data with the same protocol, in one run, and prints one markdown table per
-// suite (issue 16's acceptance benchmarks). See README.md in this directory.
+// Command compare runs streamd and R's forecast package (or, in the krlst
+// suite, KAFBOX's KRLS-T in Octave) on the same benchmark data with the same
+// protocol, in one run, and prints one markdown table per suite (issue 16's
+// and issue 17's acceptance benchmarks). See README.md in this directory.
 //
-//	go run ./bench/compare [flags] nn3|eunite|coldstart|all
+//	go run ./bench/compare [flags] nn3|eunite|coldstart|krlst|all
 package main
 
 import (
@@ -40,7 +41,9 @@ Suites:
              1997-1998, with holiday and temperature inputs
   coldstart  prequential one-step forecasts of every NN3 training series from
              its first values (streamd only, against the naive forecast)
-  all        the three, in this order
+  krlst      prequential one-step on Santa Fe, Lorenz and Mackey-Glass at
+             equal budget M: streamd against KRLS-T (KAFBOX, in Octave)
+  all        nn3, eunite and coldstart, in this order (not krlst: Octave)
 
 Flags:
 `
@@ -53,6 +56,7 @@ type env struct {
 	euniteConfig    string
 	timeout         time.Duration
 	jobs            int
+	krlstOpts       krlstOpts
 	stdout, stderr  io.Writer
 }
 
@@ -70,13 +74,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	e := &env{stdout: stdout, stderr: stderr}
 	fs.StringVar(&e.repo, "repo", "", "the streamd module `DIR` (default: the enclosing directory with its go.mod)")
-	fs.StringVar(&e.data, "data", "", "benchmark data `DIR` with nn3/ and eunite/ (default: REPO/../shared/data)")
+	fs.StringVar(&e.data, "data", "", "benchmark data `DIR` with nn3/, eunite/ and santafe/ (default: REPO/../shared/data)")
 	fs.StringVar(&e.out, "out", filepath.Join(os.TempDir(), "streamd-compare"), "output `DIR` for the per-series details (one subdirectory per suite)")
 	fs.StringVar(&e.bin, "streamd", "", "use this streamd `BINARY` instead of building ./cmd/streamd")
 	fs.StringVar(&e.rscript, "rscript", "Rscript", "the Rscript `COMMAND`")
 	fs.StringVar(&e.euniteConfig, "eunite-config", "config/eunite.yaml", "eunite: streamd configuration `FILE` (relative to REPO); when missing, only the minimal inputs-only configuration runs")
 	fs.DurationVar(&e.timeout, "timeout", 10*time.Minute, "limit of each streamd run (R scripts: 6× this)")
 	fs.IntVar(&e.jobs, "j", 1, "streamd runs in parallel (wall times are then summed over runs, not elapsed)")
+	e.krlstOpts.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
@@ -86,7 +91,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() < 1 {
 		fs.Usage()
-		return errors.New("give a suite: nn3, eunite, coldstart or all")
+		return errors.New("give a suite: nn3, eunite, coldstart, krlst or all")
 	}
 	suite := fs.Arg(0)
 	if err := fs.Parse(fs.Args()[1:]); err != nil { // flags may also follow the suite
@@ -97,12 +102,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	var suites []string
 	switch suite {
-	case "nn3", "eunite", "coldstart":
+	case "nn3", "eunite", "coldstart", "krlst":
 		suites = []string{suite}
 	case "all":
 		suites = []string{"nn3", "eunite", "coldstart"}
 	default:
-		return fmt.Errorf("unknown suite %q: nn3, eunite, coldstart or all", suite)
+		return fmt.Errorf("unknown suite %q: nn3, eunite, coldstart, krlst or all", suite)
 	}
 	if e.jobs < 1 {
 		return fmt.Errorf("-j must be ≥ 1 (got %d)", e.jobs)
@@ -123,6 +128,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			err = e.eunite(ctx)
 		case "coldstart":
 			err = e.coldstart(ctx)
+		case "krlst":
+			err = e.krlst(ctx)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", s, err)
