@@ -280,6 +280,17 @@ func TestKafkaWriterRetriesOnlyTheFailedPartitions(t *testing.T) {
 	const partitions, n = 8, 64
 	c, w, ctx := clusterAndWriter(t, 2, partitions, KafkaConfig{Transport: &kafka.Transport{}})
 	const failing = 2 // every request carrying partition 2 fails twice
+	// kfake places leaders at random: put partition 0 on the broker that
+	// does not lead partition 2, so that two leaders are written to.
+	if lead := c.LeaderFor("t", failing); c.LeaderFor("t", 0) == lead {
+		for _, id := range []int32{0, 1} {
+			if id != lead {
+				if err := c.MoveTopicPartition("t", 0, id); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
 	spy := spyOnProduce(c, map[int32]int{failing: 2}, int16(kafka.NotLeaderForPartition))
 	recs := keyedRecords(n, 16)
 	if err := w.WriteRecords(ctx, recs...); err != nil {
