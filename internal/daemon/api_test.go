@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
-	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
@@ -221,11 +220,7 @@ func selfSigned(t *testing.T, ca *tls.Certificate, names ...string) tls.Certific
 // or with a client certificate the configured CA signed (one another CA
 // signed is refused); plain HTTP is not served.
 func TestHTTPTLSAndAuth(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "series", "forecasts", "dlq"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testCluster(t, 1, "series", "forecasts", "dlq")
 	ca := selfSigned(t, nil)
 	server, client, stranger := selfSigned(t, &ca, "localhost"), selfSigned(t, &ca), selfSigned(t, nil)
 	pool := x509.NewCertPool()

@@ -67,11 +67,7 @@ func drain(ctx context.Context, t *testing.T, addrs []string, topic string, want
 // nothing to the math); every bad record goes to the dead-letter topic with
 // its reason; metrics and health answer; Close loses nothing.
 func TestDaemonEndToEnd(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "series", "forecasts", "dlq"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testCluster(t, 4, "series", "forecasts", "dlq")
 	addrs := c.ListenAddrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -249,4 +245,16 @@ func httpGet(t *testing.T, url string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// testCluster starts a one-broker Kafka-protocol cluster for the test, with
+// the topics of the given partition count, closed when the test ends.
+func testCluster(t testing.TB, partitions int32, topics ...string) *kfake.Cluster {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topics...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }

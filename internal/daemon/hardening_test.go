@@ -149,11 +149,7 @@ func goodAndBad(ctx context.Context, t *testing.T, addrs []string, topic string,
 // every forecast of the other series on the partition, whose records follow
 // it, is published.
 func TestOversizeDeadLetterDoesNotStall(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "series", "forecasts", "forecasts2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testCluster(t, 1, "series", "forecasts", "forecasts2")
 	if err := c.CreateTopic("dlq", 1, map[string]string{"max.message.bytes": "20000"}); err != nil {
 		t.Fatal(err)
 	}
@@ -219,11 +215,7 @@ func TestOversizeDeadLetterDoesNotStall(t *testing.T) {
 // learns every series from its own input, publishing every forecast (it
 // adopted them, skipped the input they covered and published nothing).
 func TestStateBelongsToItsGroup(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "series", "forecasts", "forecasts2", "dlq"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testCluster(t, 2, "series", "forecasts", "forecasts2", "dlq")
 	addrs := c.ListenAddrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -364,11 +356,7 @@ func TestReadinessAndStartupRetry(t *testing.T) {
 // logged naming the series, and the healthy series, whose records follow
 // them, gets every forecast.
 func TestHostileRecords(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "series", "forecasts", "dlq"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testCluster(t, 1, "series", "forecasts", "dlq")
 	addrs := c.ListenAddrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -478,11 +466,7 @@ func TestReadyzReportsStalledPublishers(t *testing.T) {
 // running one-step scores and its latest forecast, written beside its
 // checkpoint (they were reset: predicted 0, coverage 0, no latest).
 func TestRestartKeepsSeriesSummaries(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "series", "forecasts", "dlq"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testCluster(t, 2, "series", "forecasts", "dlq")
 	addrs := c.ListenAddrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

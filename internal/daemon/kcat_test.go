@@ -13,7 +13,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/segmentio/kafka-go"
-	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
@@ -38,11 +37,7 @@ func kcatPath(t *testing.T) string {
 // daemon, and kcat consumes the forecasts it publishes.
 func TestKcatInterop(t *testing.T) {
 	kcat := kcatPath(t)
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "series", "forecasts", "dlq"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testCluster(t, 2, "series", "forecasts", "dlq")
 	addr := c.ListenAddrs()[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
-	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
@@ -21,11 +20,7 @@ import (
 // t = k+1). A commit ahead of the forecasts would lose results on a restart;
 // one behind would apply records twice.
 func TestGracefulShutdownCommitsWhatWasPublished(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "series", "forecasts", "dlq"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testCluster(t, 1, "series", "forecasts", "dlq")
 	addrs := c.ListenAddrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

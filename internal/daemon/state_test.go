@@ -329,11 +329,7 @@ func TestRecordsCoveredByACheckpointAreSkipped(t *testing.T) {
 // return within the shutdown budget (80 % of the session timeout), without
 // committing a record whose forecast was never published.
 func TestCloseIsBoundedWhenPublishingFails(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "series", "dlq"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testCluster(t, 1, "series", "dlq")
 	addrs := c.ListenAddrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -18,7 +18,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/segmentio/kafka-go"
-	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/robust"
@@ -233,11 +232,7 @@ func chromiumPath(t *testing.T) string {
 // both pages are written to files the log names.
 func TestWebViewInBrowser(t *testing.T) {
 	chromium := chromiumPath(t)
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "series", "forecasts", "dlq"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testCluster(t, 1, "series", "forecasts", "dlq")
 	addrs := c.ListenAddrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -454,11 +449,7 @@ func TestWebViewInBrowser(t *testing.T) {
 // daemon closes, without holding Close up (the HTTP server's shutdown waits
 // for its requests).
 func TestEventStreamEndsAtClose(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "series", "forecasts", "dlq"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testCluster(t, 1, "series", "forecasts", "dlq")
 	d, err := Open(Config{Brokers: c.ListenAddrs(), Group: "g", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
 		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 512},
 		Registry: online.RegistryConfig{Default: learnerConfig()}, Listen: "127.0.0.1:0", SessionTimeout: 6 * time.Second,
