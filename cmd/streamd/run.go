@@ -51,6 +51,9 @@ func (runCommand) Run(ctx context.Context, args []string, _ io.Reader, stdout, s
 	dc.Logger = slog.New(slog.NewJSONHandler(stderr, nil))
 	if mib := cfg.Process.MemoryLimitMiB; mib > 0 {
 		debug.SetMemoryLimit(int64(mib) << 20)
+		// The heap peaks near twice the live series state between
+		// collections: half the limit for the state keeps the peak under it.
+		dc.StateBytes = int64(mib) << 20 / 2
 	}
 	d, err := daemon.Open(dc)
 	if err != nil {

@@ -39,6 +39,12 @@ type Config struct {
 	InputTopics     []string
 	ForecastTopic   string
 	DeadLetterTopic string
+	// StateBytes budgets the series' state on this instance (the sum of
+	// their Learner.SizeBytes, as streamd_series_state_bytes): a partition
+	// that creates a series while the sum exceeds it evicts its least
+	// recently used series until it does not (or one is left). 0 means no
+	// budget; the count cap (Registry.MaxSeries) holds either way.
+	StateBytes int64
 	// Partitioner partitions the forecasts and dead letters by key
 	// (sink.Partitioners; "" means murmur2, the Java client's), so that
 	// they share partitions with input produced by the same.
@@ -140,14 +146,18 @@ var errRefusedCommit = errors.New("commit refused (test)")
 // Daemon runs until Close. Open starts it; Close stops fetching, publishes
 // what was processed, commits its offsets and returns the first error.
 type Daemon struct {
-	cfg       Config
-	consumer  *source.Consumer
-	forecasts *sink.KafkaWriter
-	dead      *sink.KafkaWriter
-	metrics   *metrics
-	dir       *directory
-	http      *http.Server
-	addr      net.Addr
+	cfg Config
+	// stateBytes is the series' state summed over the partitions (the
+	// value of streamd_series_state_bytes), for the budget Config.StateBytes;
+	// each partition goroutine adds its own changes.
+	stateBytes atomic.Int64
+	consumer   *source.Consumer
+	forecasts  *sink.KafkaWriter
+	dead       *sink.KafkaWriter
+	metrics    *metrics
+	dir        *directory
+	http       *http.Server
+	addr       net.Addr
 	// quit is closed when the HTTP server shuts down: it ends the web
 	// view's event streams, which would otherwise hold Shutdown up.
 	quit chan struct{}
@@ -527,7 +537,7 @@ func newMetrics() *metrics {
 		series: prometheus.NewGauge(prometheus.GaugeOpts{Name: "streamd_series",
 			Help: "Live series on this instance."}),
 		evicted: prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_series_evicted_total",
-			Help: "Series evicted by the live-series cap."}),
+			Help: "Series evicted by the live-series cap or the state budget."}),
 		bytes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "streamd_series_state_bytes",
 			Help: "Bytes of numeric state held by the live series (Learner.SizeBytes and the web view's recent observations, summed)."}),
 	}

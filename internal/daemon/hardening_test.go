@@ -431,7 +431,7 @@ func TestHostileRecords(t *testing.T) {
 	if ev := counterValue(t, d.metrics.evicted); ev != 1 {
 		t.Errorf("%g evictions, want 1", ev)
 	}
-	if l := logs.String(); !strings.Contains(l, `"msg":"series evicted at the live-series cap","series":"e1"`) {
+	if l := logs.String(); !strings.Contains(l, `"msg":"series evicted at the live-series cap or the state budget","series":"e1"`) {
 		t.Errorf("no log line names the evicted series:\n%s", l)
 	}
 }

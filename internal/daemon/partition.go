@@ -130,6 +130,7 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 		d.metrics.series.Sub(float64(r.lastLive))
 		for _, b := range r.bytes {
 			d.metrics.bytes.Sub(float64(b))
+			d.stateBytes.Add(-int64(b))
 		}
 		if park {
 			d.parking.put(partitionKey{Topic: p.Topic, ID: p.ID}, &parked{reg: r.reg, applied: r.applied,
@@ -179,8 +180,9 @@ func (r *partitionRun) onEvict(id string) {
 	// An eviction loses a series' model: say which, at most once a second
 	// (a flood of new ids evicts at the rate records arrive).
 	if now := time.Now(); now.Sub(r.lastEvictLog) >= time.Second {
-		r.d.cfg.Logger.Warn("series evicted at the live-series cap", "series", id, "topic", r.p.Topic, "partition", r.p.ID,
-			"max_series", r.d.cfg.Registry.MaxSeries, "evicted_since_last_log", r.unloggedEvictions)
+		r.d.cfg.Logger.Warn("series evicted at the live-series cap or the state budget", "series", id, "topic", r.p.Topic, "partition", r.p.ID,
+			"max_series", r.d.cfg.Registry.MaxSeries, "state_bytes", r.d.stateBytes.Load(), "state_budget_bytes", r.d.cfg.StateBytes,
+			"evicted_since_last_log", r.unloggedEvictions)
 		r.lastEvictLog, r.unloggedEvictions = now, 0
 	} else {
 		r.unloggedEvictions++
@@ -191,6 +193,7 @@ func (r *partitionRun) onEvict(id string) {
 	delete(r.hist, id)
 	delete(r.timeKind, id)
 	r.d.metrics.bytes.Sub(float64(r.bytes[id]))
+	r.d.stateBytes.Add(-int64(r.bytes[id]))
 	delete(r.bytes, id)
 	delete(r.applied, id)
 	if r.store != nil {
@@ -221,10 +224,14 @@ func (r *partitionRun) handle(m kafka.Message) {
 		d.metrics.skipped.Inc() // replayed after a restart: the series' state holds it
 		return
 	}
-	l, _, err := r.reg.Get(rec.Series)
+	l, created, err := r.reg.Get(rec.Series)
 	if err != nil {
 		d.cfg.Logger.Error("series: learner", "err", err)
 		return
+	}
+	if created && d.cfg.StateBytes > 0 {
+		for d.stateBytes.Load() > d.cfg.StateBytes && r.reg.EvictOldest() {
+		}
 	}
 	if r.store != nil {
 		// Whatever Observe does with the record (learn, buffer, reject), the
@@ -380,6 +387,7 @@ func (r *partitionRun) publishSummaries() {
 			size += h.sizeBytes()
 		}
 		r.d.metrics.bytes.Add(float64(size - r.bytes[id]))
+		r.d.stateBytes.Add(int64(size - r.bytes[id]))
 		r.bytes[id] = size
 		s := SeriesSummary{ID: id, Partition: r.p.ID, Topic: r.p.Topic, LastT: l.LastT(), Fitted: l.Fitted(),
 			Outliers: l.Outliers(), Bytes: size, Latest: msg, Updated: now, Level: optFloat(l.Config().Level)}
@@ -400,6 +408,11 @@ func (r *partitionRun) publishSummaries() {
 		}
 		r.d.dir.publish(r, s)
 		delete(r.touched, id)
+	}
+	// The budget holds as series grow, not only when one is created (handle).
+	if b := r.d.cfg.StateBytes; b > 0 {
+		for r.d.stateBytes.Load() > b && r.reg.EvictOldest() {
+		}
 	}
 }
 

@@ -535,3 +535,60 @@ func TestDirtySeriesKeepsTheFirstChangeInOrder(t *testing.T) {
 		t.Fatalf("not empty after taking everything: %d live", d.len())
 	}
 }
+
+// TestStateBudgetEvicts: with a state budget of about three fitted series,
+// ten series streaming in turn keep the state within the budget plus what
+// one round of records can add before the summaries count it, evict the
+// least recently used ones, and log the evictions naming the series; the
+// series whose record is being handled is never the one evicted.
+func TestStateBudgetEvicts(t *testing.T) {
+	const nSeries, perSeries = 10, 60
+	var logs logBuffer
+	cfg := stateConfig(nil, 1000)
+	cfg.Logger = logs.logger()
+	d := &Daemon{cfg: cfg, metrics: newMetrics(), dir: newDirectory()}
+	d.cfg.Decoder.Inputs = -1
+	r := &partitionRun{d: d, next: -1, committed: -1, watermark: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
+		bytes: map[string]int{}, applied: map[string]int64{}, dirty: newDirtySeries(1), lastStep: time.Now()}
+	reg, err := online.NewRegistry(r.registryConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.reg = reg
+	// One fitted series' size sets the budget.
+	probe, _ := online.NewLearner(d.cfg.Registry.Default)
+	for k, y := range series(0, perSeries) {
+		probe.Observe(online.Observation{T: int64(k + 1), Y: y})
+	}
+	one := int64(probe.SizeBytes())
+	d.cfg.StateBytes = 3 * one
+	off := int64(0)
+	maxSeen := int64(0)
+	for k := range perSeries {
+		for s := range nSeries {
+			id := fmt.Sprintf("s%d", s)
+			r.handle(kafka.Message{Offset: off, Key: []byte(id), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, series(s, perSeries)[k]))})
+			off++
+			if _, ok := r.reg.Lookup(id); !ok {
+				t.Fatalf("record %d: series %s, just handled, was evicted", off, id)
+			}
+		}
+		r.publishSummaries()
+		maxSeen = max(maxSeen, d.stateBytes.Load())
+	}
+	t.Logf("one fitted series %d bytes; state peaked at %d; %d live", one, maxSeen, r.reg.Len())
+	if ev := r.reg.Evicted(); ev == 0 {
+		t.Error("no evictions")
+	}
+	// Between two evictions a round of nSeries records may grow the state
+	// by at most nSeries fitted series.
+	if limit := d.cfg.StateBytes + nSeries*one; maxSeen > limit {
+		t.Errorf("state reached %d bytes, budget %d (+ one round %d)", maxSeen, d.cfg.StateBytes, nSeries*one)
+	}
+	if got := int64(testutil.ToFloat64(d.metrics.bytes)); got != d.stateBytes.Load() {
+		t.Errorf("the gauge says %d bytes, the budget's count %d", got, d.stateBytes.Load())
+	}
+	if l := logs.String(); !strings.Contains(l, `"msg":"series evicted at the live-series cap or the state budget","series":"s`) {
+		t.Errorf("no log line names an evicted series:\n%s", l)
+	}
+}

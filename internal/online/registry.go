@@ -126,6 +126,24 @@ func (r *Registry) Put(id string, l *Learner) {
 	r.insert(id, l)
 }
 
+// EvictOldest evicts the least recently used series (calling OnEvict) and
+// reports whether it did: not when one series or none is left, so that the
+// series a caller just created is never the one evicted.
+func (r *Registry) EvictOldest() bool {
+	if r.lru.Len() <= 1 {
+		return false
+	}
+	oldest := r.lru.Back()
+	gone := oldest.Value.(*registryEntry).id
+	delete(r.series, gone)
+	r.lru.Remove(oldest)
+	r.evicted++
+	if r.cfg.OnEvict != nil {
+		r.cfg.OnEvict(gone)
+	}
+	return true
+}
+
 // SetOnEvict replaces the eviction callback (a registry handed from one
 // owner to the next).
 func (r *Registry) SetOnEvict(fn func(id string)) { r.cfg.OnEvict = fn }
