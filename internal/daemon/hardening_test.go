@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -502,5 +503,81 @@ func TestRestartKeepsSeriesSummaries(t *testing.T) {
 		after.Latest == nil || after.Latest.T != n || len(after.Latest.Steps) != len(before.Latest.Steps) ||
 		after.Latest.Steps[0] != before.Latest.Steps[0] {
 		t.Errorf("restored summary %+v\nbefore the restart %+v", after, before)
+	}
+}
+
+// One huge value in a fitted series (robust weighting off, the default)
+// does not poison it: produced over TCP after 150 records of "good" and of
+// "spiky" on one partition, the value 1e308 is flagged as an outlier in its
+// forecast message, every later forecast of spiky stays finite and within
+// the series' range, good gets every forecast, and the API keeps answering
+// with a body for every series.
+func TestHugeValueDoesNotPoison(t *testing.T) {
+	c := testCluster(t, 1, "series", "forecasts", "dlq")
+	addrs := c.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const n = 200
+	var all []sink.Record
+	good, spiky := series(0, n), series(1, n)
+	for i := range n {
+		all = append(all, sink.Record{Key: []byte("good"), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, i+1, good[i]))})
+		y := spiky[i]
+		if i == 150 {
+			y = 1e308
+		}
+		all = append(all, sink.Record{Key: []byte("spiky"), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, i+1, y))})
+	}
+	in, err := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.WriteRecords(ctx, all...); err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+	d, err := Open(Config{Brokers: addrs, Group: "g", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
+		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
+		Registry: online.RegistryConfig{Default: learnerConfig()}, Listen: "127.0.0.1:0", SessionTimeout: 6 * time.Second,
+		Transport: &kafka.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	want := 2 * (n - online.FirstFit + 1)
+	got := drain(ctx, t, addrs, "forecasts", want)
+	if len(got) != want {
+		t.Fatalf("%d forecasts, want %d", len(got), want)
+	}
+	lo, hi := slices.Min(spiky), slices.Max(spiky)
+	span := hi - lo
+	flagged := false
+	for _, m := range got {
+		var msg sink.Message
+		if err := json.Unmarshal(m.Value, &msg); err != nil {
+			t.Fatal(err)
+		}
+		if msg.Series != "spiky" {
+			continue
+		}
+		if msg.T == 151 && msg.Observed != nil && msg.Observed.Outlier && msg.Observed.Weight == 0 {
+			flagged = true
+		}
+		if msg.T > 151 {
+			for _, s := range msg.Steps {
+				if !(s.Mean > lo-span && s.Mean < hi+span) || math.IsInf(s.Hi-s.Lo, 0) || math.IsNaN(s.Std) {
+					t.Fatalf("t=%d h=%d: %+v after the huge value (range [%g, %g])", msg.T, s.H, s, lo, hi)
+				}
+			}
+		}
+	}
+	if !flagged {
+		t.Error("the value 1e308 was not flagged as an outlier with weight 0")
+	}
+	for _, path := range []string{"/v1/series", "/v1/series/spiky", "/v1/series/good"} {
+		code, body := httpStatus("http://" + d.Addr().String() + path)
+		if code != 200 || len(body) < 10 {
+			t.Errorf("GET %s: %d %q", path, code, body)
+		}
 	}
 }
