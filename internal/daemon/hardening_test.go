@@ -465,7 +465,8 @@ func TestReadyzReportsStalledPublishers(t *testing.T) {
 
 // A restart keeps what the API reports of a series beyond its model: its
 // running one-step scores and its latest forecast, written beside its
-// checkpoint (they were reset: predicted 0, coverage 0, no latest).
+// checkpoint: after the restart the summary is not back at predicted 0,
+// coverage 0 and no latest forecast.
 func TestRestartKeepsSeriesSummaries(t *testing.T) {
 	c := testCluster(t, 2, "series", "forecasts", "dlq")
 	addrs := c.ListenAddrs()
