@@ -593,7 +593,7 @@ func newMetrics() *metrics {
 	for _, r := range source.Reasons {
 		m.rejected.WithLabelValues(string(r))
 	}
-	for _, r := range []string{"non_finite_y", "bad_inputs", "non_finite_input", "t_not_increasing"} {
+	for _, r := range online.RejectReasons {
 		m.rejected.WithLabelValues(r)
 	}
 	return m

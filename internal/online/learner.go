@@ -232,9 +232,23 @@ type Observation struct {
 // unchanged.
 var ErrRejected = errors.New("observation rejected")
 
-// RejectError says why an observation was refused. Reason is one of a closed
-// set ("non_finite_y", "bad_inputs", "non_finite_input", "t_not_increasing"),
-// fit for a metric label.
+// The reasons an observation is refused (RejectError.Reason), fit for a
+// metric label.
+const (
+	RejectNonFiniteY      = "non_finite_y"
+	RejectBadInputs       = "bad_inputs"
+	RejectNonFiniteInput  = "non_finite_input"
+	RejectBadFuture       = "bad_future"
+	RejectNonFiniteFuture = "non_finite_future"
+	RejectTNotIncreasing  = "t_not_increasing"
+)
+
+// RejectReasons lists every Reason a RejectError can carry.
+var RejectReasons = []string{RejectNonFiniteY, RejectBadInputs, RejectNonFiniteInput, RejectBadFuture,
+	RejectNonFiniteFuture, RejectTNotIncreasing}
+
+// RejectError says why an observation was refused: Reason is one of
+// RejectReasons.
 type RejectError struct {
 	Reason, Detail string
 }
@@ -474,28 +488,28 @@ func (l *Learner) Model() *narx.Model { return l.model }
 // check validates an observation without changing l.
 func (l *Learner) check(o Observation) error {
 	if math.IsNaN(o.Y) || math.IsInf(o.Y, 0) {
-		return rejectf("non_finite_y", "y is not finite")
+		return rejectf(RejectNonFiniteY, "y is not finite")
 	}
 	if len(o.U) != l.nUser {
-		return rejectf("bad_inputs", "%d inputs, want %d", len(o.U), l.nUser)
+		return rejectf(RejectBadInputs, "%d inputs, want %d", len(o.U), l.nUser)
 	}
 	for _, row := range o.Future {
 		if len(row) != len(l.cfg.Planned) {
-			return rejectf("bad_future", "a future row has %d planned inputs, want %d", len(row), len(l.cfg.Planned))
+			return rejectf(RejectBadFuture, "a future row has %d planned inputs, want %d", len(row), len(l.cfg.Planned))
 		}
 		for _, u := range row {
 			if math.IsNaN(u) || math.IsInf(u, 0) {
-				return rejectf("non_finite_future", "a planned input is not finite")
+				return rejectf(RejectNonFiniteFuture, "a planned input is not finite")
 			}
 		}
 	}
 	for _, u := range o.U {
 		if math.IsNaN(u) || math.IsInf(u, 0) {
-			return rejectf("non_finite_input", "an input is not finite")
+			return rejectf(RejectNonFiniteInput, "an input is not finite")
 		}
 	}
 	if l.haveT && o.T <= l.lastT {
-		return rejectf("t_not_increasing", "t %d is not after %d", o.T, l.lastT)
+		return rejectf(RejectTNotIncreasing, "t %d is not after %d", o.T, l.lastT)
 	}
 	return nil
 }
