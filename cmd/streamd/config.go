@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/streamd/streamd/internal/calendar"
+	"github.com/streamd/streamd/internal/daemon"
 	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/robust"
@@ -342,8 +343,8 @@ func DefaultConfig() Config {
 			ForecastTopic:         "forecasts",
 			StateTopic:            "auto",
 			DeadLetterTopic:       "series-dlq",
-			CheckpointRecords:     50000,
-			CheckpointInterval:    10 * time.Second,
+			CheckpointRecords:     daemon.DefaultCheckpointRecords,
+			CheckpointInterval:    daemon.DefaultCheckpointEvery,
 			MaxRecordBytes:        1 << 20,
 			DeadLetterMaxBytes:    1048588,
 			MaxSeriesBytes:        256,

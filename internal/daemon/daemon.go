@@ -193,7 +193,7 @@ type Daemon struct {
 func (d *Daemon) finalTimeout() time.Duration {
 	st := d.cfg.SessionTimeout
 	if st <= 0 {
-		st = 10 * time.Second
+		st = source.DefaultSessionTimeout
 	}
 	return st * 4 / 5
 }
@@ -206,6 +206,14 @@ func (d *Daemon) generation(assigned []source.TopicPartition) {
 	d.joined.Store(true)
 	d.parking.keep(assigned)
 }
+
+// The checkpoint defaults: a change is saved within this many records or
+// this long, whichever comes first (Config.CheckpointRecords,
+// CheckpointEvery; kafka.checkpoint_records and checkpoint_interval).
+const (
+	DefaultCheckpointRecords = 50000
+	DefaultCheckpointEvery   = 10 * time.Second
+)
 
 // Open validates cfg, starts the HTTP server and joins the consumer group in
 // the background.
@@ -223,10 +231,10 @@ func Open(cfg Config) (*Daemon, error) {
 		cfg.CommitEvery = 500 * time.Millisecond
 	}
 	if cfg.CheckpointRecords <= 0 {
-		cfg.CheckpointRecords = 50000
+		cfg.CheckpointRecords = DefaultCheckpointRecords
 	}
 	if cfg.CheckpointEvery <= 0 {
-		cfg.CheckpointEvery = 10 * time.Second
+		cfg.CheckpointEvery = DefaultCheckpointEvery
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

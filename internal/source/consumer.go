@@ -60,13 +60,17 @@ type Consumer struct {
 	cfg ConsumerConfig
 }
 
+// DefaultSessionTimeout is the consumer group's session timeout when none
+// is configured: the broker declares a member dead after it.
+const DefaultSessionTimeout = 10 * time.Second
+
 // NewConsumer validates cfg.
 func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	if len(cfg.Brokers) == 0 || cfg.Group == "" || len(cfg.Topics) == 0 {
 		return nil, errors.New("source: consumer needs brokers, a group and topics")
 	}
 	if cfg.SessionTimeout == 0 {
-		cfg.SessionTimeout = 10 * time.Second
+		cfg.SessionTimeout = DefaultSessionTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
