@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/streamd/streamd/internal/daemon"
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
 )
@@ -443,9 +444,9 @@ func (b *backtest) iterated(ctx context.Context) (*report, error) {
 	}
 	if b.out != nil {
 		b.msg.Series, b.msg.T, b.msg.Observed = b.series, b.s.t[train-1], nil
-		b.msg.SetSteps(steps)
+		daemon.SetSteps(&b.msg, steps)
 		b.msg.IssuedAt = time.Now().UTC()
-		b.msg.Model = sink.ModelInfoOf(b.l)
+		b.msg.Model = daemon.ModelInfoOf(b.l)
 		if err := b.out.Write(&b.msg); err != nil {
 			return nil, err
 		}
@@ -467,9 +468,9 @@ func (b *backtest) write(k int, res online.Result) error {
 	if b.out == nil || (!res.Fitted && res.Forecast == nil) {
 		return nil
 	}
-	b.msg.SetResult(b.series, b.s.t[k], b.s.y[k], res)
+	daemon.SetResult(&b.msg, b.series, b.s.t[k], b.s.y[k], res)
 	b.msg.IssuedAt = time.Now().UTC()
-	b.msg.Model = sink.ModelInfoOf(b.l)
+	b.msg.Model = daemon.ModelInfoOf(b.l)
 	return b.out.Write(&b.msg)
 }
 
@@ -624,7 +625,7 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 	if b.l.Fitted() {
 		m := b.l.Model()
 		info := m.Info()
-		mi := sink.ModelInfoOf(b.l)
+		mi := daemon.ModelInfoOf(b.l)
 		rep.Model = modelReport{M: info.M, Rank: info.Rank, Kernel: mi.Kernel, Form: mi.Form, Sigma2: jsonFloat(mi.Sigma2), Gamma: jsonFloat(info.Gamma),
 			NoiseStd: jsonFloat(mi.NoiseStd), DEff: jsonFloat(info.DEff), Swaps: info.Swaps, EigenRefresh: info.EigenRefresh, Outliers: b.l.Outliers(),
 			SamplesWeight: jsonFloat(info.SamplesWeight), Entropy: jsonFloat(info.Entropy)}

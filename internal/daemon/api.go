@@ -361,8 +361,8 @@ func (d *Daemon) whatIf(w http.ResponseWriter, req *http.Request) {
 		if ferr = l.Forecast(steps, body.Inputs); ferr != nil {
 			return
 		}
-		msg = sink.Message{Series: id, T: l.LastT(), IssuedAt: time.Now().UTC(), Model: sink.ModelInfoOf(l)}
-		msg.SetSteps(steps)
+		msg = sink.Message{Series: id, T: l.LastT(), IssuedAt: time.Now().UTC(), Model: ModelInfoOf(l)}
+		SetSteps(&msg, steps)
 	})
 	switch {
 	case errors.Is(err, errNotOwned):

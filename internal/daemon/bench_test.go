@@ -81,8 +81,8 @@ func benchmarkLearnersOnly(b *testing.B) {
 				}
 				if res.Fitted || res.Forecast != nil {
 					msg := sink.Message{IssuedAt: time.Now().UTC()}
-					msg.SetResult(id, int64(k+1), values[s][k], res)
-					msg.Model = sink.ModelInfoOf(l)
+					SetResult(&msg, id, int64(k+1), values[s][k], res)
+					msg.Model = ModelInfoOf(l)
 					if _, err := json.Marshal(&msg); err != nil {
 						b.Fatal(err)
 					}

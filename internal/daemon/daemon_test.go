@@ -217,7 +217,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ref1 sink.Message
-	ref1.SetSteps(steps)
+	SetSteps(&ref1, steps)
 	for h := range ref1.Steps {
 		if wi.Steps[h] != ref1.Steps[h] {
 			t.Errorf("what-if step %d: %+v, direct %+v", h+1, wi.Steps[h], ref1.Steps[h])

@@ -289,8 +289,8 @@ func (r *partitionRun) handle(m kafka.Message) {
 		sc.add(res.Residual, res.Std)
 	}
 	msg := &sink.Message{IssuedAt: time.Now().UTC()}
-	msg.SetResult(rec.Series, rec.T, rec.Y, res)
-	msg.Model = sink.ModelInfoOf(l)
+	SetResult(msg, rec.Series, rec.T, rec.Y, res)
+	msg.Model = ModelInfoOf(l)
 	r.pending = append(r.pending, msg)
 	r.stamps = append(r.stamps, m.Time)
 	r.touched[rec.Series] = msg
@@ -395,7 +395,7 @@ func (r *partitionRun) publishSummaries() {
 			s.History = h.view()
 		}
 		if l.Fitted() {
-			s.Model = sink.ModelInfoOf(l)
+			s.Model = ModelInfoOf(l)
 		}
 		if sc := r.scores[id]; sc != nil && sc.n > 0 {
 			s.Predicted, s.OneStepRMS = sc.n, optFloat(math.Sqrt(sc.sse/float64(sc.n)))

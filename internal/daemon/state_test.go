@@ -42,7 +42,7 @@ func referenceForecasts(t *testing.T, nSeries, n int) map[forecastKey]sink.Messa
 			}
 			if res.Fitted || res.Forecast != nil {
 				var m sink.Message
-				m.SetResult(id, int64(i+1), v, res)
+				SetResult(&m, id, int64(i+1), v, res)
 				ref[forecastKey{id, int64(i + 1)}] = m
 			}
 		}

@@ -1,12 +1,11 @@
-// Package sink owns forecast and checkpoint writers.
+// Package sink owns what streamd writes out: the forecast message and its
+// JSON encoding, dead-letter records, and the Kafka and JSON-lines writers
+// (checkpoints are written by internal/checkpoint). It knows nothing of the
+// learner: internal/daemon maps a Learner's result onto a message.
 package sink
 
 import (
-	"math"
 	"time"
-
-	"github.com/streamd/streamd/internal/narx"
-	"github.com/streamd/streamd/internal/online"
 )
 
 // Message is one forecast message (DESIGN §4): what a Learner said after
@@ -68,54 +67,4 @@ type ModelInfo struct {
 	NoiseStd float64 `json:"noise_std"`
 	DEff     float64 `json:"d_eff"`
 	Swaps    int     `json:"swaps"`
-}
-
-// SetResult fills m from the Result of observing y at time t: Observed when
-// the Result carries a one-step prediction, and the steps of its forecast
-// (copied, since the Result's forecast aliases the Learner's buffer). m.Steps'
-// backing array is reused, so a Message kept across calls does not allocate
-// once it has grown to the horizon. IssuedAt and Model are left to the caller.
-func (m *Message) SetResult(series string, t int64, y float64, res online.Result) {
-	m.Series, m.T = series, t
-	m.Observed = nil
-	if res.Fitted {
-		m.Observed = &Observed{Y: y, Prediction: res.Prediction, Std: res.Std,
-			Residual: res.Residual, Weight: res.Weight, Outlier: res.Outlier}
-	}
-	m.SetSteps(res.Forecast)
-}
-
-// SetSteps replaces m.Steps by a copy of steps, reusing m.Steps' backing array.
-func (m *Message) SetSteps(steps []online.ForecastStep) {
-	if m.Steps == nil {
-		m.Steps = make([]Step, 0, len(steps)) // "steps": [] rather than null
-	}
-	m.Steps = m.Steps[:0]
-	for _, s := range steps {
-		m.Steps = append(m.Steps, Step{H: s.H, T: s.T, Mean: s.Mean, Std: s.Std, Lo: s.Lo, Hi: s.Hi})
-	}
-}
-
-// ModelInfoOf summarises l's model for forecast messages: σ² and γ in the
-// model's standardised units, the noise std in the series' units.
-func ModelInfoOf(l *online.Learner) ModelInfo {
-	m := l.Model()
-	info := m.Info()
-	cfg := m.Config()
-	_, scale := l.Scale()
-	sigma2 := 0.0
-	if cfg.Kernel.Type == narx.RBF || cfg.Kernel.Type == narx.LinearRBF {
-		sigma2 = cfg.Kernel.Sigma2
-	}
-	return ModelInfo{
-		M:        info.M,
-		Lags:     cfg.Embedding.YLags,
-		Kernel:   cfg.Kernel.Type.String(),
-		Form:     l.Form().String(),
-		Sigma2:   sigma2,
-		Gamma:    info.Gamma,
-		NoiseStd: scale * math.Sqrt(info.NoiseVar),
-		DEff:     info.DEff,
-		Swaps:    info.Swaps,
-	}
 }

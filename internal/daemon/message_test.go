@@ -1,4 +1,4 @@
-package sink
+package daemon
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/sink"
 )
 
 // TestMessageJSONShape pins the wire format of DESIGN §4: field names, nesting,
@@ -17,10 +18,10 @@ func TestMessageJSONShape(t *testing.T) {
 			{H: 1, T: 1038, Mean: 90, Std: 2, Lo: 86.08, Hi: 93.92, OneStepStd: 2},
 			{H: 2, T: 1039, Mean: 91, Std: 3, Lo: 85.12, Hi: 96.88, OneStepStd: 2},
 		}}
-	var m Message
-	m.SetResult("s1", 1037, 86, res)
+	var m sink.Message
+	SetResult(&m, "s1", 1037, 86, res)
 	m.IssuedAt = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	m.Model = ModelInfo{M: 100, Lags: []int{1, 2}, Kernel: "rbf", Form: "log", Sigma2: 40, Gamma: 100, NoiseStd: 0.5, DEff: 12.5, Swaps: 3}
+	m.Model = sink.ModelInfo{M: 100, Lags: []int{1, 2}, Kernel: "rbf", Form: "log", Sigma2: 40, Gamma: 100, NoiseStd: 0.5, DEff: 12.5, Swaps: 3}
 	b, err := json.Marshal(&m)
 	if err != nil {
 		t.Fatal(err)
@@ -46,14 +47,14 @@ func TestMessageJSONShape(t *testing.T) {
 
 	// The end of warm-up: no one-step verdict, a forecast; then a sample with
 	// a verdict and no forecast (Every > 1).
-	m.SetResult("s1", 1038, 90, online.Result{Forecast: res.Forecast[:1]})
+	SetResult(&m, "s1", 1038, 90, online.Result{Forecast: res.Forecast[:1]})
 	b, _ = json.Marshal(&m)
 	got = nil
 	_ = json.Unmarshal(b, &got)
 	if _, ok := got["observed"]; ok {
 		t.Errorf("unfitted result has an observed field: %s", b)
 	}
-	m.SetResult("s1", 1039, 91, online.Result{Fitted: true, Weight: 1})
+	SetResult(&m, "s1", 1039, 91, online.Result{Fitted: true, Weight: 1})
 	b, _ = json.Marshal(&m)
 	got = nil
 	_ = json.Unmarshal(b, &got)
@@ -66,8 +67,8 @@ func TestMessageJSONShape(t *testing.T) {
 // so the message must not share it.
 func TestMessageCopiesSteps(t *testing.T) {
 	buf := []online.ForecastStep{{H: 1, Mean: 1}}
-	var m Message
-	m.SetResult("s", 1, 0, online.Result{Forecast: buf})
+	var m sink.Message
+	SetResult(&m, "s", 1, 0, online.Result{Forecast: buf})
 	buf[0].Mean = 2
 	if m.Steps[0].Mean != 1 {
 		t.Errorf("message step changed with the Learner's buffer")
@@ -76,9 +77,9 @@ func TestMessageCopiesSteps(t *testing.T) {
 
 func TestMessageSetResultNoAllocSteps(t *testing.T) {
 	steps := make([]online.ForecastStep, 20)
-	var m Message
-	m.SetSteps(steps)
-	allocs := testing.AllocsPerRun(100, func() { m.SetSteps(steps) })
+	var m sink.Message
+	SetSteps(&m, steps)
+	allocs := testing.AllocsPerRun(100, func() { SetSteps(&m, steps) })
 	if allocs != 0 {
 		t.Errorf("SetSteps allocates %v times once grown", allocs)
 	}

@@ -1,0 +1,63 @@
+package daemon
+
+import (
+	"math"
+
+	"github.com/streamd/streamd/internal/narx"
+	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/sink"
+)
+
+// The forecast message of a Learner's result: the wire format (sink) knows
+// nothing of the learner, and these adapters, used by the daemon and by
+// `streamd backtest`, are the one place that maps one onto the other.
+
+// SetResult fills the forecast message m from the Result of observing y at time t: Observed when
+// the Result carries a one-step prediction, and the steps of its forecast
+// (copied, since the Result's forecast aliases the Learner's buffer). m.Steps'
+// backing array is reused, so a Message kept across calls does not allocate
+// once it has grown to the horizon. IssuedAt and Model are left to the caller.
+func SetResult(m *sink.Message, series string, t int64, y float64, res online.Result) {
+	m.Series, m.T = series, t
+	m.Observed = nil
+	if res.Fitted {
+		m.Observed = &sink.Observed{Y: y, Prediction: res.Prediction, Std: res.Std,
+			Residual: res.Residual, Weight: res.Weight, Outlier: res.Outlier}
+	}
+	SetSteps(m, res.Forecast)
+}
+
+// SetSteps replaces m.Steps by a copy of steps, reusing m.Steps' backing array.
+func SetSteps(m *sink.Message, steps []online.ForecastStep) {
+	if m.Steps == nil {
+		m.Steps = make([]sink.Step, 0, len(steps)) // "steps": [] rather than null
+	}
+	m.Steps = m.Steps[:0]
+	for _, s := range steps {
+		m.Steps = append(m.Steps, sink.Step{H: s.H, T: s.T, Mean: s.Mean, Std: s.Std, Lo: s.Lo, Hi: s.Hi})
+	}
+}
+
+// ModelInfoOf summarises l's model for forecast messages: σ² and γ in the
+// model's standardised units, the noise std in the series' units.
+func ModelInfoOf(l *online.Learner) sink.ModelInfo {
+	m := l.Model()
+	info := m.Info()
+	cfg := m.Config()
+	_, scale := l.Scale()
+	sigma2 := 0.0
+	if cfg.Kernel.Type == narx.RBF || cfg.Kernel.Type == narx.LinearRBF {
+		sigma2 = cfg.Kernel.Sigma2
+	}
+	return sink.ModelInfo{
+		M:        info.M,
+		Lags:     cfg.Embedding.YLags,
+		Kernel:   cfg.Kernel.Type.String(),
+		Form:     l.Form().String(),
+		Sigma2:   sigma2,
+		Gamma:    info.Gamma,
+		NoiseStd: scale * math.Sqrt(info.NoiseVar),
+		DEff:     info.DEff,
+		Swaps:    info.Swaps,
+	}
+}
