@@ -103,16 +103,21 @@ func (r *Registry) Get(id string) (l *Learner, created bool, err error) {
 // recently used one if the registry is full.
 func (r *Registry) insert(id string, l *Learner) {
 	if r.cfg.MaxSeries > 0 && r.lru.Len() >= r.cfg.MaxSeries {
-		oldest := r.lru.Back()
-		gone := oldest.Value.(*registryEntry).id
-		delete(r.series, gone)
-		r.lru.Remove(oldest)
-		r.evicted++
-		if r.cfg.OnEvict != nil {
-			r.cfg.OnEvict(gone)
-		}
+		r.evictOldest()
 	}
 	r.series[id] = r.lru.PushFront(&registryEntry{id: id, l: l})
+}
+
+// evictOldest removes the least recently used series, calling OnEvict.
+func (r *Registry) evictOldest() {
+	oldest := r.lru.Back()
+	gone := oldest.Value.(*registryEntry).id
+	delete(r.series, gone)
+	r.lru.Remove(oldest)
+	r.evicted++
+	if r.cfg.OnEvict != nil {
+		r.cfg.OnEvict(gone)
+	}
 }
 
 // Put installs l (e.g. restored from a checkpoint) as the Learner of series
@@ -133,14 +138,7 @@ func (r *Registry) EvictOldest() bool {
 	if r.lru.Len() <= 1 {
 		return false
 	}
-	oldest := r.lru.Back()
-	gone := oldest.Value.(*registryEntry).id
-	delete(r.series, gone)
-	r.lru.Remove(oldest)
-	r.evicted++
-	if r.cfg.OnEvict != nil {
-		r.cfg.OnEvict(gone)
-	}
+	r.evictOldest()
 	return true
 }
 
