@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // The krlst suite (issue 17's acceptance): streamd against KRLS-T, the kernel
@@ -77,32 +79,44 @@ type krlstSet struct {
 	Ms          []int
 }
 
-// gaussMetrics scores Gaussian one-step predictive distributions.
+// gaussMetrics scores one-step predictive distributions: normals, or
+// Student-t scaled to the stated std.
 type gaussMetrics struct {
 	N       int // targets scored
 	Invalid int // targets whose forecast had a non-finite mean or a std that is not finite and > 0 (not scored)
 	MSE     float64
 	NMSE    float64    // MSE / variance (1/N) of the scored targets
-	NLPD    float64    // mean of −log N(y; mean, std²)
-	Cover   [3]float64 // fraction inside the central krlstLevels intervals mean ± z·std
+	NLPD    float64    // mean of −log p(y) under each forecast's distribution
+	Cover   [3]float64 // fraction inside the central krlstLevels intervals of each forecast's distribution
 	MaxAbsZ float64    // largest |y − mean| / std
 }
 
-// scoreGaussian scores the forecasts (mean[i], std[i]) of the targets y[i].
-// A forecast that is not a proper Gaussian is counted in Invalid and left
-// out of every figure (the target too, so both sides of a comparison are
-// scored on the targets they forecast).
-func scoreGaussian(y, mean, std []float64) gaussMetrics {
+// scoreGaussian scores normal forecasts (mean[i], std[i]) of the targets y[i].
+func scoreGaussian(y, mean, std []float64) gaussMetrics { return scorePredictive(y, mean, std, nil) }
+
+// scorePredictive scores the forecasts (mean[i], std[i]) of the targets
+// y[i]: each a normal, or, when df is not nil and df[i] > 0, a Student-t
+// with df[i] > 2 degrees of freedom scaled to standard deviation std[i]
+// (scale std·√((ν−2)/ν)) — what streamd's messages say with observed.df.
+// A forecast that is not a proper distribution is counted in Invalid and
+// left out of every figure (the target too, so both sides of a comparison
+// are scored on the targets they forecast).
+func scorePredictive(y, mean, std, df []float64) gaussMetrics {
 	var m gaussMetrics
 	var z [3]float64
 	for i, p := range krlstLevels {
 		z[i] = math.Sqrt2 * math.Erfinv(p)
 	}
+	tq := map[float64][3]float64{} // the t's half-widths in stds, by ν
 	var ys []float64
 	var sse, nlpd float64
 	var covered [3]int
 	for i := range y {
-		if !isFinite(mean[i]) || !isFinite(std[i]) || std[i] <= 0 {
+		nu := 0.0
+		if df != nil {
+			nu = df[i]
+		}
+		if !isFinite(mean[i]) || !isFinite(std[i]) || std[i] <= 0 || !(nu == 0 || nu > 2 && isFinite(nu)) {
 			m.Invalid++
 			continue
 		}
@@ -110,9 +124,23 @@ func scoreGaussian(y, mean, std []float64) gaussMetrics {
 		ys = append(ys, y[i])
 		sse += e * e
 		u := e / std[i]
-		nlpd += 0.5*math.Log(2*math.Pi) + math.Log(std[i]) + 0.5*u*u
+		half := z
+		if nu == 0 {
+			nlpd += 0.5*math.Log(2*math.Pi) + math.Log(std[i]) + 0.5*u*u
+		} else {
+			c := math.Sqrt((nu - 2) / nu) // the t's scale per std
+			nlpd -= distuv.StudentsT{Mu: 0, Sigma: std[i] * c, Nu: nu}.LogProb(e)
+			h, ok := tq[nu]
+			if !ok {
+				for j, p := range krlstLevels {
+					h[j] = distuv.StudentsT{Mu: 0, Sigma: c, Nu: nu}.Quantile(0.5 + p/2)
+				}
+				tq[nu] = h
+			}
+			half = h
+		}
 		for j := range z {
-			if math.Abs(u) <= z[j] {
+			if math.Abs(u) <= half[j] {
 				covered[j]++
 			}
 		}
@@ -253,22 +281,22 @@ func readOneStepMessages(path string) ([]oneStepMessage, error) {
 // number), and its observed part holds the prediction made before the
 // Learner saw it. observed.y must equal z[k−1]: a check that t is read as
 // the harness assumes.
-func streamdOneStep(msgs []oneStepMessage, z []float64) (mean, std map[int]float64, err error) {
-	mean, std = map[int]float64{}, map[int]float64{}
+func streamdOneStep(msgs []oneStepMessage, z []float64) (mean, std, df map[int]float64, err error) {
+	mean, std, df = map[int]float64{}, map[int]float64{}, map[int]float64{}
 	for _, m := range msgs {
 		if m.Observed == nil {
 			continue
 		}
 		k := int(m.T)
 		if k < 1 || k > len(z) {
-			return nil, nil, fmt.Errorf("message t = %d outside the %d samples", k, len(z))
+			return nil, nil, nil, fmt.Errorf("message t = %d outside the %d samples", k, len(z))
 		}
 		if y := float64(m.Observed.Y); math.Abs(y-z[k-1]) > 1e-9*max(1, math.Abs(z[k-1])) {
-			return nil, nil, fmt.Errorf("message t = %d observed y = %g, but sample %d is %g", k, y, k, z[k-1])
+			return nil, nil, nil, fmt.Errorf("message t = %d observed y = %g, but sample %d is %g", k, y, k, z[k-1])
 		}
-		mean[k], std[k] = float64(m.Observed.Prediction), float64(m.Observed.Std)
+		mean[k], std[k], df[k] = float64(m.Observed.Prediction), float64(m.Observed.Std), float64(m.Observed.DF)
 	}
-	return mean, std, nil
+	return mean, std, df, nil
 }
 
 // issuedSpan is the mean wall time per message between the messages of
@@ -340,6 +368,7 @@ type sideResult struct {
 	Metrics gaussMetrics
 	Mean    map[int]float64 // by 1-based target, in the data's units
 	Std     map[int]float64
+	DF      map[int]float64 // ν of a Student-t predictive; nil or 0: a normal
 	USMean  float64 // mean µs per sample
 	USP50   float64 // streamd: the report's median update (µs)
 	USWall  float64 // streamd: wall µs per sample from krlstFrom on (issued_at)
@@ -630,17 +659,17 @@ func (e *env) krlstStreamd(ctx context.Context, s krlstSet, m int, z []float64, 
 		}
 		return res
 	}
-	mean, std, err := streamdOneStep(msgs, z)
+	mean, std, df, err := streamdOneStep(msgs, z)
 	if err != nil {
 		res.Fail = err.Error()
 		return res
 	}
-	res.Mean, res.Std = map[int]float64{}, map[int]float64{}
+	res.Mean, res.Std, res.DF = map[int]float64{}, map[int]float64{}, df
 	for k, v := range mean {
 		res.Mean[k] = mu + sd*v
 		res.Std[k] = sd * std[k]
 	}
-	res.Metrics = scoreTargets(z, mu, sd, res.Mean, res.Std)
+	res.Metrics = scoreTargets(z, mu, sd, res.Mean, res.Std, res.DF)
 	res.USWall = 1e6 * issuedSpan(msgs, krlstFrom, len(z))
 	if b, err := os.ReadFile(base + ".json"); err == nil {
 		var rep streamdReport
@@ -659,8 +688,8 @@ func (e *env) krlstStreamd(ctx context.Context, s krlstSet, m int, z []float64, 
 // scoreTargets scores the forecasts of targets krlstFrom..len(z) (1-based),
 // given by target in the data's units; a target without a forecast counts as
 // invalid. z is the standardised series, mu and sd what undoes it.
-func scoreTargets(z []float64, mu, sd float64, mean, std map[int]float64) gaussMetrics {
-	var y, m, s []float64
+func scoreTargets(z []float64, mu, sd float64, mean, std, df map[int]float64) gaussMetrics {
+	var y, m, s, d []float64
 	for k := krlstFrom; k <= len(z); k++ {
 		mk, ok := mean[k]
 		if !ok {
@@ -669,8 +698,9 @@ func scoreTargets(z []float64, mu, sd float64, mean, std map[int]float64) gaussM
 		y = append(y, mu+sd*z[k-1])
 		m = append(m, mk)
 		s = append(s, std[k])
+		d = append(d, df[k]) // 0 (a normal) when df is nil or has no entry
 	}
-	return scoreGaussian(y, m, s)
+	return scorePredictive(y, m, s, d)
 }
 
 // krlstOctave runs the embedded Octave script on the standardised file for
@@ -726,7 +756,7 @@ func (e *env) krlstOctave(ctx context.Context, s krlstSet, lib, data, reused str
 			res.Mean[k] = mu + sd*v
 			res.Std[k] = sd * std[k]
 		}
-		res.Metrics = scoreTargets(z, mu, sd, res.Mean, res.Std)
+		res.Metrics = scoreTargets(z, mu, sd, res.Mean, res.Std, nil)
 	}
 	return out
 }

@@ -49,6 +49,26 @@ func TestScoreGaussianLevels(t *testing.T) {
 	}
 }
 
+// A Student-t forecast (ν = 4, std 1, so scale √(1/2)) is scored with its
+// own density and quantiles: at e = 0, −log t₄(0; scale) =
+// −lnΓ(5/2) + lnΓ(2) + ½ln(4π) + ln√(1/2) = 0.634255662731754
+// (lnΓ(5/2) = ln(3√π/4) = 0.284682870472919);
+// its 95 % half-width is t₄,0.975·√(1/2) = 2.776445·0.707107 = 1.963231
+// stds, so e = 1.963 is inside where the normal's 1.959964 would not be, and
+// e = 1.9635 outside. ν ≤ 2 has no variance: invalid.
+func TestScoreStudentT(t *testing.T) {
+	m := scorePredictive([]float64{0}, []float64{0}, []float64{1}, []float64{4})
+	closeTo(t, "NLPD", m.NLPD, -math.Log(3*math.Sqrt(math.Pi)/4)+0.5*math.Log(4*math.Pi)+math.Log(math.Sqrt(0.5)))
+	in := scorePredictive([]float64{1.963}, []float64{0}, []float64{1}, []float64{4})
+	out := scorePredictive([]float64{1.9635}, []float64{0}, []float64{1}, []float64{4})
+	if in.Cover[1] != 1 || out.Cover[1] != 0 {
+		t.Errorf("95 %% coverage of e = 1.963: %g, of 1.9635: %g; want 1, 0", in.Cover[1], out.Cover[1])
+	}
+	if m := scorePredictive([]float64{0}, []float64{0}, []float64{1}, []float64{2}); m.Invalid != 1 {
+		t.Errorf("ν = 2 scored: %+v", m)
+	}
+}
+
 func TestStandardize(t *testing.T) {
 	// First three: mean 2, sample std √((1+0+1)/2) = 1.
 	z, mu, sd, err := standardize([]float64{1, 2, 3, 10}, 3)
@@ -76,7 +96,7 @@ func TestScoreTargetsUnits(t *testing.T) {
 	z[krlstFrom-1], z[krlstFrom], z[krlstFrom+1] = 1, -1, 0
 	mean := map[int]float64{krlstFrom: 12.5, krlstFrom + 1: 8}
 	std := map[int]float64{krlstFrom: 1, krlstFrom + 1: 2}
-	m := scoreTargets(z, 10, 2, mean, std)
+	m := scoreTargets(z, 10, 2, mean, std, nil)
 	if m.N != 2 || m.Invalid != 1 {
 		t.Fatalf("N = %d, Invalid = %d, want 2, 1", m.N, m.Invalid)
 	}
@@ -89,19 +109,20 @@ func TestStreamdOneStep(t *testing.T) {
 	z := []float64{0.5, 1, 2}
 	p := func(y, pred, sd float64) *observed { return &observed{Y: num(y), Prediction: num(pred), Std: num(sd)} }
 	msgs := []oneStepMessage{{T: 1}, {T: 2, Observed: p(1, 0.9, 0.1)}, {T: 3, Observed: p(2, 2.2, 0.3)}}
-	mean, std, err := streamdOneStep(msgs, z)
+	msgs[2].Observed.DF = 4
+	mean, std, df, err := streamdOneStep(msgs, z)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mean) != 2 || mean[2] != 0.9 || std[2] != 0.1 || mean[3] != 2.2 || std[3] != 0.3 {
-		t.Errorf("got mean %v, std %v", mean, std)
+	if len(mean) != 2 || mean[2] != 0.9 || std[2] != 0.1 || mean[3] != 2.2 || std[3] != 0.3 || df[2] != 0 || df[3] != 4 {
+		t.Errorf("got mean %v, std %v, df %v", mean, std, df)
 	}
 	// A message whose observed y is not the sample of its t: t is not the
 	// sample number the harness assumes.
-	if _, _, err := streamdOneStep([]oneStepMessage{{T: 2, Observed: p(2, 0, 1)}}, z); err == nil {
+	if _, _, _, err := streamdOneStep([]oneStepMessage{{T: 2, Observed: p(2, 0, 1)}}, z); err == nil {
 		t.Error("mismatched y: no error")
 	}
-	if _, _, err := streamdOneStep([]oneStepMessage{{T: 4, Observed: p(2, 0, 1)}}, z); err == nil {
+	if _, _, _, err := streamdOneStep([]oneStepMessage{{T: 4, Observed: p(2, 0, 1)}}, z); err == nil {
 		t.Error("t beyond the data: no error")
 	}
 }

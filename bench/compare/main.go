@@ -3,7 +3,7 @@
 // protocol, in one run, and prints one markdown table per suite (issue 16's
 // and issue 17's acceptance benchmarks). See README.md in this directory.
 //
-//	go run ./bench/compare [flags] nn3|eunite|coldstart|krlst|all
+//	go run ./bench/compare [flags] nn3|eunite|coldstart|krlst|cost|all
 package main
 
 import (
@@ -43,6 +43,8 @@ Suites:
              its first values (streamd only, against the naive forecast)
   krlst      prequential one-step on Santa Fe, Lorenz and Mackey-Glass at
              equal budget M: streamd against KRLS-T (KAFBOX, in Octave)
+  cost       streamd's per-sample cost on Santa Fe with fixed
+             hyperparameters at each M of -m (the online path only)
   all        nn3, eunite and coldstart, in this order (not krlst: Octave)
 
 Flags:
@@ -91,7 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() < 1 {
 		fs.Usage()
-		return errors.New("give a suite: nn3, eunite, coldstart, krlst or all")
+		return errors.New("give a suite: nn3, eunite, coldstart, krlst, cost or all")
 	}
 	suite := fs.Arg(0)
 	if err := fs.Parse(fs.Args()[1:]); err != nil { // flags may also follow the suite
@@ -102,12 +104,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	var suites []string
 	switch suite {
-	case "nn3", "eunite", "coldstart", "krlst":
+	case "nn3", "eunite", "coldstart", "krlst", "cost":
 		suites = []string{suite}
 	case "all":
 		suites = []string{"nn3", "eunite", "coldstart"}
 	default:
-		return fmt.Errorf("unknown suite %q: nn3, eunite, coldstart, krlst or all", suite)
+		return fmt.Errorf("unknown suite %q: nn3, eunite, coldstart, krlst, cost or all", suite)
 	}
 	if e.jobs < 1 {
 		return fmt.Errorf("-j must be ≥ 1 (got %d)", e.jobs)
@@ -130,6 +132,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			err = e.coldstart(ctx)
 		case "krlst":
 			err = e.krlst(ctx)
+		case "cost":
+			err = e.cost(ctx)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", s, err)

@@ -49,6 +49,7 @@ type observed struct {
 	Y          num `json:"y"`
 	Prediction num `json:"prediction"`
 	Std        num `json:"std"`
+	DF         num `json:"df"` // 0 when absent: a normal
 }
 
 type step struct {

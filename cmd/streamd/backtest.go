@@ -320,6 +320,9 @@ type backtest struct {
 	pooled score
 	// Timing: the duration of each Observe after the fit, and of the fit.
 	updates []int64
+	// online are the updates of the samples after the warm-up (from its
+	// last re-choice on): the per-sample cost of a settled series.
+	online []int64
 	fitTime time.Duration
 	// What --plot draws.
 	actual plotter.XYs
@@ -342,6 +345,9 @@ func (b *backtest) observe(k int) (online.Result, error) {
 	switch {
 	case wasFitted:
 		b.updates = append(b.updates, int64(d))
+		if k >= b.cfg.Warmup {
+			b.online = append(b.online, int64(d))
+		}
 	case b.l.Fitted():
 		b.fitTime = d
 	}
@@ -533,6 +539,19 @@ type timing struct {
 	UpdateNsP99 int64     `json:"update_ns_p99"`
 	SamplesPerS jsonFloat `json:"samples_per_s"`
 	FitMs       jsonFloat `json:"fit_ms"`
+	// Online is the updates of the samples after model.warmup: the
+	// settled series' cost, without the warm-up's re-choices.
+	Online onlineTiming `json:"online"`
+}
+
+// onlineTiming summarises the Observe times of the samples after the
+// warm-up: their count, mean, median, 99th percentile and maximum.
+type onlineTiming struct {
+	Updates int       `json:"updates"`
+	NsMean  jsonFloat `json:"ns_mean"`
+	NsP50   int64     `json:"ns_p50"`
+	NsP99   int64     `json:"ns_p99"`
+	NsMax   int64     `json:"ns_max"`
 }
 
 // effectiveConfig is the configuration the Learner ran with: the lags and
@@ -577,7 +596,7 @@ type modelReport struct {
 	NoiseStd      jsonFloat `json:"noise_std"`
 	DEff          jsonFloat `json:"d_eff"`
 	Swaps         int       `json:"swaps"`
-	EigenRefresh  int       `json:"eigen_refresh"`
+	BasisRefresh  int       `json:"basis_refresh"`
 	Outliers      int64     `json:"outliers"` // samples flagged by robust reweighting
 	SamplesWeight jsonFloat `json:"samples_weight"`
 	Entropy       jsonFloat `json:"entropy"`
@@ -622,12 +641,23 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 	if total > 0 {
 		rep.Timing.SamplesPerS = jsonFloat(float64(len(sorted)) / (float64(total) / 1e9))
 	}
+	on := slices.Clone(b.online)
+	slices.Sort(on)
+	rep.Timing.Online = onlineTiming{Updates: len(on), NsMean: jsonFloat(math.NaN()), NsP50: percentile(on, 0.5), NsP99: percentile(on, 0.99)}
+	if len(on) > 0 {
+		var sum int64
+		for _, d := range on {
+			sum += d
+		}
+		rep.Timing.Online.NsMean = jsonFloat(float64(sum) / float64(len(on)))
+		rep.Timing.Online.NsMax = on[len(on)-1]
+	}
 	if b.l.Fitted() {
 		m := b.l.Model()
 		info := m.Info()
 		mi := daemon.ModelInfoOf(b.l)
 		rep.Model = modelReport{M: info.M, Rank: info.Rank, Kernel: mi.Kernel, Form: mi.Form, Sigma2: jsonFloat(mi.Sigma2), Gamma: jsonFloat(info.Gamma),
-			NoiseStd: jsonFloat(mi.NoiseStd), DEff: jsonFloat(info.DEff), Swaps: info.Swaps, EigenRefresh: info.EigenRefresh, Outliers: b.l.Outliers(),
+			NoiseStd: jsonFloat(mi.NoiseStd), DEff: jsonFloat(info.DEff), Swaps: info.Swaps, BasisRefresh: info.BasisRefresh, Outliers: b.l.Outliers(),
 			SamplesWeight: jsonFloat(info.SamplesWeight), Entropy: jsonFloat(info.Entropy)}
 	}
 	return rep
@@ -671,6 +701,10 @@ func (r *report) summary(w io.Writer) error {
 	} else {
 		fmt.Fprintf(&sb, "  timing: fit %.1f ms; %d updates, p50 %.1f µs, p99 %.1f µs, %s samples/s\n",
 			t.FitMs, t.Updates, float64(t.UpdateNsP50)/1e3, float64(t.UpdateNsP99)/1e3, fmtMetric(t.SamplesPerS))
+		if o := t.Online; o.Updates > 0 {
+			fmt.Fprintf(&sb, "  after warm-up: %d updates, mean %.1f µs, p50 %.1f µs, p99 %.1f µs, max %.1f µs\n",
+				o.Updates, float64(o.NsMean)/1e3, float64(o.NsP50)/1e3, float64(o.NsP99)/1e3, float64(o.NsMax)/1e3)
+		}
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err

@@ -173,8 +173,12 @@ func TestBacktestPrequential(t *testing.T) {
 	if !(tm.UpdateNsP50 > 0 && tm.UpdateNsP99 >= tm.UpdateNsP50 && val(tm.SamplesPerS) > 0 && tm.FitMs > 0) {
 		t.Errorf("timing %+v", tm)
 	}
-	if r.Model["m"] != 30.0 {
-		t.Errorf("model %v", r.Model)
+	// The fit keeps at most working_set members: those whose kernel
+	// function is not (to model.cutoff) in the span of the others'. A clean
+	// sine's regressors lie on a closed curve, so a few may be dropped.
+	kept, _ := r.Model["m"].(float64)
+	if !(kept > 20 && kept <= 30) {
+		t.Errorf("model %v: want 21..30 members kept of working_set 30", r.Model)
 	}
 
 	// One message at the first fit (a forecast, no verdict), then one per
@@ -188,7 +192,7 @@ func TestBacktestPrequential(t *testing.T) {
 		t.Errorf("first message %+v", msgs[0])
 	}
 	for i, m := range msgs {
-		if len(m.Steps) != H || m.Series != "sine" || (m.T >= warmup && m.Model.M != 30) {
+		if len(m.Steps) != H || m.Series != "sine" || (m.T >= warmup && m.Model.M != int(kept)) {
 			t.Fatalf("message %d: %d steps, series %q, m %d", i, len(m.Steps), m.Series, m.Model.M)
 		}
 		if i > 0 && (m.Observed == nil || m.T != int64(first+i)) {

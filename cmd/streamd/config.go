@@ -217,11 +217,14 @@ type ModelConfig struct {
 	Window     Auto[int]     `yaml:"window"`
 	// SwapInterval is the minimum number of samples between working-set swap
 	// tests; 0 freezes the working set after the fit.
-	SwapInterval int       `yaml:"swap_interval"`
-	NoiseEvery   Auto[int] `yaml:"noise_every"`
-	Seed         uint64    `yaml:"seed"`
-	Scale        string    `yaml:"scale"`
-	SelectIter   Auto[int] `yaml:"select_iter"`
+	SwapInterval int `yaml:"swap_interval"`
+	// SwapRule is how a swap is decided: entropy (the book's Rényi test) or
+	// gain (the member least needed, if the ridge objective drops).
+	SwapRule   string    `yaml:"swap_rule"`
+	NoiseEvery Auto[int] `yaml:"noise_every"`
+	Seed       uint64    `yaml:"seed"`
+	Scale      string    `yaml:"scale"`
+	SelectIter Auto[int] `yaml:"select_iter"`
 	// SelectPatience stops the batch entropy search after this many
 	// consecutive rejected swaps.
 	SelectPatience Auto[int] `yaml:"select_patience"`
@@ -366,6 +369,7 @@ func DefaultConfig() Config {
 			Cutoff:         1e-10,
 			Window:         Auto[int]{Auto: true},
 			SwapInterval:   10,
+			SwapRule:       "entropy",
 			NoiseEvery:     Auto[int]{Auto: true},
 			Seed:           1,
 			Scale:          "robust",
@@ -783,6 +787,9 @@ func (m *ModelConfig) validate(p *problems, at string) {
 	if m.SwapInterval < 0 {
 		p.add(at+".swap_interval", "must be ≥ 0 (got %d)", m.SwapInterval)
 	}
+	if m.SwapRule != "entropy" && m.SwapRule != "gain" {
+		p.add(at+".swap_rule", "must be entropy or gain (got %q)", m.SwapRule)
+	}
 	if !m.NoiseEvery.Auto && m.NoiseEvery.Value < 0 {
 		p.add(at+".noise_every", "must be auto or ≥ 0 (got %d)", m.NoiseEvery.Value)
 	}
@@ -1096,6 +1103,7 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 			Cutoff:       m.Cutoff,
 			Window:       window,
 			SwapInterval: m.SwapInterval,
+			SwapRule:     swapRule(m.SwapRule),
 			Select:       sel,
 			NoiseEvery:   m.noiseEvery(),
 			AutoGamma:    m.Gamma.Auto,
@@ -1325,4 +1333,12 @@ func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
 		}
 	}
 	return reflect.StructField{}, false
+}
+
+// swapRule maps a validated model.swap_rule onto narx's.
+func swapRule(s string) narx.SwapRule {
+	if s == "gain" {
+		return narx.SwapGain
+	}
+	return narx.SwapEntropy
 }

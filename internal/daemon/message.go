@@ -22,7 +22,7 @@ func SetResult(m *sink.Message, series string, t int64, y float64, res online.Re
 	m.Observed = nil
 	if res.Fitted {
 		m.Observed = &sink.Observed{Y: y, Prediction: res.Prediction, Std: res.Std,
-			Residual: res.Residual, Weight: res.Weight, Outlier: res.Outlier}
+			Residual: res.Residual, Weight: res.Weight, Outlier: res.Outlier, DF: res.DF}
 	}
 	SetSteps(m, res.Forecast)
 }
@@ -59,5 +59,6 @@ func ModelInfoOf(l *online.Learner) sink.ModelInfo {
 		NoiseStd: scale * math.Sqrt(info.NoiseVar),
 		DEff:     info.DEff,
 		Swaps:    info.Swaps,
+		DF:       info.DF,
 	}
 }

@@ -121,10 +121,11 @@ func BenchmarkLevel2Amortised(b *testing.B) {
 	}
 }
 
-// BenchmarkSwap is one accepted working-set swap: rank-2 eigen-update of Ω,
-// new feature map, statistics rebuilt from the window of W = 4M samples.
+// BenchmarkSwap is one working-set swap (swap.go): the border from the
+// window of W = 4M samples, the feature map's reflection and the O(M²)
+// exchange of the statistics; every 4M-th also re-orthonormalises the basis.
 func BenchmarkSwap(b *testing.B) {
-	for _, M := range []int{25, 50, 100, 200} {
+	for _, M := range []int{25, 50, 100, 200, 400} {
 		b.Run(fmt.Sprintf("M=%d/n=20/W=%d", M, 4*M), func(b *testing.B) {
 			m, X, y := benchModel(b, M, 20, 0)
 			for k := 0; k < 4*M; k++ { // fill the window
@@ -136,7 +137,7 @@ func BenchmarkSwap(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				k := (4*M + i) % len(y)
 				m.Observe(X[k*20 : (k+1)*20])
-				m.swap(i % M)
+				m.swap(i%m.m, math.Inf(-1))
 				m.prepared = false
 				m.learnPrepared(y[k], 1)
 			}
@@ -177,7 +178,7 @@ func BenchmarkStream(b *testing.B) {
 
 // BenchmarkDaemonShape prices the two expensive operations of the daemon's
 // end-to-end configuration (M = 50, lags 1..10, window 200): an accepted
-// swap (as BenchmarkSwap, level 2 after it included) and a 10-step
+// swap (as BenchmarkSwap) and a 10-step
 // iterated forecast with its variance propagation, issued after a learned
 // sample (so the dual coefficients are recomputed, as in the daemon).
 func BenchmarkDaemonShape(b *testing.B) {
@@ -185,7 +186,7 @@ func BenchmarkDaemonShape(b *testing.B) {
 	setup := func(b *testing.B) (*Model, []float64, []float64) {
 		m, X, y := benchModel(b, M, n, 0)
 		m.cfg.Window = W
-		m.win = newWindow(n, W)
+		m.win = newWindow(n, m.m, W)
 		for k := 0; k < W; k++ { // fill the window
 			m.Observe(X[k*n : (k+1)*n])
 			m.Learn(y[k], 1)
@@ -199,7 +200,7 @@ func BenchmarkDaemonShape(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			k := i % len(y)
 			m.Observe(X[k*n : (k+1)*n])
-			m.swap(i % M)
+			m.swap(i%m.m, math.Inf(-1))
 			m.prepared = false
 			m.learnPrepared(y[k], 1)
 		}

@@ -9,75 +9,114 @@ import (
 	"github.com/streamd/streamd/internal/recursive"
 )
 
-// Calibration of the Nyström-residual variance.
+// Calibration of the predictive distribution.
 //
-// Level 1 adds μ⁻¹(K(x,x) − ‖φ(x)‖²) to the predictive variance: the prior
-// variance of the part of f the Nyström map cannot represent. The level-2 μ is
-// inferred for the weights of the r represented directions, and nothing ties
-// the size of the unrepresented remainder to it: on the Santa Fe laser (M = 200,
-// 20 lags) the term averages 10–25× the actual squared one-step error, while
-// noise + parameter variance alone fall short of it. So its scale is a
-// hyperparameter of its own: the variance used is
+// Level 1 gives the one-step variance as three parts: the noise ζ⁻¹, the
+// parameters' ζ⁻¹ψᵀ(A + D/γ)⁻¹ψ, and the prior variance μ⁻¹(K(x,x) − ‖φ(x)‖²)
+// of the part of f the Nyström map cannot represent. Their sizes come from a
+// model that is only approximately right: level 2's noise level is the
+// average squared residual over the whole record, so where a series is easy
+// (most of a laser's cycles) the band is too wide and where it is hard (its
+// collapses) too narrow, while the two input-dependent parts are what says
+// which is which; and the Nyström part's scale is not tied to μ by anything
+// (on the Santa Fe laser at M = 200 it averages 10–25× the squared one-step
+// error). So each part gets a scale of its own, and the errors a Student-t
+// shape: the predictive distribution of y is
 //
-//	σ²(x) = ζ⁻¹(1 + ψᵀ(A + D/γ)⁻¹ψ) + ρ·μ⁻¹(K(x,x) − ‖φ(x)‖²),
+//	y ~ ŷ + √(σ²(ν−2)/ν)·t_ν,   σ² = τ·(s_n·noise + s_p·param + s_b·prior),
 //
-// and ρ maximises the prequential Gaussian log-likelihood
-// Σ_k −½ ln(a_k + ρ b_k) − e_k²/(2(a_k + ρ b_k)) of the last calWindow one-step
-// residuals e_k, each with the parts a_k (noise + parameter) and b_k (the
-// prior Nyström term) the model predicted before seeing y_k. These are honest
-// out-of-sample errors, which the online learner has for free. ρ starts at 1
-// (the prior) and is re-fitted every calRefitEvery samples once calMin
-// residuals are in; bars still widen away from the working set, where
-// K − ‖φ‖² grows.
+// whose variance is σ². s = (s_n, s_p, s_b) and ν maximise the prequential
+// Student-t log-likelihood of the last calWindow one-step residuals e_k, each
+// with the three parts the model predicted before seeing y_k: honest
+// out-of-sample errors, which the online learner has for free. ν is chosen
+// from calDF (calGaussian: a normal); for each, s is fitted by EM for the
+// scale mixture (weights (ν+1)/(ν + e²/scale²)) with multiplicative
+// variance-component updates. The scales start at 1, ν at the normal, and
+// are re-fitted every calRefitEvery samples once calMin residuals are in;
+// bars still widen away from the working set, where K − ‖φ‖² grows, and
+// where the parameters are uncertain.
 //
 // Second, the whole variance is scaled by τ so that the band at the
-// configured level holds that fraction of the recent residuals: τ = q/z²,
-// with q the level-quantile of e_k²/(a_k + ρ b_k) and z the Gaussian quantile.
-// With Gaussian residuals τ ≈ 1. With heavy tails (a laser's intensity
-// collapses) the likelihood-optimal variance is inflated by the rare large
-// errors and the band over-covers the bulk; τ < 1 corrects that (and τ > 1
-// the opposite), a conformal-style calibration of the interval's scale.
+// configured level holds that fraction of the recent residuals: τ is the
+// ratio of the level-quantile of e_k²/σ_k² to that of the fitted
+// distribution. When the fit is right τ ≈ 1; it corrects what the family
+// cannot (a conformal-style calibration of the interval's scale).
 const (
 	calWindow = 512
 	calMin    = 64
 	// calRefitEvery is the refit period in learned samples: a refit costs
-	// about 40 passes over the window, ~1 µs per sample amortised.
+	// about len(calDF)·calIters passes over the window, a few µs per
+	// sample amortised.
 	calRefitEvery = 256
 	// calMinWeight: residuals of samples learned with a smaller weight are
 	// left out of the calibration.
 	calMinWeight = 0.5
-	// calMaxScale bounds ρ: beyond it the data would be saying that the
-	// prior variance of f is far too small, which level 2 should fix instead.
-	calMaxScale = 10
-	// calMinScale keeps the Nyström term from vanishing, so bars always widen
-	// away from the working set (DESIGN §3), however well the recent
-	// residuals, which come from near it, are explained without it.
-	calMinScale = 1e-3
+	// calIters caps the EM steps per ν (warm-started from the previous ν's
+	// scales, ν decreasing); they stop once no scale moves by more than
+	// calConverged (relative).
+	calIters     = 30
+	calConverged = 1e-3
+	// calGaussian stands for ν = ∞ in calDF and in calibration.df.
+	calGaussian = 0
 	// τ bounds: a band off by more than √10 in either direction points at a
 	// broken model, not at tails to calibrate.
 	calMinTau, calMaxTau = 0.1, 10
 )
 
+// calDF are the degrees of freedom tried, the normal first. ν > 2 keeps the
+// variance finite, so the std reported is the distribution's.
+var calDF = [...]float64{calGaussian, 30, 10, 6, 4, 3, 2.5}
+
+// calBounds bound the scales of the noise, parameter and Nyström parts.
+// The noise part may shrink far (a laser's calm cycles have errors a
+// hundredth of its average) but not vanish; the parameter part may grow
+// far (ζ⁻¹ψᵀ(A + D/γ)⁻¹ψ shrinks as 1/n_c even when the model is wrong);
+// the Nyström part keeps a floor so that bars always widen away from the
+// working set (DESIGN §3), however well the recent residuals, which come
+// from near it, are explained without it, and a ceiling beyond which the
+// data would be saying that the prior variance of f is far too small, which
+// level 2 should fix instead.
+var calBounds = [3][2]float64{{1e-4, 10}, {1e-3, 1e4}, {1e-3, 10}}
+
+// validCalDF reports whether df is one of calDF.
+func validCalDF(df float64) bool {
+	for _, d := range calDF {
+		if df == d {
+			return true
+		}
+	}
+	return false
+}
+
 type calibration struct {
-	e2, a, b    []float64 // ring of the last calWindow residuals and their variance parts
+	// Ring of the last calWindow residuals: e², and the noise, parameter
+	// and Nyström parts of the variance predicted for each.
+	e2, n, p, b []float64
 	head, count int
-	scale       float64 // ρ
-	tau         float64 // τ
-	level       float64 // the interval level τ is calibrated for
+	s           [3]float64 // scales of the three parts
+	df          float64    // ν of the Student-t predictive; calGaussian for a normal
+	tau         float64    // τ
+	level       float64    // the interval level τ is calibrated for
 }
 
 func newCalibration(level float64) *calibration {
-	return &calibration{e2: make([]float64, calWindow), a: make([]float64, calWindow),
-		b: make([]float64, calWindow), scale: 1, tau: 1, level: level}
+	return &calibration{e2: make([]float64, calWindow), n: make([]float64, calWindow),
+		p: make([]float64, calWindow), b: make([]float64, calWindow),
+		s: [3]float64{1, 1, 1}, df: calGaussian, tau: 1, level: level}
+}
+
+// variance is the calibrated variance σ² of parts (noise, param, prior).
+func (c *calibration) variance(noise, param, prior float64) float64 {
+	return c.tau * (c.s[0]*noise + c.s[1]*param + c.s[2]*prior)
 }
 
 // add records a one-step residual e with the variance parts predicted for it
 // and reports whether it was kept. Non-finite values are dropped.
-func (c *calibration) add(e, a, b float64) bool {
-	if math.IsNaN(e) || math.IsInf(e, 0) || !(a > 0) || !(b >= 0) || math.IsInf(a+b, 0) {
+func (c *calibration) add(e, noise, param, prior float64) bool {
+	if math.IsNaN(e) || math.IsInf(e, 0) || !(noise > 0) || !(param >= 0) || !(prior >= 0) || math.IsInf(noise+param+prior, 0) {
 		return false
 	}
-	c.e2[c.head], c.a[c.head], c.b[c.head] = e*e, a, b
+	c.e2[c.head], c.n[c.head], c.p[c.head], c.b[c.head] = e*e, noise, param, prior
 	c.head = (c.head + 1) % calWindow
 	if c.count < calWindow {
 		c.count++
@@ -85,80 +124,127 @@ func (c *calibration) add(e, a, b float64) bool {
 	return true
 }
 
-func (c *calibration) logLik(rho float64) float64 {
+// v is the uncalibrated-τ variance of residual i under scales s.
+func (c *calibration) v(s *[3]float64, i int) float64 {
+	return s[0]*c.n[i] + s[1]*c.p[i] + s[2]*c.b[i]
+}
+
+// logLik is the Student-t (ν = df; calGaussian: normal) log-likelihood of the
+// window's residuals with variances v under scales s (τ aside).
+func (c *calibration) logLik(s *[3]float64, df float64) float64 {
 	var l float64
+	if df == calGaussian {
+		for i := 0; i < c.count; i++ {
+			v := c.v(s, i)
+			l -= 0.5 * (math.Log(v) + c.e2[i]/v)
+		}
+		return l - 0.5*math.Log(2*math.Pi)*float64(c.count)
+	}
+	// ln t_ν(e; scale² = v(ν−2)/ν), with ν·scale² = (ν−2)·v.
+	lg1, _ := math.Lgamma((df + 1) / 2)
+	lg2, _ := math.Lgamma(df / 2)
+	k := lg1 - lg2 - 0.5*math.Log(math.Pi*(df-2))
 	for i := 0; i < c.count; i++ {
-		v := c.a[i] + rho*c.b[i]
-		l -= 0.5 * (math.Log(v) + c.e2[i]/v)
+		v := c.v(s, i)
+		l += k - 0.5*math.Log(v) - (df+1)/2*math.Log1p(c.e2[i]/((df-2)*v))
 	}
 	return l
+}
+
+// fitScales runs calIters EM steps for the scales at ν = df from s. In the
+// variance parametrisation (the t's scale² is v(ν−2)/ν) the E-step weighs
+// each squared residual by w = (ν+1)/(ν − 2 + e²/v) (1 for a normal), and the
+// M-step is the multiplicative fixed point of the variance-component
+// likelihood with e² replaced by w·e², s_c ← s_c·Σ x_c w e²/v² / Σ x_c/v,
+// clamped to calBounds. A part that is zero on the whole window keeps its
+// scale.
+func (c *calibration) fitScales(s *[3]float64, df float64) {
+	parts := [3][]float64{c.n, c.p, c.b}
+	for range calIters {
+		var num, den [3]float64
+		for i := 0; i < c.count; i++ {
+			v := c.v(s, i)
+			w := 1.0
+			if df != calGaussian {
+				w = (df + 1) / (df - 2 + c.e2[i]/v)
+			}
+			a, b := w*c.e2[i]/(v*v), 1/v
+			for j, x := range parts {
+				num[j] += x[i] * a
+				den[j] += x[i] * b
+			}
+		}
+		moved := 0.0
+		for j := range s {
+			if den[j] > 0 && num[j] > 0 {
+				next := min(max(s[j]*num[j]/den[j], calBounds[j][0]), calBounds[j][1])
+				moved = max(moved, math.Abs(next/s[j]-1))
+				s[j] = next
+			}
+		}
+		if moved <= calConverged {
+			return
+		}
+	}
 }
 
 // phase is where in the refit period the refits after the first fall, in
 // [0, calRefitEvery): a hash of the first residual kept. Series that start
 // together (a fleet onboarded at once, a daemon started on a backlog) would
 // otherwise refit at the same sample for ever after, and a daemon serving
-// them would stall on all their refits at once — 400 series at M = 50 are a
-// 0.1 s burst. The phase depends only on the data, so a backtest and a
-// restored Learner refit at the same samples as the daemon did.
+// them would stall on all their refits at once. The phase depends only on the
+// data, so a backtest and a restored Learner refit at the same samples as the
+// daemon did.
 func (c *calibration) phase() int {
 	h := math.Float64bits(c.e2[0]) * 0x9e3779b97f4a7c15 // Fibonacci hashing: every bit moves the top ones
 	return int((h >> 32) % calRefitEvery)
 }
 
-// refit re-estimates ρ and τ once calMin residuals are in: ρ on a grid in
-// ln ρ over [calMinScale, calMaxScale], refined by golden section around the
-// best grid point; then τ. O(calWindow · 60).
+// refit re-estimates the scales, ν and τ once calMin residuals are in: for
+// each ν of calDF the scales by EM from the previous ν's, keeping the ν and
+// scales of the largest likelihood; then τ. O(calWindow·len(calDF)·calIters),
+// a few EM steps per ν in the steady state.
 func (c *calibration) refit() {
 	if c.count < calMin {
 		return
 	}
-	const grid = 24
-	lo, hi := math.Log(calMinScale), math.Log(calMaxScale)
-	step := (hi - lo) / (grid - 1)
-	best, bestL := 0.0, math.Inf(-1)
-	bestI := -1
-	for i := 0; i < grid; i++ {
-		rho := math.Exp(lo + float64(i)*step)
-		if l := c.logLik(rho); l > bestL || bestI < 0 {
-			best, bestL, bestI = rho, l, i
+	s := c.s
+	bestS, bestDF, bestL := s, c.df, math.Inf(-1)
+	for _, df := range calDF {
+		c.fitScales(&s, df)
+		if l := c.logLik(&s, df); l > bestL {
+			bestS, bestDF, bestL = s, df, l
 		}
 	}
-	{
-		a := lo + float64(max(bestI-1, 0))*step
-		b := lo + float64(min(bestI+1, grid-1))*step
-		const invPhi = 0.6180339887498949
-		x1, x2 := b-invPhi*(b-a), a+invPhi*(b-a)
-		f1, f2 := c.logLik(math.Exp(x1)), c.logLik(math.Exp(x2))
-		for b-a > 1e-3 {
-			if f1 > f2 {
-				b, x2, f2 = x2, x1, f1
-				x1 = b - invPhi*(b-a)
-				f1 = c.logLik(math.Exp(x1))
-			} else {
-				a, x1, f1 = x1, x2, f2
-				x2 = a + invPhi*(b-a)
-				f2 = c.logLik(math.Exp(x2))
-			}
-		}
-		if l := c.logLik(math.Exp((a + b) / 2)); l > bestL {
-			best = math.Exp((a + b) / 2)
-		}
-	}
-	if math.IsNaN(best) {
+	if math.IsNaN(bestL) || math.IsInf(bestL, 0) {
 		return
 	}
-	// exp(ln ρ) can round just outside the bounds it was searched within;
-	// a restored state is checked against them.
-	c.scale = min(max(best, calMinScale), calMaxScale)
+	c.s, c.df = bestS, bestDF
 	// Scratch for the sorted ratios, borrowed for this refit only.
 	z2 := recursive.GetFloats(c.count)
 	defer recursive.PutFloats(z2)
 	for i := 0; i < c.count; i++ {
-		z2[i] = c.e2[i] / (c.a[i] + best*c.b[i])
+		z2[i] = c.e2[i] / c.v(&c.s, i)
 	}
 	slices.Sort(z2)
 	q := z2[min(int(math.Ceil(c.level*float64(len(z2))))-1, len(z2)-1)]
-	zg := distuv.UnitNormal.Quantile(0.5 + c.level/2)
-	c.tau = min(max(q/(zg*zg), calMinTau), calMaxTau)
+	zq := c.quantile(c.level)
+	c.tau = min(max(q/(zq*zq), calMinTau), calMaxTau)
+}
+
+// quantile is the (1+level)/2 quantile of the fitted distribution of
+// (y − ŷ)/σ (unit variance): the half-width of the central interval at
+// level in standard deviations.
+func (c *calibration) quantile(level float64) float64 {
+	return StandardQuantile(c.df, level)
+}
+
+// StandardQuantile is the half-width, in standard deviations, of the central
+// interval at level of a Student-t with df degrees of freedom scaled to unit
+// variance (df = 0: the normal).
+func StandardQuantile(df, level float64) float64 {
+	if df == calGaussian {
+		return distuv.UnitNormal.Quantile(0.5 + level/2)
+	}
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(0.5+level/2) * math.Sqrt((df-2)/df)
 }

@@ -99,7 +99,8 @@ func (fw *forecastWorkspace) release() {
 // same recursions carry the summed errors S_h = Σ_{j≤h} e_j (Step.CumVar):
 // Var(S_h) = Var(S_{h−1}) + 2 Cov(S_{h−1}, e_h) + N_h for the noise, with
 // Cov(S_{h−1}, e_h) = Σ_a g_a Cov(S_{h−1}, y_{h−a}), plus (Σ_j J_j)ᵀ Var(δθ)
-// (Σ_j J_j). Both are scaled by the calibration τ, as the level-1 variance.
+// (Σ_j J_j). Each part carries its calibrated scale, as in the level-1
+// variance (calibrate.go).
 // Cost O(H·(M·(n+r) + r² + d² + d·r)), d the largest y lag. No allocation.
 func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
 	if !m.fitted {
@@ -140,16 +141,15 @@ func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
 		if first {
 			m.kxx, m.nextReady = kxx, true
 		}
-		tau := m.cal.tau
 		noise, prior := m.noiseVar, m.priorPart(psi[:r+1], kxx)
 		if h == 0 {
 			_, param, _ := m.varianceParts(psi[:r+1], kxx)
-			oneStep = tau * (noise + param + m.cal.scale*prior)
+			oneStep = m.cal.variance(noise, param, prior)
 		}
 		// The noise (and Nyström) part is new at every step; the parameters'
 		// part is one error δθ seen through every step, carried by
 		// J_h = ∂ŷ_h/∂θ = ψ_h + Σ_a g_a J_{h−a} (jh): Var = J_hᵀ Var(δθ) J_h.
-		vn := tau * (noise + m.cal.scale*prior)
+		vn := m.cal.variance(noise, 0, prior)
 		jh := fw.jh[:r+1]
 		copy(jh, psi[:r+1])
 		propagated, cs := 0.0, 0.0
@@ -185,7 +185,7 @@ func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
 			fw.jHead = (fw.jHead + 1) % d
 			copy(fw.jr[fw.jHead*(r+1):(fw.jHead+1)*(r+1)], jh)
 		}
-		pv := tau * m.noiseVar
+		pv := m.cal.variance(0, m.noiseVar, 0)
 		fw.sv = max(fw.sv+2*cs+vn+propagated, 0)
 		// At step 1, jh = ψ: the quadratic form is the one varianceParts
 		// just computed, and RLS returns it from its cache.

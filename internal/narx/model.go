@@ -6,8 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/streamd/streamd/internal/recursive"
@@ -23,24 +21,29 @@ type Config struct {
 	Gamma float64
 	// Forgetting is λ ∈ (0, 1]; sample k of N carries weight v_k·λ^{N−k}.
 	Forgetting float64
-	// Cutoff ε ∈ [0, 1): eigenpairs of Ω with λ_i ≤ ε·λ_max are dropped from the
-	// Nyström map (they carry rounding noise amplified by λ_i^{-1/2}).
+	// Cutoff ε ∈ [0, 1): a member whose kernel function is within a
+	// squared distance ε·K(s, s) of the span of the other members' is not
+	// kept at the fit, nor admitted by a swap (it would add rounding noise
+	// amplified by the inverse distance, and nothing a ridge could use).
 	Cutoff float64
-	// Window is the number W ≥ 1 of most recent samples retained to re-express the
-	// statistics in the new features after a working-set swap. Samples older than
-	// the window leave the statistics at a swap; with λ < 1 choose W ≳ 5/(1−λ).
+	// Window is the number W ≥ 1 of most recent samples retained to give
+	// the new member's feature its exact values after a working-set swap;
+	// older samples keep their say through the Nyström projection (swap.go).
+	// With λ < 1 choose W ≳ 5/(1−λ).
 	Window int
 	// SwapInterval is the minimum number of samples between accepted swaps
 	// online: once that many samples have passed since the last accepted
 	// swap, every sample is a candidate (an O(M) test) until one is accepted.
 	// 0 freezes the working set after the fit. A swap costs
-	// O(M³ + W·M·(n+M)), so this bounds the amortised cost.
+	// O(M² + W·M·n) (swap.go).
 	SwapInterval int
+	// SwapRule decides which member a candidate replaces and whether.
+	SwapRule SwapRule
 	// Select tunes the batch entropy search of Fit.
 	Select SelectOptions
 	// NoiseEvery runs the level-2 inference (noise level, d_eff and, with
 	// AutoGamma, γ) every K learned samples: O(M³), amortised O(M³/K) per
-	// sample; 0 means only at the fit and after swaps.
+	// sample; 0 means only at the fit.
 	NoiseEvery int
 	// AutoGamma infers γ by level 2 (maximum evidence) instead of using Gamma,
 	// which is then only the value before the first inference.
@@ -85,16 +88,30 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// SwapRule is how the working set changes online.
+type SwapRule int
+
+const (
+	// SwapEntropy: the book's rule — a random member, replaced when that
+	// raises the quadratic Rényi entropy of the working set.
+	SwapEntropy SwapRule = iota
+	// SwapGain: every SwapInterval samples the candidate replaces the
+	// member the fitted function needs least, if that lowers the ridge
+	// objective's minimum on the statistics by more than
+	// swapMinGainNoise noise variances (swap.go).
+	SwapGain
+)
+
 // ErrNotFitted is returned by methods that need a fitted model.
 var ErrNotFitted = errors.New("narx: model is not fitted")
 
 // Model is a fixed-size LS-SVM in primal form (book §6.2; DESIGN §3):
 //
-//	ŷ(x) = wᵀφ(x) + b,  φ(x) = Λ_r^{-1/2} U_rᵀ k_S(x),  θ = [w; b] = (A + D/γ)⁻¹ r,
+//	ŷ(x) = wᵀφ(x) + b,  φ(x) = F k_S(x),  F Ω Fᵀ = I,  θ = [w; b] = (A + D/γ)⁻¹ r,
 //
 // with A, r the forgetting-weighted statistics kept by recursive.RLS, and the
-// working set S kept current by the entropy swap test, its kernel matrix's
-// eigendecomposition by rank-one updates.
+// working set S kept current by the entropy swap test; a swap changes F, A
+// and the inverse of A + D/γ by low-rank terms (swap.go).
 //
 // A Model is not safe for concurrent use: it is owned by one goroutine.
 type Model struct {
@@ -103,7 +120,6 @@ type Model struct {
 	m   int // working-set size actually used
 
 	ws  *WorkingSet
-	eig *recursive.SymEigen
 	fm  *featureMap
 	rls *recursive.RLS
 	pcg *rand.PCG
@@ -125,7 +141,7 @@ type Model struct {
 
 	fitted       bool
 	swaps        int
-	eigRefresh   int
+	basisRefresh int
 	sinceSwap    int
 	sinceNoise   int
 	noiseVar     float64
@@ -136,9 +152,9 @@ type Model struct {
 
 	// Calibration of the Nyström-residual variance (calibrate.go) and the
 	// prediction of the last Observe it is fed with.
-	cal                    *calibration
-	sinceCal               int
-	lastMean, lastA, lastB float64
+	cal                           *calibration
+	sinceCal                      int
+	lastMean, lastN, lastP, lastB float64
 }
 
 // NewModel returns an unfitted model.
@@ -198,21 +214,33 @@ func (m *Model) Fit(X, y, v []float64) error {
 	for k, i := range sel.Index {
 		copy(pts[k*n:(k+1)*n], X[i*n:(i+1)*n])
 	}
-	m.m = M
 	omega := recursive.GetFloats(M * M) // every entry is set
 	defer recursive.PutFloats(omega)
-	m.ws = NewWorkingSet(m.cfg.Kernel, n, pts, omega)
-	m.eig = recursive.NewSymEigen(M)
-	if !m.eig.Factorize(mat.NewSymDense(M, omega)) {
-		return fmt.Errorf("narx: Fit: eigendecomposition of the kernel matrix failed")
+	ws := NewWorkingSet(m.cfg.Kernel, n, pts, omega)
+	keep, f := nystromBasis(omega, M, m.cfg.Cutoff)
+	if len(keep) == 0 {
+		// Every kernel function is zero on the data (a linear kernel on a
+		// constant series): one member with a dead feature, F = [0], is a
+		// bias-only model, and its first swap gives the feature life.
+		keep, f = []int{0}, []float64{0}
 	}
-	m.fm = newFeatureMap(M)
-	m.fm.build(m.eig.Values(), m.eig.Vectors(), m.cfg.Cutoff)
+	if len(keep) < M {
+		// keep is increasing: compacting in place reads each point before
+		// it is overwritten.
+		for a, j := range keep {
+			copy(pts[a*n:(a+1)*n], pts[j*n:(j+1)*n])
+		}
+		M = len(keep)
+		ws = NewWorkingSet(m.cfg.Kernel, n, pts[:M*n], nil)
+	}
+	m.m, m.ws = M, ws
+	m.fm = &featureMap{m: M, r: M, f: f}
 	m.x, m.k, m.alpha = make([]float64, n), make([]float64, M), make([]float64, M)
 	m.psi = make([]float64, M+1)
-	m.win = newWindow(n, m.cfg.Window)
+	m.win = newWindow(n, M, m.cfg.Window)
 	for i := max(0, N-m.cfg.Window); i < N; i++ {
-		m.win.push(X[i*n:(i+1)*n], y[i], weightAt(v, i))
+		m.cfg.Kernel.Column(m.k, m.ws.Points(), X[i*n:(i+1)*n])
+		m.win.push(X[i*n:(i+1)*n], y[i], weightAt(v, i), m.k)
 	}
 	m.rls = recursive.NewRLS(m.fm.r+1, m.cfg.Gamma, m.cfg.Forgetting)
 	if err := m.loadStats(X, y, v); err != nil {
@@ -307,8 +335,8 @@ func (m *Model) Observe(x []float64) (mean, variance float64) {
 	m.prepared = true
 	psi := m.psi[:m.fm.r+1]
 	noise, param, prior := m.varianceParts(psi, m.kxx)
-	m.lastMean, m.lastA, m.lastB = m.rls.Predict(psi), noise+param, prior
-	return m.lastMean, m.cal.tau * (noise + param + m.cal.scale*prior)
+	m.lastMean, m.lastN, m.lastP, m.lastB = m.rls.Predict(psi), noise, param, prior
+	return m.lastMean, m.cal.variance(noise, param, prior)
 }
 
 // prepareFeatures fills k, ψ and K(x,x) for m.x.
@@ -326,7 +354,7 @@ func (m *Model) prepareFeatures() {
 // part of f the Nyström map cannot represent, so bars widen off the working set.
 func (m *Model) varianceAt(psi []float64, kxx float64) float64 {
 	noise, param, prior := m.varianceParts(psi, kxx)
-	return m.cal.tau * (noise + param + m.cal.scale*prior)
+	return m.cal.variance(noise, param, prior)
 }
 
 // varianceParts splits the level-1 variance into its noise ζ⁻¹, parameter
@@ -350,8 +378,7 @@ func (m *Model) priorPart(psi []float64, kxx float64) float64 {
 // diagnostics.
 func (m *Model) VarianceParts() (noise, param, nystrom float64) {
 	noise, param, prior := m.varianceParts(m.psi[:m.fm.r+1], m.kxx)
-	t := m.cal.tau
-	return t * noise, t * param, t * m.cal.scale * prior
+	return m.cal.variance(noise, 0, 0), m.cal.variance(0, param, 0), m.cal.variance(0, 0, prior)
 }
 
 // Learn applies target y with weight v ≥ 0 to the regressor given to the last
@@ -371,7 +398,7 @@ func (m *Model) Learn(y, v float64) (swapped bool) {
 	// Samples a robust weighting discounts by more than half are outliers to
 	// the calibration too: the bars describe the clean process.
 	reachedMin := false
-	if v >= calMinWeight && m.cal.add(y-m.lastMean, m.lastA, m.lastB) {
+	if v >= calMinWeight && m.cal.add(y-m.lastMean, m.lastN, m.lastP, m.lastB) {
 		reachedMin = m.cal.count == calMin
 	}
 	m.sinceCal++
@@ -384,290 +411,70 @@ func (m *Model) Learn(y, v float64) (swapped bool) {
 	}
 	m.sinceSwap++
 	if j, ok := m.swapCandidate(); ok {
-		swapped = m.swap(j)
+		swapped = m.swap(j, m.swapMinGain())
 	}
 	m.learnPrepared(y, v)
 	return swapped
 }
 
-// swapCandidate runs the O(M) entropy test of the prepared x against a random
-// member, once SwapInterval samples have passed since the last accepted swap.
+// swapCandidate proposes the member the prepared x would replace, once
+// SwapInterval samples have passed since the last swap (SwapEntropy: since
+// the last accepted one; SwapGain: since the last test). SwapEntropy: a
+// random member, accepted by the O(M) entropy test. SwapGain: the member
+// whose kernel function the fitted function needs least, the smallest
+// α_j²/[Ω⁻¹]_jj — the squared RKHS norm f loses when s_j is dropped and f
+// is projected onto the others (O(M²)) — put to the gain test of swap.
 func (m *Model) swapCandidate() (j int, accept bool) {
 	if m.cfg.SwapInterval == 0 || m.sinceSwap < m.cfg.SwapInterval {
 		return 0, false
 	}
-	j = m.rng.IntN(m.m)
-	return j, m.ws.SwapGain(j, m.k, m.kxx) < 0
+	if m.cfg.SwapRule == SwapEntropy {
+		j = m.rng.IntN(m.m)
+		return j, m.ws.SwapGain(j, m.k, m.kxx) < 0
+	}
+	m.sinceSwap = 0
+	alpha, _ := m.Dual()
+	M, f := m.m, m.fm.f
+	best := math.Inf(1)
+	for c := 0; c < M; c++ {
+		var q float64 // [Ω⁻¹]_cc = ‖F e_c‖²
+		for r := 0; r < M; r++ {
+			q += f[r*M+c] * f[r*M+c]
+		}
+		if l := alpha[c] * alpha[c] / q; l < best {
+			best, j = l, c
+		}
+	}
+	return j, true
 }
+
+// swapMinGain is the gain a swap must bring (recursive.RLS.ExchangeFeature):
+// none with SwapEntropy, a positive one with SwapGain.
+func (m *Model) swapMinGain() float64 {
+	if m.cfg.SwapRule == SwapEntropy {
+		return math.Inf(-1)
+	}
+	return swapMinGainNoise * m.noiseVar
+}
+
+// swapMinGainNoise is the gain, in noise variances, a SwapGain swap must
+// bring: any new direction lowers the residual energy of the window by one
+// noise variance on average by chance alone (a χ²₁ term), so a swap must
+// beat that. On the Santa Fe laser (M = 100, one-step NMSE after 9 000
+// samples) 2 measured best of 0, 2, 10 and 50 (docs/benchmarks.md).
+const swapMinGainNoise = 2
 
 // learnPrepared is the RLS update with the prepared features. O(r²).
 func (m *Model) learnPrepared(y, v float64) {
 	if !m.rls.Update(m.psi[:m.fm.r+1], y, v) {
 		return
 	}
-	m.win.push(m.x, y, v)
+	m.win.push(m.x, y, v, m.k)
 	m.alphaFresh = false
 	m.sinceNoise++
 	if m.cfg.NoiseEvery > 0 && m.sinceNoise >= m.cfg.NoiseEvery {
 		m.refreshNoise()
 	}
-}
-
-// swap replaces member j by the prepared x: rank-2 eigen-update of Ω, new
-// feature map, the statistics re-expressed in the new features, and x's
-// features recomputed in the new map. O(M³ + W·M·(n+M)).
-//
-// Re-expressing the statistics: the samples still in the window are
-// recomputed exactly in the new features. Older samples survive only as their
-// share of A and r; they are carried over through the Nyström projection
-// ψ' ≈ T_ext ψ (see swapTransform), which is exact when the new kernel
-// function K(·, x) lies in the span of the old working set's kernel functions
-// (e.g. a linear kernel with M ≥ n) and otherwise gives old data no say on the
-// part of K(·, x) the old map could not see. So
-//
-//	A' = T_ext (A − A_win) T_extᵀ + A'_win,  r' = T_ext (r − r_win) + r'_win,
-//
-// with A_win, r_win the window's statistics in the old features and A'_win,
-// r'_win in the new ones; s and n_c do not depend on the features.
-func (m *Model) swap(j int) bool {
-	M, rOld := m.m, m.fm.r
-	var sw swapWorkspace
-	sw.borrow(M, m.n, m.win.cap)
-	defer sw.release()
-	sw.fmOld.copyFrom(m.fm)
-	copy(sw.phiX[:rOld], m.psi[:rOld]) // x's features in the old map
-	copy(sw.oldPoint, m.ws.Point(j))
-	aOld, rvOld, s, nc := m.rls.Stats()
-	aPrev := mat.NewSymDense(rOld+1, sw.floats((rOld+1)*(rOld+1), false))
-	aPrev.CopySym(aOld)
-	rPrev := sw.floats(rOld+1, false)
-	copy(rPrev, rvOld)
-	m.rls.ReleaseStats()
-
-	m.ws.Swap(j, m.x, m.k, m.kxx, sw.col)
-	if m.eig.ReplaceRowCol(j, sw.col) {
-		m.eigRefresh++
-	}
-	m.fm.build(m.eig.Values(), m.eig.Vectors(), m.cfg.Cutoff)
-	rNew := m.fm.r
-
-	X, y, v := m.win.chronological(sw.winX, sw.winY, sw.winV)
-	wOld, rwOld, wNew, rwNew := m.windowStats(&sw, j, X, y, v)
-	t := m.swapTransform(&sw, j)
-	// A' = T_ext (A − A_win) T_extᵀ + A'_win and likewise r'.
-	for i := 0; i <= rOld; i++ {
-		for k := i; k <= rOld; k++ {
-			aPrev.SetSym(i, k, aPrev.At(i, k)-wOld.At(i, k))
-		}
-	}
-	for i := range rPrev {
-		rPrev[i] -= rwOld[i]
-	}
-	tmp := mat.NewDense(rNew+1, rOld+1, sw.floats((rNew+1)*(rOld+1), false))
-	tmp.Mul(t, aPrev)
-	aNew := blas64.General{Rows: rNew + 1, Cols: rNew + 1, Stride: rNew + 1, Data: sw.floats((rNew+1)*(rNew+1), false)}
-	recursive.SerialGemm(blas.NoTrans, blas.Trans, tmp.RawMatrix(), t.RawMatrix(), aNew) // T·(A − A_win)·Tᵀ
-	a := mat.NewSymDense(rNew+1, sw.floats((rNew+1)*(rNew+1), false))
-	an := aNew.Data
-	for i := 0; i <= rNew; i++ {
-		for k := i; k <= rNew; k++ {
-			a.SetSym(i, k, 0.5*(an[i*(rNew+1)+k]+an[k*(rNew+1)+i])+wNew.At(i, k))
-		}
-	}
-	rt := mat.NewVecDense(rNew+1, sw.floats(rNew+1, false))
-	rt.MulVec(t, mat.NewVecDense(rOld+1, rPrev))
-	rv := sw.floats(rNew+1, false)
-	for i := range rv {
-		rv[i] = rt.AtVec(i) + rwNew[i]
-	}
-	// Reload is a fresh RLS's Load in the old one's buffers (no garbage of
-	// two r×r matrices per swap); on failure it leaves the old statistics.
-	if !m.rls.Reload(a, rv, s, nc) {
-		// The carried-over part made the system indefinite (it can only be
-		// rounding of absurd data): fall back to the window alone.
-		m.swapFailures++
-		next := recursive.NewRLS(rNew+1, m.rls.Gamma(), m.cfg.Forgetting)
-		old := m.rls
-		m.rls = next
-		if err := m.loadStats(X, y, v); err != nil {
-			m.rls = old // keeps the old features' statistics; stale, but finite
-		}
-	}
-	m.alphaFresh = false
-	m.prepareFeatures()
-	m.swaps++
-	m.sinceSwap = 0
-	m.refreshNoise()
-	return true
-}
-
-// swapWorkspace holds what swap keeps from before the change, the window
-// in time order and the swap's matrices. Its storage is borrowed from the
-// shared pool for the duration of the swap (recursive.GetFloats): nothing
-// in it outlives the swap.
-type swapWorkspace struct {
-	fmOld            featureMap
-	phiX             []float64 // features of the new member in the old map
-	oldPoint         []float64 // the member that left
-	col              []float64 // the new column of Ω
-	winX, winY, winV []float64 // the window, oldest first
-	buf              []float64
-	more             [24][]float64 // further buffers (floats)
-	nMore            int
-}
-
-// floats borrows a buffer of length l for the rest of the swap, zeroed if
-// zero is set.
-func (sw *swapWorkspace) floats(l int, zero bool) []float64 {
-	b := recursive.GetFloats(l)
-	if zero {
-		clear(b)
-	}
-	if sw.nMore < len(sw.more) {
-		sw.more[sw.nMore] = b
-		sw.nMore++
-	} // else it is left to the garbage collector
-	return b
-}
-
-// borrow lays the workspace of a working set of size M, dimension n and
-// window W out in one pooled buffer.
-func (sw *swapWorkspace) borrow(M, n, W int) {
-	sw.buf = recursive.GetFloats(M*M + 3*M + n + W*(n+2))
-	b := sw.buf
-	next := func(l int) []float64 {
-		s := b[:l:l]
-		b = b[l:]
-		return s
-	}
-	sw.fmOld = featureMap{m: M, f: next(M * M), vals: next(M)}
-	sw.phiX, sw.oldPoint, sw.col = next(M), next(n), next(M)
-	sw.winX, sw.winY, sw.winV = next(W*n), next(W), next(W)
-}
-
-func (sw *swapWorkspace) release() {
-	recursive.PutFloats(sw.buf)
-	for _, b := range sw.more[:sw.nMore] {
-		recursive.PutFloats(b)
-	}
-	*sw = swapWorkspace{}
-}
-
-// windowStats returns the window's weighted statistics (A, r) in the old
-// features and in the new ones, after member j was swapped. The window's
-// kernel matrix against the new set is formed once; the old one differs in
-// column j only. Both feature matrices are then one GEMM each:
-// Φ = diag(√c)·K·Fᵀ. O(W·M·(n + r + r')).
-func (m *Model) windowStats(sw *swapWorkspace, j int, X, y, v []float64) (aOld *mat.SymDense, rOld []float64, aNew *mat.SymDense, rNew []float64) {
-	N, n, M := len(y), m.n, m.m
-	ro, rn := sw.fmOld.r, m.fm.r
-	rows := max(N, 1)
-	kNew := mat.NewDense(rows, M, sw.floats(rows*M, true))
-	kOld := mat.NewDense(rows, M, sw.floats(rows*M, true))
-	sq := sw.floats(rows, true)
-	yw := sw.floats(rows, true)
-	lam := m.cfg.Forgetting
-	c := 1.0
-	for i := N - 1; i >= 0; i-- {
-		ci := weightAt(v, i) * c
-		c *= lam
-		if ci == 0 {
-			continue // a zero row: the sample carries no weight
-		}
-		x := X[i*n : (i+1)*n]
-		rowN := kNew.RawRowView(i)
-		m.cfg.Kernel.Column(rowN, m.ws.Points(), x)
-		rowO := kOld.RawRowView(i)
-		copy(rowO, rowN)
-		rowO[j] = m.cfg.Kernel.Eval(sw.oldPoint, x)
-		sq[i] = math.Sqrt(ci)
-		yw[i] = sq[i] * y[i]
-	}
-	features := func(k *mat.Dense, fm *featureMap) *mat.Dense {
-		r := fm.r
-		psi := mat.NewDense(rows, r+1, sw.floats(rows*(r+1), false))
-		if r > 0 {
-			// Φ = K·Fᵀ, as mat's Mul computes it, without its goroutines.
-			f := blas64.General{Rows: r, Cols: M, Stride: M, Data: fm.f[:r*M]}
-			p := psi.RawMatrix()
-			p.Cols = r
-			recursive.SerialGemm(blas.NoTrans, blas.Trans, k.RawMatrix(), f, p)
-		}
-		for i := 0; i < rows; i++ {
-			row := psi.RawRowView(i)
-			row[r] = 1
-			for l := range row {
-				row[l] *= sq[i]
-			}
-		}
-		return psi
-	}
-	po, pn := features(kOld, &sw.fmOld), features(kNew, m.fm)
-	aOld = mat.NewSymDense(ro+1, sw.floats((ro+1)*(ro+1), false))
-	aNew = mat.NewSymDense(rn+1, sw.floats((rn+1)*(rn+1), false))
-	aOld.SymOuterK(1, po.T())
-	aNew.SymOuterK(1, pn.T())
-	rOld, rNew = sw.floats(ro+1, false), sw.floats(rn+1, false)
-	yv := mat.NewVecDense(rows, yw)
-	mat.NewVecDense(ro+1, rOld).MulVec(po.T(), yv)
-	mat.NewVecDense(rn+1, rNew).MulVec(pn.T(), yv)
-	return aOld, rOld, aNew, rNew
-}
-
-// swapTransform returns T_ext = [[T, 0], [0, 1]], (r'+1)×(r+1), the map from
-// old to new features of the Nyström projection: for a sample x the old map
-// sees, k_S(x) ≈ F⁺φ(x) with F⁺ = U_r Λ_r^{1/2} (the right inverse of
-// F = Λ_r^{-1/2}U_rᵀ), and the new member's kernel value
-// K(x, x_j') ≈ φ(x)ᵀφ(x_j'). Hence φ'(x) = F'k_S'(x) ≈ T φ(x) with
-// T = F'(I − e_j e_jᵀ)F⁺ + F'e_j φ(x_j')ᵀ. O(r'·r·M).
-func (m *Model) swapTransform(sw *swapWorkspace, j int) *mat.Dense {
-	M := m.m
-	ro, rn := sw.fmOld.r, m.fm.r
-	t := mat.NewDense(rn+1, ro+1, sw.floats((rn+1)*(ro+1), true))
-	td := t.RawMatrix().Data
-	fo := sw.fmOld.f
-	for a := 0; a < rn; a++ {
-		fa := m.fm.f[a*M : (a+1)*M]
-		row := td[a*(ro+1) : a*(ro+1)+ro]
-		// d_i = Σ_{l≠j} F'_al·F_il, each a sequential sum over l as
-		// written; four i at a time so that the four chains overlap.
-		i := 0
-		for ; i+4 <= ro; i += 4 {
-			f0, f1, f2, f3 := fo[i*M:(i+1)*M], fo[(i+1)*M:(i+2)*M], fo[(i+2)*M:(i+3)*M], fo[(i+3)*M:(i+4)*M]
-			var d0, d1, d2, d3 float64
-			for l := 0; l < j; l++ {
-				v := fa[l]
-				d0 += v * f0[l]
-				d1 += v * f1[l]
-				d2 += v * f2[l]
-				d3 += v * f3[l]
-			}
-			for l := j + 1; l < M; l++ {
-				v := fa[l]
-				d0 += v * f0[l]
-				d1 += v * f1[l]
-				d2 += v * f2[l]
-				d3 += v * f3[l]
-			}
-			row[i] = sw.fmOld.vals[i]*d0 + fa[j]*sw.phiX[i]
-			row[i+1] = sw.fmOld.vals[i+1]*d1 + fa[j]*sw.phiX[i+1]
-			row[i+2] = sw.fmOld.vals[i+2]*d2 + fa[j]*sw.phiX[i+2]
-			row[i+3] = sw.fmOld.vals[i+3]*d3 + fa[j]*sw.phiX[i+3]
-		}
-		for ; i < ro; i++ {
-			fi := fo[i*M : (i+1)*M]
-			var d float64
-			for l := 0; l < j; l++ {
-				d += fa[l] * fi[l]
-			}
-			for l := j + 1; l < M; l++ {
-				d += fa[l] * fi[l]
-			}
-			row[i] = sw.fmOld.vals[i]*d + fa[j]*sw.phiX[i]
-		}
-	}
-	t.Set(rn, ro, 1)
-	return t
 }
 
 // refreshNoise runs level 2 (see evidence.go) on the current sufficient
@@ -722,13 +529,17 @@ type Info struct {
 	NoiseVar      float64
 	DEff          float64
 	Swaps         int
-	EigenRefresh  int
+	BasisRefresh  int     // re-orthonormalisations of the features (swap.go)
 	SamplesWeight float64 // n_c = Σ c_k
 	Entropy       float64
-	// NystromScale ρ and IntervalScale τ of the variance calibration.
-	NystromScale, IntervalScale float64
-	// SwapFailures counts swaps whose re-expressed statistics could not be
-	// loaded; the model then fell back to the window's statistics.
+	// Scales of the noise, parameter and Nyström parts of the variance and
+	// the interval scale τ (calibrate.go).
+	Scales        [3]float64
+	IntervalScale float64
+	// DF is ν of the Student-t predictive distribution (0: a normal).
+	DF float64
+	// SwapFailures counts swaps the statistics refused (a system that
+	// rounding made indefinite); the member was then not replaced.
 	SwapFailures int
 }
 
@@ -739,8 +550,8 @@ func (m *Model) Info() Info {
 	}
 	nc := m.rls.SumWeights()
 	return Info{M: m.m, Rank: m.fm.r, Gamma: m.rls.Gamma(), NoiseVar: m.noiseVar, DEff: m.dEff,
-		Swaps: m.swaps, EigenRefresh: m.eigRefresh, SamplesWeight: nc, Entropy: m.ws.Entropy(),
-		NystromScale: m.cal.scale, IntervalScale: m.cal.tau, SwapFailures: m.swapFailures}
+		Swaps: m.swaps, BasisRefresh: m.basisRefresh, SamplesWeight: nc, Entropy: m.ws.Entropy(),
+		Scales: m.cal.s, IntervalScale: m.cal.tau, DF: m.cal.df, SwapFailures: m.swapFailures}
 }
 
 // WorkingSet returns the current working set (read-only).
@@ -784,24 +595,41 @@ func sameBits(x, y []float64) bool {
 	return true
 }
 
-// window is a ring of the W most recent learned samples (x, y, v).
+// window is a ring of the W most recent learned samples (x, y, v) with
+// their kernel columns against the working set, k (W×M, kept current by
+// the swaps): a swap needs them all (swap.go), and recomputing them there
+// would cost W·M kernel evaluations per swap instead of W. The columns are
+// not part of the state: they are a function of the samples and the
+// working set, recomputed bit for bit on a restore (fillColumns).
 type window struct {
-	n, cap      int
-	x, y, v     []float64
+	n, m, cap   int
+	x, y, v, k  []float64
 	head, count int
 }
 
-func newWindow(n, capacity int) *window {
-	return &window{n: n, cap: capacity, x: make([]float64, n*capacity),
-		y: make([]float64, capacity), v: make([]float64, capacity)}
+func newWindow(n, m, capacity int) *window {
+	return &window{n: n, m: m, cap: capacity, x: make([]float64, n*capacity),
+		y: make([]float64, capacity), v: make([]float64, capacity), k: make([]float64, m*capacity)}
 }
 
-func (w *window) push(x []float64, y, v float64) {
+// push adds sample (x, y, v) whose kernel column against the working set
+// is k.
+func (w *window) push(x []float64, y, v float64, k []float64) {
 	w.head = (w.head + 1) % w.cap
 	copy(w.x[w.head*w.n:(w.head+1)*w.n], x)
+	copy(w.k[w.head*w.m:(w.head+1)*w.m], k)
 	w.y[w.head], w.v[w.head] = y, v
 	if w.count < w.cap {
 		w.count++
+	}
+}
+
+// fillColumns recomputes the kernel columns of the samples held, as
+// Kernel.Column computes them. O(W·M·n).
+func (w *window) fillColumns(kern Kernel, points []float64) {
+	for age := 0; age < w.count; age++ {
+		slot := ((w.head-age)%w.cap + w.cap) % w.cap
+		kern.Column(w.k[slot*w.m:(slot+1)*w.m], points, w.x[slot*w.n:(slot+1)*w.n])
 	}
 }
 

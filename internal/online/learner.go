@@ -287,10 +287,14 @@ type Result struct {
 	// interval at the configured level (as in ForecastStep).
 	Prediction, Std float64
 	Lo, Hi          float64
-	Residual        float64 // y − Prediction
-	Weight          float64 // robust weight given to the sample (1 when not robust)
-	Outlier         bool
-	Swapped         bool // a working-set swap was accepted
+	// DF is ν of the Student-t the prediction's interval is a quantile of
+	// (the model's heavy-tailed predictive, narx.Info.DF); 0 for a normal,
+	// or for the small-sample t of quantile.
+	DF       float64
+	Residual float64 // y − Prediction
+	Weight   float64 // robust weight given to the sample (1 when not robust)
+	Outlier  bool
+	Swapped  bool // a working-set swap was accepted
 	// Retuned reports that the periodic level-3 re-run replaced the kernel
 	// width (Config.RetuneEvery).
 	Retuned bool
@@ -557,6 +561,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	mean, variance := l.model.Observe(l.x)
 	st := l.back(base+l.yLoc+l.yScale*mean, l.yScale*math.Sqrt(variance))
 	res := Result{Fitted: true, Prediction: st.Mean, Std: st.Std, Lo: st.Lo, Hi: st.Hi, Filled: filled}
+	_, res.DF = l.quantile() // the distribution back just used
 	res.Residual = o.Y - res.Prediction
 	res.Weight, res.Outlier = l.weigh(y-mean, variance)
 	gross := l.grossError(y, mean, variance)
@@ -656,7 +661,7 @@ func (l *Learner) levelBase() float64 {
 // that of the distribution of y (for Log, log-normal). Exponents are capped
 // so that a wide distribution stays finite.
 func (l *Learner) back(mean, sd float64) ForecastStep {
-	q := l.quantile()
+	q, _ := l.quantile()
 	lo, hi := mean-q*sd, mean+q*sd
 	if !l.form.Log {
 		return ForecastStep{Mean: mean, Std: sd, Lo: lo, Hi: hi}
@@ -668,24 +673,35 @@ func (l *Learner) back(mean, sd float64) ForecastStep {
 		Lo:  math.Exp(min(lo, maxExp)), Hi: math.Exp(min(hi, maxExp))}
 }
 
-// quantile returns the interval's quantile: of Student's t with
-// ν = n_c − d_eff degrees of freedom, the residual degrees of freedom the
-// noise level is estimated with (level 2), when ν is finite and positive;
-// else the normal one. On a few samples the estimated noise level is itself
-// uncertain, and integrating it out under its posterior gives the t (a
-// normal with an inverse-gamma variance); on many, t → normal. It is
-// computed again only when ν changes (at a level-2 refresh).
-func (l *Learner) quantile() float64 {
+// quantile returns the interval's half-width in predictive standard
+// deviations. Once the model has calibrated its predictive distribution on
+// its own one-step errors, it is that distribution's (a Student-t of ν =
+// narx.Info.DF scaled to the variance, or the normal). Before, it is
+// Student's t with ν = n_c − d_eff degrees of freedom, the residual degrees
+// of freedom the noise level is estimated with (level 2), when ν is finite
+// and positive, else the normal: on a few samples the estimated noise level
+// is itself uncertain, and integrating it out under its posterior gives the
+// t (a normal with an inverse-gamma variance); on many, t → normal. It is
+// computed again only when ν changes. df is the model's ν (0: none).
+func (l *Learner) quantile() (q, df float64) {
 	info := l.model.Info()
+	if info.DF > 0 {
+		if info.DF != l.tNu {
+			l.tNu = info.DF
+			l.tQ = narx.StandardQuantile(info.DF, l.cfg.Level)
+		}
+		return l.tQ, info.DF
+	}
 	nu := info.SamplesWeight - info.DEff
 	if !(nu > 0) || math.IsInf(nu, 0) {
-		return l.z
+		return l.z, 0
 	}
-	if nu != l.tNu {
-		l.tNu = nu
+	// Negative keys: this t's quantiles are cached apart from the model's.
+	if -nu != l.tNu {
+		l.tNu = -nu
 		l.tQ = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}.Quantile(0.5 + l.cfg.Level/2)
 	}
-	return l.tQ
+	return l.tQ, 0
 }
 
 // retunePhase offsets the retunes in the period n, in [0, n): a hash of the

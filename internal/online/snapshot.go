@@ -16,7 +16,7 @@ import (
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
 // rejects every other version with ErrSnapshotVersion.
-const SnapshotVersion = 5
+const SnapshotVersion = 6
 
 var snapshotMagic = [4]byte{'S', 'D', 'L', 'S'}
 
@@ -176,7 +176,7 @@ func configKeys(c Config) []string {
 		{"lags", m.Embedding.YLags}, {"lag_candidates", c.LagCandidates}, {"input_lags", m.Embedding.InputLags},
 		{"kernel", m.Kernel}, {"kernels", c.Kernels}, {"working_set", m.Size}, {"gamma", m.Gamma},
 		{"gamma_auto", m.AutoGamma}, {"forgetting", m.Forgetting}, {"cutoff", m.Cutoff}, {"window", m.Window},
-		{"swap_interval", m.SwapInterval}, {"select", m.Select}, {"noise_every", m.NoiseEvery}, {"seed", m.Seed},
+		{"swap_interval", m.SwapInterval}, {"swap_rule", m.SwapRule}, {"select", m.Select}, {"noise_every", m.NoiseEvery}, {"seed", m.Seed},
 		{"warmup", c.Warmup}, {"forms", c.Forms}, {"season", c.Season}, {"planned", c.Planned},
 		{"calendar", fmt.Sprint(cal.Features, cal.Holidays, cal.Location)},
 		{"horizon", c.Horizon}, {"every", c.Every}, {"level", c.Level}, {"scale", c.Scale},

@@ -7,8 +7,7 @@ import (
 
 // Shared scratch space.
 //
-// A daemon holds thousands of series, each with its own SymEigen, RLS and
-// model, but only one goroutine per partition runs at a time and a series is
+// A daemon holds thousands of series, each with its own RLS and model, but only one goroutine per partition runs at a time and a series is
 // touched by exactly one goroutine. Pure workspaces — buffers whose contents
 // do not outlive one call — are therefore not kept per series: a call borrows
 // them from a process-wide pool and returns them before it returns. A
@@ -22,8 +21,8 @@ import (
 // Unlike sync.Pool, the pool never drops buffers (not at GC, not under the
 // race detector), so a steady state of calls does not allocate: the pool
 // holds, per size, as many buffers as calls have ever been in flight at
-// once — at most one per goroutine that uses it. That is a few buffers per
-// partition goroutine, against one set per series before.
+// once — at most one per goroutine that uses it: a few buffers per
+// goroutine, not one set per series.
 
 // Pool is a free list of scratch values of type T keyed by a size. Get
 // returns a value made by New(size) if none of that size is free. The zero

@@ -8,27 +8,24 @@ import (
 )
 
 // TestPoolConcurrentBitIdentical runs the same update sequences on several
-// SymEigens and RLSs (λ = 1 and λ < 1, so refreshes, PCG and the Stats
-// buffer are exercised) from concurrent goroutines, which then share the
-// pooled workspaces, and checks that every result is bit-identical to a
-// sequential run. Run it with -race to check the pool's concurrency.
+// RLSs (λ = 1 and λ < 1, so refreshes, PCG and the Stats buffer are
+// exercised, with feature exchanges) from concurrent goroutines, which then
+// share the pooled workspaces, and checks that every result is
+// bit-identical to a sequential run. Run it with -race to check the pool's
+// concurrency.
 func TestPoolConcurrentBitIdentical(t *testing.T) {
-	const n, steps = 24, 120
+	const n, steps = 12, 120
 	run := func(seed uint64) []float64 {
 		rng := rand.New(rand.NewPCG(seed, 5))
-		e := NewSymEigen(n)
-		e.RefreshEvery = 7
-		if !e.Factorize(kernelMatrix(randPoints(rng, n, 2), 1)) {
-			panic("Factorize failed")
-		}
 		lam := 1.0
 		if seed%2 == 1 {
 			lam = 0.97
 		}
-		r := NewRLS(n/2, 50, lam)
-		g := newRLSGen(seed, n/2)
-		psi := make([]float64, n/2)
-		col := make([]float64, n)
+		r := NewRLS(n, 50, lam)
+		g := newRLSGen(seed, n)
+		psi := make([]float64, n)
+		border := make([]float64, n)
+		u := make([]float64, n+1)
 		var out []float64
 		for k := 0; k < steps; k++ {
 			y, v := g.next(psi)
@@ -40,14 +37,23 @@ func TestPoolConcurrentBitIdentical(t *testing.T) {
 				out = append(out, a.At(0, 1), r.ResidualEnergy())
 				r.ReleaseStats()
 			}
-			if k%4 == 0 {
-				e.RankOne(0.1, randNormal(rng, n, 1))
-			} else {
-				copy(col, randNormal(rng, n, 0.5))
-				e.ReplaceRowCol(k%n, col)
+			if k%7 == 6 {
+				var nu float64
+				for i := range u {
+					u[i] = 0
+					if i != n-1 {
+						u[i] = rng.NormFloat64()
+						nu += u[i] * u[i]
+					}
+				}
+				for i := range u {
+					u[i] /= math.Sqrt(nu)
+				}
+				if _, ok := r.ExchangeFeature(border, 0.1, 0, u, math.Inf(-1)); !ok {
+					panic("exchange refused")
+				}
+				out = append(out, r.Theta()...)
 			}
-			out = append(out, e.Values()...)
-			out = append(out, e.Vectors().RawMatrix().Data[:n]...)
 		}
 		return out
 	}

@@ -32,6 +32,9 @@ func (m *Message) AppendJSON(b []byte) ([]byte, error) {
 		w.float(`,"weight":`, o.Weight)
 		w.raw(`,"outlier":`)
 		w.b = strconv.AppendBool(w.b, o.Outlier)
+		if o.DF != 0 { // omitempty
+			w.float(`,"df":`, o.DF)
+		}
 		w.raw("}")
 	}
 	w.raw(`,"steps":`)
@@ -97,6 +100,9 @@ func (w *jsonWriter) model(mi *ModelInfo) {
 	w.float(`,"noise_std":`, mi.NoiseStd)
 	w.float(`,"d_eff":`, mi.DEff)
 	w.int(`,"swaps":`, int64(mi.Swaps))
+	if mi.DF != 0 { // omitempty
+		w.float(`,"df":`, mi.DF)
+	}
 	w.raw("}")
 }
 

@@ -31,6 +31,7 @@ type plainModel struct {
 	NoiseStd float64 `json:"noise_std"`
 	DEff     float64 `json:"d_eff"`
 	Swaps    int     `json:"swaps"`
+	DF       float64 `json:"df,omitempty"`
 }
 
 func plainOf(m *Message) *plain {
@@ -50,15 +51,16 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 	at := time.Date(2026, 11, 21, 20, 31, 11, 448551968, time.UTC)
 	full := func() Message {
 		return Message{Series: "s1", T: 42, IssuedAt: at,
-			Observed: &Observed{Y: 10.5, Prediction: 10.25, Std: 0.125, Residual: 0.25, Weight: 1, Outlier: true},
+			Observed: &Observed{Y: 10.5, Prediction: 10.25, Std: 0.125, Residual: 0.25, Weight: 1, Outlier: true, DF: 4},
 			Steps:    []Step{{H: 1, T: 43, Mean: 1, Std: 2, Lo: -3, Hi: 4}, {H: 2, T: 44, Mean: 1e-7, Std: 1e21, Lo: -1e-300, Hi: 5e-324}},
-			Model:    ModelInfo{M: 50, Lags: []int{1, 2, 10}, Sigma2: 20, Gamma: 3665.338028987852, NoiseStd: 0.0031894442740, DEff: 97.8, Swaps: 3}}
+			Model:    ModelInfo{M: 50, Lags: []int{1, 2, 10}, Sigma2: 20, Gamma: 3665.338028987852, NoiseStd: 0.0031894442740, DEff: 97.8, Swaps: 3, DF: 6}}
 	}
 	cases := map[string]func(*Message){
 		"full":                   func(*Message) {},
 		"no observed, nil steps": func(m *Message) { m.Observed, m.Steps = nil, nil },
 		"empty steps, nil lags":  func(m *Message) { m.Steps, m.Model.Lags = []Step{}, nil },
 		"sigma2 zero omitted":    func(m *Message) { m.Model.Sigma2 = 0 },
+		"df zero omitted":        func(m *Message) { m.Model.DF, m.Observed.DF = 0, 0 },
 		"sigma2 negative zero":   func(m *Message) { m.Model.Sigma2 = math.Copysign(0, -1) },
 		"negative zero":          func(m *Message) { m.Observed.Residual = math.Copysign(0, -1) },
 		"switch points": func(m *Message) {

@@ -33,6 +33,9 @@ type Observed struct {
 	Residual   float64 `json:"residual"`
 	Weight     float64 `json:"weight"`
 	Outlier    bool    `json:"outlier"`
+	// DF is ν when the prediction's distribution is a Student-t scaled to
+	// variance Std² (in the model's form); absent for a normal.
+	DF float64 `json:"df,omitempty"`
 }
 
 // Step is one step of a forecast of y at time T, h steps after the message's
@@ -67,4 +70,8 @@ type ModelInfo struct {
 	NoiseStd float64 `json:"noise_std"`
 	DEff     float64 `json:"d_eff"`
 	Swaps    int     `json:"swaps"`
+	// DF is ν of the steps' predictive distribution, a Student-t scaled to
+	// each step's variance (in the model's form), calibrated on the model's
+	// one-step errors; absent for a normal.
+	DF float64 `json:"df,omitempty"`
 }
