@@ -578,7 +578,8 @@ func (e *env) krlstSet(ctx context.Context, s krlstSet, lib, dir string, params 
 	}
 	b.WriteString(markdownTable(header, rows))
 	b.WriteString("\nNMSE = MSE / variance of the scored targets; NLPD (nats, in the data's units) and coverage of the central 68/95/99 % intervals " +
-		"of each side's Gaussian predictive (mean ± z·std); max z = largest |error| / std. streamd: µs/sample = the report's mean update " +
+		"of each side's predictive distribution (KRLS-T: Gaussian; streamd: the Student-t its messages state with observed.df, else Gaussian; " +
+		"both with the stated mean and std); max z = largest |error| / std. streamd: µs/sample = the report's mean update " +
 		"(every sample after its first fit, the warm-up's re-choices included), p50 its median, wall µs ≥1001 = issued_at span of the messages " +
 		"from target 1001 on / samples (message writing included). KRLS-T: predict (O(M²) from its state) + train, timed in Octave over the targets from 1001 on.\n\n")
 	for _, m := range s.Ms {

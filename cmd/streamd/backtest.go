@@ -378,14 +378,19 @@ func (b *backtest) prequential(ctx context.Context) (*report, error) {
 			return nil, err
 		}
 		if res.Fitted && k >= from {
-			b.add(1, b.s.target(k), res.Prediction, res.Std, res.Std, res.Lo, res.Hi)
+			df := res.DF
+			if b.l.Form().Log {
+				df = 0 // as stepsDF
+			}
+			b.add(1, b.s.target(k), res.Prediction, res.Std, res.Std, res.Lo, res.Hi, df)
 			tk := float64(b.s.t[k])
 			b.actual = append(b.actual, plotter.XY{X: tk, Y: b.s.target(k)})
 			b.band = append(b.band, bandPoint{t: tk, mean: res.Prediction, lo: res.Lo, hi: res.Hi})
 		}
+		df := b.stepsDF()
 		for _, st := range res.Forecast {
 			if j := k + st.H; st.H >= 2 && j < n && j >= from {
-				b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi)
+				b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi, df)
 			}
 		}
 		if err := b.write(k, res); err != nil {
@@ -434,12 +439,13 @@ func (b *backtest) iterated(ctx context.Context) (*report, error) {
 	}
 	b.byH = make([]score, H)
 	nEval := 0
+	df := b.stepsDF()
 	for _, st := range steps {
 		j := train + st.H - 1
 		if j >= b.s.len() {
 			break
 		}
-		b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi)
+		b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi, df)
 		nEval++
 	}
 	for j := max(0, train-2*H); j < min(b.s.len(), train+H); j++ {
@@ -460,13 +466,23 @@ func (b *backtest) iterated(ctx context.Context) (*report, error) {
 	rep := b.report("iterated", train)
 	rep.NEval = nEval
 	rep.Config.Horizon = H
-	rep.Cumulative = cumulative(steps, b.s.targets(train, min(b.s.len(), train+H)))
+	rep.Cumulative = cumulative(steps, b.s.targets(train, min(b.s.len(), train+H)), df)
 	return rep, nil
 }
 
-func (b *backtest) add(h int, y, mean, std, oneStepStd, lo, hi float64) {
-	b.byH[h-1].add(y, mean, std, oneStepStd, lo, hi)
-	b.pooled.add(y, mean, std, oneStepStd, lo, hi)
+func (b *backtest) add(h int, y, mean, std, oneStepStd, lo, hi, df float64) {
+	b.byH[h-1].add(y, mean, std, oneStepStd, lo, hi, df)
+	b.pooled.add(y, mean, std, oneStepStd, lo, hi, df)
+}
+
+// stepsDF is ν of the Student-t the Learner's forecast steps are scaled
+// from (model.df; 0 for a normal), as its messages state it. A log form's
+// steps are scored with the Gaussian of their (log-normal) std.
+func (b *backtest) stepsDF() float64 {
+	if !b.l.Fitted() || b.l.Form().Log {
+		return 0
+	}
+	return b.l.Model().Info().DF
 }
 
 // write emits the message of observation k when there is something to say.
@@ -483,12 +499,12 @@ func (b *backtest) write(k int, res online.Result) error {
 // cumulative scores the first k steps of an iterated forecast for a few k
 // (10, 20, 50, 100, …, and all steps): the Santa Fe protocol quotes the NMSE
 // of the first 20 steps beside that of all 100.
-func cumulative(steps []online.ForecastStep, truth []float64) []cumulativeMetrics {
+func cumulative(steps []online.ForecastStep, truth []float64, df float64) []cumulativeMetrics {
 	var out []cumulativeMetrics
 	var s score
 	n := min(len(steps), len(truth))
 	for i := range n {
-		s.add(truth[i], steps[i].Mean, steps[i].Std, steps[i].OneStepStd, steps[i].Lo, steps[i].Hi)
+		s.add(truth[i], steps[i].Mean, steps[i].Std, steps[i].OneStepStd, steps[i].Lo, steps[i].Hi, df)
 		k := i + 1
 		if k == n || (k >= 10 && slices.Contains([]int{10, 20, 50}, k)) || (k >= 100 && k%100 == 0) {
 			out = append(out, cumulativeMetrics{Steps: k, metrics: s.metrics()})

@@ -18,7 +18,7 @@ type score struct {
 	yMean, yM2 float64 // Welford running mean and Σ(y − ȳ)² of the targets
 	sse, sae   float64 // Σ(y − μ)², Σ|y − μ|
 	covered    int     // targets inside the band [lo, hi]
-	nlpd       float64 // Σ ½log(2πσ²) + (y − μ)²/(2σ²)
+	nlpd       float64 // Σ −log p(y): the Gaussian's ½log(2πσ²) + (y − μ)²/(2σ²), or the Student-t's
 	// The same two scores for the one-step-bar baseline: the same mean with
 	// the one-step bar (step 1's level-1 std) reused at every step.
 	baseCovered int
@@ -27,10 +27,12 @@ type score struct {
 
 // add scores the prediction of y: its band [lo, hi] (the exact quantiles the
 // forecast reports, which a transformed form makes asymmetric), its point
-// forecast mean and the Gaussian density N(mean, std²), and the baseline
+// forecast mean and its density — the Student-t with df degrees of freedom
+// scaled to variance std² (the model's calibrated predictive, model.df), or
+// for df = 0 the Gaussian N(mean, std²) — and the baseline
 // N(mean, baseStd²). A zero std gives an infinite log density term when
 // y ≠ mean.
-func (s *score) add(y, mean, std, baseStd, lo, hi float64) {
+func (s *score) add(y, mean, std, baseStd, lo, hi, df float64) {
 	s.n++
 	d := y - s.yMean
 	s.yMean += d / float64(s.n)
@@ -41,11 +43,24 @@ func (s *score) add(y, mean, std, baseStd, lo, hi float64) {
 	if lo <= y && y <= hi {
 		s.covered++
 	}
-	s.nlpd += gaussNLPD(e, std)
+	s.nlpd += predictiveNLPD(e, std, df)
 	if math.Abs(e) <= z95*baseStd {
 		s.baseCovered++
 	}
 	s.baseNLPD += gaussNLPD(e, baseStd)
+}
+
+// predictiveNLPD is −log p(e) for the Student-t of df > 2 degrees of
+// freedom and variance std² (scale std·√((df−2)/df)), or for df = 0 the
+// Gaussian N(0, std²).
+func predictiveNLPD(e, std, df float64) float64 {
+	if df == 0 {
+		return gaussNLPD(e, std)
+	}
+	v := std * std * (df - 2) // df·scale²
+	lg1, _ := math.Lgamma((df + 1) / 2)
+	lg2, _ := math.Lgamma(df / 2)
+	return lg2 - lg1 + 0.5*math.Log(math.Pi*v) + (df+1)/2*math.Log1p(e*e/v)
 }
 
 // gaussNLPD is −log N(e; 0, std²).

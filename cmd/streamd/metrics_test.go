@@ -10,6 +10,21 @@ func near(a, b, tol float64) bool {
 	return math.Abs(a-b) <= tol*max(1, math.Abs(b))
 }
 
+// A Student-t forecast is scored with its own density: ν = 4, std 1 (scale
+// √(1/2)), e = 0: −log p = −lnΓ(5/2) + lnΓ(2) + ½ln(4π) + ln√(1/2)
+// = 0.634255662731754 (lnΓ(5/2) = ln(3√π/4)); and at e = 1,
+// + (5/2)·ln(1 + 1/2).
+func TestScoreStudentT(t *testing.T) {
+	var s score
+	s.add(0, 0, 1, 1, -2, 2, 4)
+	s.add(1, 0, 1, 1, -2, 2, 4)
+	at0 := -math.Log(3*math.Sqrt(math.Pi)/4) + 0.5*math.Log(4*math.Pi) + math.Log(math.Sqrt(0.5))
+	want := (2*at0 + 2.5*math.Log(1.5)) / 2
+	if got := float64(s.metrics().NLPD); !near(got, want, 1e-14) {
+		t.Errorf("nlpd = %.17g, want %.17g", got, want)
+	}
+}
+
 // TestScoreClosedForm checks every metric on cases computed by hand.
 func TestScoreClosedForm(t *testing.T) {
 	// Targets y = 1, 2, 3 (mean 2, ddof-0 variance 2/3); predictions μ = 1, 1, 5
@@ -19,9 +34,9 @@ func TestScoreClosedForm(t *testing.T) {
 	//   NLPD = ½log(2π) + (0 + 1 + 4)/(2·3) = 0.918939 + 0.833333
 	// Baseline std 2: all |e| ≤ 3.92 → coverage 1; NLPD = ½log(8π) + 5/(2·4·3).
 	var s score
-	s.add(1, 1, 1, 2, 1-z95*1, 1+z95*1)
-	s.add(2, 1, 1, 2, 1-z95*1, 1+z95*1)
-	s.add(3, 5, 1, 2, 5-z95*1, 5+z95*1)
+	s.add(1, 1, 1, 2, 1-z95*1, 1+z95*1, 0)
+	s.add(2, 1, 1, 2, 1-z95*1, 1+z95*1, 0)
+	s.add(3, 5, 1, 2, 5-z95*1, 5+z95*1, 0)
 	m := s.metrics()
 	for _, c := range []struct {
 		name      string
@@ -48,13 +63,13 @@ func TestScoreClosedForm(t *testing.T) {
 // |e| = 1.96σ counts as covered, just beyond it does not.
 func TestScoreNLPDScale(t *testing.T) {
 	var s score
-	s.add(10, 10, 2, 2, 10-z95*2, 10+z95*2)
+	s.add(10, 10, 2, 2, 10-z95*2, 10+z95*2, 0)
 	if m := s.metrics(); !near(float64(m.NLPD), 0.5*math.Log(8*math.Pi), 1e-15) {
 		t.Errorf("nlpd = %v", m.NLPD)
 	}
 	var edge score
-	edge.add(z95*2, 0, 2, 2, -z95*2, z95*2)
-	edge.add(z95*2*(1+1e-9), 0, 2, 2, -z95*2, z95*2)
+	edge.add(z95*2, 0, 2, 2, -z95*2, z95*2, 0)
+	edge.add(z95*2*(1+1e-9), 0, 2, 2, -z95*2, z95*2, 0)
 	if got := float64(edge.metrics().Coverage95); got != 0.5 {
 		t.Errorf("coverage at the band edge = %v, want 0.5", got)
 	}
@@ -65,8 +80,8 @@ func TestScoreNLPDScale(t *testing.T) {
 // NMSE = (0.25 + 0.25)/(2 · 0.25) = 1.
 func TestScoreNMSEOffset(t *testing.T) {
 	var s score
-	s.add(1e9, 1e9+0.5, 1, 1, 1e9+0.5-z95*1, 1e9+0.5+z95*1)
-	s.add(1e9+1, 1e9+0.5, 1, 1, 1e9+0.5-z95*1, 1e9+0.5+z95*1)
+	s.add(1e9, 1e9+0.5, 1, 1, 1e9+0.5-z95*1, 1e9+0.5+z95*1, 0)
+	s.add(1e9+1, 1e9+0.5, 1, 1, 1e9+0.5-z95*1, 1e9+0.5+z95*1, 0)
 	if m := s.metrics(); !near(float64(m.NMSE), 1, 1e-12) {
 		t.Errorf("nmse = %v, want 1", m.NMSE)
 	}
@@ -82,13 +97,13 @@ func TestScoreDegenerate(t *testing.T) {
 		t.Errorf("empty metrics: %s", b)
 	}
 	var one score // a single target has zero variance: NMSE undefined
-	one.add(3, 2, 1, 1, 2-z95*1, 2+z95*1)
+	one.add(3, 2, 1, 1, 2-z95*1, 2+z95*1, 0)
 	m := one.metrics()
 	if !math.IsNaN(float64(m.NMSE)) || float64(m.RMSE) != 1 {
 		t.Errorf("one target: %+v", m)
 	}
 	var zero score // σ = 0 and a miss: infinite NLPD, encoded null
-	zero.add(1, 0, 0, 0, 0-z95*0, 0+z95*0)
+	zero.add(1, 0, 0, 0, 0-z95*0, 0+z95*0, 0)
 	if b, _ := json.Marshal(zero.metrics().NLPD); string(b) != "null" {
 		t.Errorf("nlpd with σ = 0: %s", b)
 	}

@@ -88,3 +88,43 @@ func BenchmarkRLSQuadFormUpdate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkExchangeFeature is one feature exchange (a working-set swap's
+// statistics, see ExchangeFeature) at dimension m = M + 1, on an RLS
+// warmed up with 2m samples; the border is that of a new feature seen by
+// 4M window samples.
+func BenchmarkExchangeFeature(b *testing.B) {
+	for _, m := range []int{51, 101, 201, 401} {
+		b.Run(fmt.Sprintf("m=%d", m), func(b *testing.B) {
+			psis, ys := rlsBenchData(m, 2*m)
+			r := NewRLS(m, 100, 1)
+			for k := range psis {
+				r.Update(psis[k], ys[k], 1)
+			}
+			rng := rand.New(rand.NewPCG(3, uint64(m)))
+			a := make([]float64, m)
+			for i := range a {
+				a[i] = 0.1 * rng.NormFloat64()
+			}
+			u := make([]float64, m+1)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var n float64
+				for j := range u {
+					u[j] = 0
+					if j != m-1 {
+						u[j] = rng.NormFloat64()
+						n += u[j] * u[j]
+					}
+				}
+				for j := range u {
+					u[j] /= math.Sqrt(n)
+				}
+				if _, ok := r.ExchangeFeature(a, 4, 0.1, u, math.Inf(-1)); !ok {
+					b.Fatal("exchange refused")
+				}
+			}
+		})
+	}
+}
