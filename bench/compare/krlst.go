@@ -369,9 +369,9 @@ type sideResult struct {
 	Mean    map[int]float64 // by 1-based target, in the data's units
 	Std     map[int]float64
 	DF      map[int]float64 // ν of a Student-t predictive; nil or 0: a normal
-	USMean  float64 // mean µs per sample
-	USP50   float64 // streamd: the report's median update (µs)
-	USWall  float64 // streamd: wall µs per sample from krlstFrom on (issued_at)
+	USMean  float64         // mean µs per sample
+	USP50   float64         // streamd: the report's median update (µs)
+	USWall  float64         // streamd: wall µs per sample from krlstFrom on (issued_at)
 	Params  string
 	Check   string // KRLS-T: its O(M²) predictive against evaluate()
 	Fail    string

@@ -322,7 +322,7 @@ type backtest struct {
 	updates []int64
 	// online are the updates of the samples after the warm-up (from its
 	// last re-choice on): the per-sample cost of a settled series.
-	online []int64
+	online  []int64
 	fitTime time.Duration
 	// What --plot draws.
 	actual plotter.XYs
