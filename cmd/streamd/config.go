@@ -125,7 +125,16 @@ type ProcessConfig struct {
 	// none. Without one the heap may grow to twice the live data between
 	// collections; a limit makes the collector work harder instead.
 	MemoryLimitMiB int `yaml:"memory_limit_mib"`
+	// Workers is the size of the pool that runs the series' heavy work
+	// (fits, re-choices, retunes, what-if forecasts) off the partition
+	// goroutines: auto = daemon.DefaultWorkers (GOMAXPROCS − 1, at least 1),
+	// 0 = none (all of it inline).
+	Workers Auto[int] `yaml:"workers"`
 }
+
+// maxWorkers bounds process.workers: the work is CPU-bound, and more
+// workers than CPUs only share them.
+const maxWorkers = 4096
 
 // HTTPConfig is the HTTP server: metrics, health, the series API and the
 // web view.
@@ -386,6 +395,7 @@ func DefaultConfig() Config {
 		},
 		Robust:   RobustConfig{Enabled: false, Weight: "hampel", C1: 2.5, C2: 3, Window: 200, Scale: "iqr", Clean: true},
 		Forecast: ForecastConfig{Horizon: 20, Every: 1, Level: 0.95},
+		Process:  ProcessConfig{Workers: Auto[int]{Auto: true}},
 	}
 }
 
@@ -523,6 +533,9 @@ func (c *Config) Validate() error {
 	c.Forecast.validate(&p)
 	if c.Process.MemoryLimitMiB < 0 {
 		p.add("process.memory_limit_mib", "must be ≥ 0 (got %d); 0 = no limit", c.Process.MemoryLimitMiB)
+	}
+	if w := c.Process.Workers; !w.Auto && (w.Value < 0 || w.Value > maxWorkers) {
+		p.add("process.workers", "must be auto or 0..%d (got %d); 0 = heavy work on the partitions' goroutines", maxWorkers, w.Value)
 	}
 	before := len(p)
 	c.Model.validate(&p, "model")

@@ -111,8 +111,21 @@ func (c *Config) daemon() (daemon.Config, error) {
 		Registry: reg,
 		Listen:   c.HTTP.Listen,
 		HTTP:     hc,
+		Workers:  c.Process.workers(),
 		Build:    daemon.BuildInfo{Version: versionOnly(), GoVersion: runtime.Version()},
 	}, nil
+}
+
+// workers maps process.workers onto daemon.Config.Workers: auto is the
+// daemon's default (0), 0 no pool (−1).
+func (p *ProcessConfig) workers() int {
+	switch {
+	case p.Workers.Auto:
+		return 0
+	case p.Workers.Value == 0:
+		return -1
+	}
+	return p.Workers.Value
 }
 
 // security builds the TLS configuration and SASL mechanism of kafka.tls and

@@ -21,10 +21,12 @@ import (
 	"github.com/streamd/streamd/internal/webui"
 )
 
-// The HTTP series API. Learners are owned by their partition goroutine, so:
-// reads (/v1/series, /v1/series/{id}) use the per-series summaries each
-// partition publishes at every flush, and a what-if forecast is computed by
-// the owning goroutine itself, through its request channel.
+// The HTTP series API. Learners are owned by their partition goroutine (or,
+// while their series is busy, a worker: pool.go), so: reads (/v1/series,
+// /v1/series/{id}) use the per-series summaries each partition publishes at
+// every flush, and a what-if forecast goes to the owning goroutine through
+// its request channel, which runs it on a worker behind the series' own
+// work, so that its records are not held up.
 
 // SeriesSummary is what /v1/series and /v1/series/{id} report of a series.
 type SeriesSummary struct {
@@ -199,33 +201,25 @@ func (d *Daemon) Series(offset, limit int) ([]SeriesSummary, int) {
 // errNotOwned: the series is not (or no longer) on this instance.
 var errNotOwned = errors.New("series not owned by this instance")
 
-// onOwner runs fn on the goroutine that owns series id and waits for it.
+// onOwner runs fn with series id's Learner owned — on a worker after the
+// series' work in flight, or on its partition goroutine without a pool —
+// and waits for it. fn does not run once ctx has ended.
 func (d *Daemon) onOwner(ctx context.Context, id string, fn func(l *online.Learner)) error {
 	r, _, ok := d.dir.lookup(id)
 	if !ok {
 		return errNotOwned
 	}
-	done := make(chan bool, 1)
-	req := func() {
-		l, ok := r.reg.Lookup(id)
-		if ok {
-			fn(l)
-		}
-		done <- ok
-	}
+	q := &ownerReq{ctx: ctx, id: id, fn: fn, done: make(chan error, 1)}
 	select {
-	case r.reqs <- req:
+	case r.reqs <- q:
 	case <-r.gone:
 		return errNotOwned
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	select {
-	case ok := <-done:
-		if !ok {
-			return errNotOwned
-		}
-		return nil
+	case err := <-q.done:
+		return err
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -26,7 +26,7 @@ import (
 
 // whatIfFixture is a daemon without brokers whose directory holds series
 // "s", fitted on 150 values of series(0, ·) and owned by a stand-in
-// partition goroutine, and the mux of its API.
+// partition goroutine with a worker pool of two, and the mux of its API.
 func whatIfFixture(t testing.TB, hc HTTPConfig) (*Daemon, *http.ServeMux) {
 	t.Helper()
 	reg, err := online.NewRegistry(online.RegistryConfig{Default: learnerConfig()})
@@ -42,21 +42,32 @@ func whatIfFixture(t testing.TB, hc HTTPConfig) (*Daemon, *http.ServeMux) {
 			t.Fatal(err)
 		}
 	}
-	r := &partitionRun{reg: reg, reqs: make(chan func()), gone: make(chan struct{})}
-	go func() {
+	hc.WhatIfMaxConcurrent = max(hc.WhatIfMaxConcurrent, 1)
+	hc.WhatIfMaxHorizon = max(hc.WhatIfMaxHorizon, 1)
+	d := &Daemon{cfg: Config{HTTP: hc}, dir: newDirectory(), whatIfSlots: make(chan struct{}, hc.WhatIfMaxConcurrent), quit: make(chan struct{}),
+		metrics: newMetrics(), pool: newWorkerPool(2)}
+	r := &partitionRun{d: d, reg: reg, reqs: make(chan *ownerReq), gone: make(chan struct{}), quit: make(chan struct{}),
+		done: newCompletions()}
+	stopped := make(chan struct{})
+	go func() { // the partition goroutine's part in what-if forecasts
+		defer close(stopped)
 		for {
 			select {
-			case fn := <-r.reqs:
-				fn()
+			case q := <-r.reqs:
+				r.request(q)
+			case <-r.done.ready:
+				r.completeReady()
 			case <-r.gone:
 				return
 			}
 		}
 	}()
-	t.Cleanup(func() { close(r.gone) })
-	hc.WhatIfMaxConcurrent = max(hc.WhatIfMaxConcurrent, 1)
-	hc.WhatIfMaxHorizon = max(hc.WhatIfMaxHorizon, 1)
-	d := &Daemon{cfg: Config{HTTP: hc}, dir: newDirectory(), whatIfSlots: make(chan struct{}, hc.WhatIfMaxConcurrent), quit: make(chan struct{})}
+	t.Cleanup(func() {
+		close(r.gone)
+		<-stopped
+		close(r.quit)
+		d.pool.stop()
+	})
 	d.dir.publish(r, SeriesSummary{ID: "s", Fitted: true, LastT: 150})
 	mux := http.NewServeMux()
 	d.apiRoutes(mux)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -570,6 +572,320 @@ func trimBroker(ctx context.Context, tb testing.TB, addrs []string, topics ...st
 			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
 				tb.Fatalf("delete records of %s/%d: %v", t.Topic, p.Partition, err)
 			}
+		}
+	}
+}
+
+// BenchmarkPartitionRecord is the partition goroutine's work per record of
+// an established series, without a broker: decoding, the series' Learner
+// (the end-to-end benchmark's model: M = 50, lags 1..10, a 10-step
+// forecast after every record), its forecast message, history and scores,
+// and the summaries published every flushBatch records. 400 series are
+// past their warm-up before the clock starts, so every timed record is one
+// a partition handles inline (nothing heavy): the hot path.
+func BenchmarkPartitionRecord(b *testing.B) {
+	const nSeries, warm, perSeries = 400, 200, 2000
+	cfg := endToEndModel(150)
+	d := &Daemon{cfg: Config{Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
+		Registry: online.RegistryConfig{Default: cfg}, CheckpointRecords: DefaultCheckpointRecords}, metrics: newMetrics(), dir: newDirectory()}
+	d.cfg.Decoder.Inputs = -1
+	r := &partitionRun{d: d, next: -1, committed: -1, watermark: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
+		bytes: map[string]int{}, applied: map[string]int64{}, dirty: newDirtySeries(1), lastStep: time.Now()}
+	reg, err := online.NewRegistry(r.registryConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.reg = reg
+	values := make([][]float64, nSeries)
+	for s := range values {
+		values[s] = series(s, perSeries)
+	}
+	off := int64(0)
+	record := func(s, k int) kafka.Message {
+		m := kafka.Message{Offset: off, Key: []byte(fmt.Sprintf("s%d", s)),
+			Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, values[s][k%perSeries]))}
+		off++
+		return m
+	}
+	flush := func() {
+		r.pending, r.stamps = r.pending[:0], r.stamps[:0]
+		r.publishSummaries()
+	}
+	for k := 0; k < warm; k++ {
+		for s := 0; s < nSeries; s++ {
+			r.handle(record(s, k))
+		}
+		flush()
+	}
+	msgs := make([]kafka.Message, 0, 4096)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; {
+		b.StopTimer()
+		msgs = msgs[:0]
+		for j := 0; j < cap(msgs) && i+j < b.N; j++ {
+			n := i + j
+			msgs = append(msgs, record(n%nSeries, warm+n/nSeries))
+		}
+		b.StartTimer()
+		for j, m := range msgs {
+			r.handle(m)
+			if (i+j)%flushBatch == flushBatch-1 {
+				flush()
+			}
+		}
+		i += len(msgs)
+	}
+}
+
+// defaultModel is the Learner configuration of `streamd run`'s defaults
+// (cmd/streamd DefaultConfig: lags, kernel, form and width chosen by the
+// series, M = 100, warm-up 500, a 20-step forecast after every record):
+// the structure choices whose cost the onboarding benchmark is about.
+func defaultModel() online.Config {
+	lags := []int{1, 2, 3, 4, 6, 8, 10, 12, 16, 20, 25, 30}
+	return online.Config{
+		Model: narx.Config{Embedding: narx.Embedding{YLags: narx.Lags(30)}, Kernel: narx.Kernel{Type: narx.RBF, Sigma2: 60, Degree: 2, Offset: 1},
+			Size: 100, Gamma: 100, AutoGamma: true, Forgetting: 1, Cutoff: 1e-10, Window: 400, SwapInterval: 10, NoiseEvery: 1000,
+			Select: narx.SelectOptions{MaxIter: 10000, Patience: 400}, Seed: 1},
+		Warmup: 500, Forms: []online.Form{{}, {Diff: true}, {Log: true}, {Log: true, Diff: true}},
+		Kernels: []narx.KernelType{narx.Linear, narx.RBF}, Horizon: 20, Every: 1, Level: 0.95, Scale: online.ScaleRobust,
+		AutoSigma2: true, LagCandidates: lags, Tuning: online.TuneEvidence, TuneSize: 100, TuneHorizon: 20,
+	}
+}
+
+// BenchmarkOnboarding measures "onboarding under load": the daemon of
+// BenchmarkLatency (8 partitions, 400 established series, M = 50, lags
+// 1..10, settled on 500 records each from a backlog) streams 287 more
+// records per series at half its maximum rate, and 1 s into it 100 new
+// series start at once, with streamd's default model (defaultModel: their
+// structure is chosen at 16, 32, …, 128, 256 and 500 values, each choice
+// 0.1–6 s of CPU), at the same rate per series. Reported: the latency of
+// the established series' forecasts — from just before the record's write
+// to the broker's acknowledgement of its forecast — p50-ms, p99-ms,
+// max-ms, mean-ms; new-first-max-s, the longest a new series waited from
+// its first record's write for its first forecast (every new series must
+// get one, else the benchmark fails); whatif=8 adds 8 clients each posting
+// what-if forecasts at horizon 1000 on established series one after the
+// other throughout (http.what_if.max_concurrent 8), whatif-p50-ms and
+// whatif-max-ms their answer times.
+//
+// workers=0 runs everything on the partition goroutines (process.workers:
+// 0), workers=auto the heavy work on the pool (GOMAXPROCS workers). The
+// maximum rate is one backlog run's (as BenchmarkLatency's rate=max),
+// measured at the start unless STREAMD_ONBOARDING_RATE gives the live
+// rate in records/s of the established series (to hold it equal across
+// runs). Run with -benchtime=1x.
+func BenchmarkOnboarding(b *testing.B) {
+	rate := 0
+	if v := os.Getenv("STREAMD_ONBOARDING_RATE"); v != "" {
+		var err error
+		if rate, err = strconv.Atoi(v); err != nil || rate <= 0 {
+			b.Fatalf("STREAMD_ONBOARDING_RATE=%q: want records/s", v)
+		}
+	}
+	for _, whatIfs := range []int{0, 8} {
+		for _, workers := range []int{-1, 0} {
+			name := "auto"
+			if workers < 0 {
+				name = "0"
+			}
+			b.Run(fmt.Sprintf("whatif=%d/workers=%s", whatIfs, name), func(b *testing.B) {
+				if rate == 0 {
+					top := runLatency(b, 0, false, 0)
+					rate = int(top.rate / 2)
+				}
+				b.ReportMetric(float64(rate), "rate-records/s")
+				for i := 0; i < b.N; i++ {
+					runOnboarding(b, rate, workers, whatIfs)
+				}
+			})
+		}
+	}
+}
+
+func runOnboarding(b *testing.B, rate, workers, whatIfs int) {
+	const nSeries, nNew, warmup, settled, measured = 400, 100, 150, 500, 287
+	perSeries := settled + measured
+	values := make([][]float64, nSeries+nNew)
+	for s := range values {
+		values[s] = series(s, perSeries)
+	}
+	id := func(s int) string {
+		if s >= nSeries {
+			return fmt.Sprintf("new-%d", s-nSeries)
+		}
+		return fmt.Sprintf("s%d", s)
+	}
+	record := func(s, k int) sink.Record {
+		return sink.Record{Key: []byte(id(s)), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, values[s][k]))}
+	}
+	broker := startBrokerProcess(b, "series", "forecasts", "dlq")
+	defer broker.Stop()
+	addrs := broker.Addrs
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	w, _ := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
+	defer w.Close()
+	var recs []sink.Record
+	for k := 0; k < settled; k++ {
+		for s := 0; s < nSeries; s++ {
+			recs = append(recs, record(s, k))
+		}
+	}
+	if err := w.WriteRecords(ctx, recs...); err != nil {
+		b.Fatal(err)
+	}
+	// The live records in production order: per tick of the established
+	// series' records, the new series' at the same rate per series, from
+	// the second second on.
+	total := measured * nSeries
+	startNew := rate // records of the established series before the new ones start
+	recs = recs[:0]
+	var newRecs []sink.Record
+	for i := 0; i < total; i++ {
+		recs = append(recs, record(i%nSeries, settled+i/nSeries))
+	}
+	for i := 0; i < measured*nNew; i++ {
+		newRecs = append(newRecs, record(nSeries+i%nNew, i/nNew))
+	}
+	sentAt := make([]time.Time, total)
+	var newStart time.Time
+	var mu sync.Mutex
+	var lat []time.Duration
+	newFirst := map[string]time.Duration{}
+	dc := Config{Brokers: addrs, Group: "bench", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
+		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
+		Registry:       online.RegistryConfig{Default: endToEndModel(warmup), Overrides: []online.Override{{Match: "new-*", Config: defaultModel()}}},
+		SessionTimeout: 6 * time.Second, Transport: &kafka.Transport{}, Workers: workers, Listen: "127.0.0.1:0",
+		HTTP: HTTPConfig{WhatIfMaxConcurrent: whatIfs}}
+	dc.onPublished = func(fs []*sink.Message, at time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, f := range fs {
+			if strings.HasPrefix(f.Series, "new-") {
+				if _, ok := newFirst[f.Series]; !ok && !newStart.IsZero() {
+					newFirst[f.Series] = at.Sub(newStart)
+				}
+				continue
+			}
+			s, err := strconv.Atoi(strings.TrimPrefix(f.Series, "s"))
+			i := (int(f.T)-1-settled)*nSeries + s
+			if err == nil && i >= 0 && i < total && !sentAt[i].IsZero() {
+				lat = append(lat, at.Sub(sentAt[i]))
+			}
+		}
+	}
+	d, err := Open(dc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	for d.metricsForecasts() < nSeries*(settled-warmup+1) && ctx.Err() == nil { // the backlog is forecast
+		time.Sleep(20 * time.Millisecond)
+	}
+	trimBroker(ctx, b, addrs, "series", "forecasts")
+
+	// What-if clients: horizon 1000 on established series, one after the
+	// other each, until the live phase ends.
+	wctx, stopWhatIfs := context.WithCancel(ctx)
+	var clients sync.WaitGroup
+	var whatIfLat []time.Duration
+	whatIfErrs := 0
+	for c := 0; c < whatIfs; c++ {
+		clients.Add(1)
+		go func() {
+			defer clients.Done()
+			hc := &http.Client{Timeout: 30 * time.Second}
+			for j := 0; wctx.Err() == nil; j++ {
+				url := fmt.Sprintf("http://%s/v1/series/s%d/forecast", d.Addr(), (c*50+j*7)%nSeries)
+				start := time.Now()
+				resp, err := hc.Post(url, "application/json", strings.NewReader(`{"horizon": 1000}`))
+				if err != nil {
+					continue
+				}
+				resp.Body.Close()
+				mu.Lock()
+				if resp.StatusCode == http.StatusOK {
+					whatIfLat = append(whatIfLat, time.Since(start))
+				} else {
+					whatIfErrs++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	b.ResetTimer()
+	start := time.Now()
+	tick := time.NewTicker(10 * time.Millisecond)
+	nextNew := 0
+	for next := 0; next < total; {
+		<-tick.C
+		now := time.Now()
+		due := min(total, int(now.Sub(start).Seconds()*float64(rate)))
+		mu.Lock()
+		for i := next; i < due; i++ {
+			sentAt[i] = now
+		}
+		mu.Unlock()
+		batch := recs[next:due]
+		if due >= startNew {
+			if newStart.IsZero() {
+				mu.Lock()
+				newStart = now
+				mu.Unlock()
+			}
+			dueNew := min(len(newRecs), (due-startNew)*nNew/nSeries+nNew) // every new series' first record at once
+			batch = append(slices.Clone(batch), newRecs[nextNew:dueNew]...)
+			nextNew = dueNew
+		}
+		if len(batch) > 0 {
+			if err := w.WriteRecords(ctx, batch...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		next = due
+	}
+	tick.Stop()
+	if err := w.WriteRecords(ctx, newRecs[nextNew:]...); err != nil {
+		b.Fatal(err)
+	}
+	for ctx.Err() == nil {
+		mu.Lock()
+		n, firsts := len(lat), len(newFirst)
+		mu.Unlock()
+		if n >= total && firsts >= nNew {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	b.StopTimer()
+	stopWhatIfs()
+	clients.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if ctx.Err() != nil {
+		b.Fatalf("%d of %d forecasts of the established series published, %d of %d new series forecast", len(lat), total, len(newFirst), nNew)
+	}
+	var sum time.Duration
+	for _, l := range lat {
+		sum += l
+	}
+	b.ReportMetric(quantileMs(lat, 0.5), "p50-ms")
+	b.ReportMetric(quantileMs(lat, 0.99), "p99-ms")
+	b.ReportMetric(quantileMs(lat, 1), "max-ms")
+	b.ReportMetric(sum.Seconds()*1000/float64(len(lat)), "mean-ms")
+	var firsts []time.Duration
+	for _, f := range newFirst {
+		firsts = append(firsts, f)
+	}
+	b.ReportMetric(quantileMs(firsts, 1)/1000, "new-first-max-s")
+	if whatIfs > 0 {
+		b.ReportMetric(float64(len(whatIfLat)), "whatifs")
+		b.ReportMetric(float64(whatIfErrs), "whatif-errors")
+		if len(whatIfLat) > 0 {
+			b.ReportMetric(quantileMs(whatIfLat, 0.5), "whatif-p50-ms")
+			b.ReportMetric(quantileMs(whatIfLat, 1), "whatif-max-ms")
 		}
 	}
 }

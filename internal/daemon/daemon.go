@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -92,6 +93,13 @@ type Config struct {
 	CheckpointEvery   time.Duration
 	// SessionTimeout of the consumer-group membership (0 = 10 s).
 	SessionTimeout time.Duration
+	// Workers is the size of the pool that runs the series' heavy work —
+	// the fits and re-choices of the structure, the level-3 retunes
+	// (online.Learner.Heavy) and the what-if forecasts — off the partition
+	// goroutines, so that one series' heavy work delays that series only
+	// (pool.go). 0 means DefaultWorkers; a
+	// negative value runs everything on the partition goroutines.
+	Workers int
 	// Build labels the streamd_build_info metric.
 	Build BuildInfo
 	// Transport and Dialer replace kafka-go's defaults (TLS, SASL, tests).
@@ -111,6 +119,9 @@ type Config struct {
 	// onPublished sees each batch of forecasts when the broker has
 	// acknowledged it (benchmarks: exact latencies).
 	onPublished func(forecasts []*sink.Message, at time.Time)
+	// beforeHeavy runs on the worker before each heavy Observe, with the
+	// series' id (tests: a fit that takes as long as they say).
+	beforeHeavy func(series string)
 }
 
 // HTTPConfig secures and bounds the HTTP server. Zero values take the
@@ -131,8 +142,9 @@ type HTTPConfig struct {
 	// is).
 	PublicMetrics bool
 	// WhatIfMaxConcurrent bounds the what-if forecasts computed at once
-	// (each runs on its series' partition goroutine and holds its records
-	// up); more are answered 429. 0 means 4.
+	// (each runs on a worker, or without a pool on its series' partition
+	// goroutine, and holds its series' records up); more are answered 429.
+	// 0 means 4.
 	WhatIfMaxConcurrent int
 	// WhatIfMaxHorizon bounds a what-if forecast's horizon. 0 means 10 000.
 	WhatIfMaxHorizon int
@@ -170,6 +182,9 @@ type Daemon struct {
 
 	stores  map[string]*checkpoint.Store // by input topic; nil without a state topic
 	parking *parking
+	// pool runs the series' heavy work (pool.go); nil runs it on the
+	// partition goroutines (Config.Workers < 0).
+	pool *workerPool
 
 	// outputs is what is wrong with the brokers or the output topics, ""
 	// when nothing (watchOutputs; for /readyz).
@@ -215,6 +230,13 @@ const (
 	DefaultCheckpointEvery   = 10 * time.Second
 )
 
+// DefaultWorkers is the size of the heavy-work pool when Config.Workers is
+// 0: one worker per CPU the Go scheduler uses but one, since the work is
+// CPU-bound and the partition goroutines need a CPU for the live records
+// (onboarding 100 series under load on 2 CPUs, docs/benchmarks.md); at
+// least one.
+func DefaultWorkers() int { return max(1, runtime.GOMAXPROCS(0)-1) }
+
 // Open validates cfg, starts the HTTP server and joins the consumer group in
 // the background.
 func Open(cfg Config) (*Daemon, error) {
@@ -235,6 +257,9 @@ func Open(cfg Config) (*Daemon, error) {
 	}
 	if cfg.CheckpointEvery <= 0 {
 		cfg.CheckpointEvery = DefaultCheckpointEvery
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = DefaultWorkers()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -276,6 +301,13 @@ func Open(cfg Config) (*Daemon, error) {
 		return nil, err
 	}
 	d.consumer, d.forecasts, d.dead = consumer, fw, dw
+	if cfg.Workers > 0 {
+		d.pool = newWorkerPool(cfg.Workers)
+	}
+	d.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "streamd_heavy_jobs_waiting", Help: "Heavy Observes waiting for a worker of the pool (process.workers)."},
+		func() float64 { return float64(d.pool.waiting()) }))
+
 	d.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "streamd_build_info", Help: "Build information; always 1.",
 		ConstLabels: prometheus.Labels{"version": cfg.Build.Version, "goversion": cfg.Build.GoVersion}},
@@ -432,7 +464,10 @@ func (d *Daemon) Close() error {
 	d.closeOnce.Do(func() {
 		d.closing.Store(true)
 		d.cancel()
-		<-d.done
+		<-d.done // every partition has ended: nothing more is submitted
+		if d.pool != nil {
+			d.pool.stop()
+		}
 		errs := []error{d.runErr, d.forecasts.Close(), d.dead.Close()}
 		if d.http != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -526,6 +561,8 @@ type metrics struct {
 	restoreFailures      prometheus.Counter
 	restoreConfigChanged prometheus.Counter
 	foreignCheckpoints   prometheus.Counter
+	heavyJobs            prometheus.Counter
+	heavySeconds         prometheus.Histogram
 }
 
 // BuildInfo labels streamd_build_info.
@@ -591,6 +628,11 @@ func newMetrics() *metrics {
 		Help: "Series restored from checkpoints learned under another model configuration; they keep their state, and the changed structure keys take effect at their next re-choice."})
 	m.foreignCheckpoints = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_restore_foreign_checkpoints_total",
 		Help: "State topic records written by another consumer group and refused at restore (each deployment needs its own state topic)."})
+	m.heavyJobs = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_heavy_jobs_total",
+		Help: "Heavy Observes (fits and re-choices of the structure, retunes) run on the worker pool."})
+	m.heavySeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamd_heavy_job_duration_seconds",
+		Help: "Time a worker spent on one heavy Observe.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)})
+	m.registry.MustRegister(m.heavyJobs, m.heavySeconds)
 	m.registry.MustRegister(m.foreignCheckpoints, m.skipped, m.gapFilled, m.rebalances, m.latency, m.checkpointSeconds, m.checkpointBytes, m.checkpointSeries,
 		m.checkpointFailures, m.deadTruncated, m.dropped, m.restores, m.restoreSeconds, m.restored, m.restoreFailures, m.restoreConfigChanged)
 	for _, from := range []string{"state_topic", "memory"} {

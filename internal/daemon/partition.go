@@ -17,7 +17,9 @@ import (
 )
 
 // partitionRun is the state of one assigned partition. It is owned by the
-// partition's goroutine: the registry's Learners are touched by nothing else.
+// partition's goroutine: the registry's Learners are touched by nothing
+// else, but for the Learner of a busy series, which the worker running its
+// heavy work owns meanwhile (pool.go).
 type partitionRun struct {
 	d        *Daemon
 	p        source.Partition
@@ -75,10 +77,19 @@ type partitionRun struct {
 	lastStep time.Time
 	stepNext int64
 	dueIDs   []string
-	// reqs carries work that must run on this goroutine (what-if forecasts);
-	// gone is closed when the partition run ends.
-	reqs chan func()
+	// reqs carries the HTTP API's work on a series' Learner (what-if
+	// forecasts), which this goroutine runs or hands to a worker; gone is
+	// closed when the partition run ends.
+	reqs chan *ownerReq
 	gone chan struct{}
+	// Heavy work (pool.go): busy holds the series whose Learner a worker
+	// owns, with the records and requests waiting for it; queued counts
+	// the records waiting; done brings the workers' completions back; quit
+	// is closed when the partition stops taking them.
+	busy   map[string]*seriesWork
+	queued int
+	done   *completions
+	quit   chan struct{}
 }
 
 // partition handles one assigned partition until its generation ends. With
@@ -96,7 +107,8 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	r := &partitionRun{d: d, p: p, next: -1, committed: -1, watermark: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
 		hist:  map[string]*history{},
 		bytes: map[string]int{}, applied: map[string]int64{}, lastStep: time.Now(),
-		store: d.stores[p.Topic], reqs: make(chan func()), gone: make(chan struct{})}
+		store: d.stores[p.Topic], reqs: make(chan *ownerReq), gone: make(chan struct{}), quit: make(chan struct{}),
+		done: newCompletions()}
 	r.dirty = newDirtySeries(r.stepsPerInterval())
 	if r.store != nil {
 		if !r.restore(ctx) {
@@ -116,7 +128,9 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	r.pub = startPublisher(r, r.stateEnd)
 	defer func() { // after flushFinal: the publisher is done
 		close(r.gone)
-		park := r.store != nil && r.dirty.len() == 0 && r.unsent == nil && !r.pub.behind && r.next <= r.pub.committed
+		// A series a worker may still hold (abandoned by settle) is dirty:
+		// such a partition is not parked.
+		park := r.store != nil && r.dirty.len() == 0 && len(r.busy) == 0 && r.unsent == nil && !r.pub.behind && r.next <= r.pub.committed
 		var latest map[string]*sink.Message
 		if park {
 			latest = map[string]*sink.Message{}
@@ -139,25 +153,35 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	}()
 	tick := time.NewTicker(d.cfg.FlushEvery)
 	defer tick.Stop()
+	// Results go out when the batch is full or the partition has caught up
+	// (no record waiting) while the publisher is idle: a live record's
+	// forecast does not wait for the tick, and behind a write under way the
+	// results gather into one batch.
+	flushIfDue := func() {
+		if n := len(r.pending) + len(r.dead); n >= flushBatch || n > 0 && len(p.Messages) == 0 && len(r.pub.queue) == 0 {
+			r.flush(ctx, false)
+		}
+	}
 	for {
+		in := p.Messages
+		if r.queued >= maxQueued { // busy series hold enough records: wait for their work
+			in = nil
+		}
 		select {
-		case m, ok := <-p.Messages:
+		case m, ok := <-in:
 			if !ok {
 				r.flushFinal()
 				return
 			}
 			r.handle(m)
-			// Results go out when the batch is full or the partition has
-			// caught up (no record waiting) while the publisher is idle:
-			// a live record's forecast does not wait for the tick, and
-			// behind a write under way the results gather into one batch.
-			if n := len(r.pending) + len(r.dead); n >= flushBatch || n > 0 && len(p.Messages) == 0 && len(r.pub.queue) == 0 {
-				r.flush(ctx, false)
-			}
+			flushIfDue()
+		case <-r.done.ready:
+			r.completeReady()
+			flushIfDue()
 		case <-tick.C:
 			r.flush(ctx, false)
-		case fn := <-r.reqs:
-			fn()
+		case q := <-r.reqs:
+			r.request(q)
 		case <-ctx.Done():
 			r.flushFinal()
 			return
@@ -224,30 +248,62 @@ func (r *partitionRun) handle(m kafka.Message) {
 		d.metrics.skipped.Inc() // replayed after a restart: the series' state holds it
 		return
 	}
+	w := r.busy[rec.Series]
+	if w == nil && len(r.busy) > 0 {
+		r.makeRoom(rec.Series)
+	}
+	// For a busy series Get only marks it the most recently used, as the
+	// record makes it; its Learner is the worker's.
 	l, created, err := r.reg.Get(rec.Series)
 	if err != nil {
 		d.cfg.Logger.Error("series: learner", "err", err)
 		return
 	}
-	if created && d.cfg.StateBytes > 0 {
-		for d.stateBytes.Load() > d.cfg.StateBytes && r.reg.EvictOldest() {
-		}
+	if created {
+		r.evictForBudget()
 	}
 	if r.store != nil {
 		// Whatever Observe does with the record (learn, buffer, reject), the
-		// series has now seen it.
+		// series has now seen it, or will before it is checkpointed: a busy
+		// series is not.
 		r.applied[rec.Series] = m.Offset
 		r.dirty.mark(rec.Series, m.Offset)
 	}
+	if w != nil {
+		w.queue = append(w.queue, workItem{m: m, rec: rec})
+		r.queued++
+		return
+	}
+	r.observe(l, m, rec)
+}
+
+// observe has series rec.Series' Learner l, owned by the partition
+// goroutine, take record m: inline when its Observe is light (or there is
+// no pool), else on a worker (dispatch), and then it reports true: the
+// series is busy and the record finished at its completion.
+func (r *partitionRun) observe(l *online.Learner, m kafka.Message, rec source.Record) (dispatched bool) {
 	// A series' t keeps to one kind (source.Record): a time after
 	// sequence numbers, or the reverse, would be compared as numbers of
 	// another scale. Known from the series' first record since the start.
 	if isTime, ok := r.timeKind[rec.Series]; ok && isTime != rec.IsTime {
 		r.reject(m, string(source.ReasonBadTime), fmt.Sprintf("series %s has %s; this record has %s",
 			rec.Series, timeKindName(isTime), timeKindName(rec.IsTime)))
-		return
+		return false
 	}
-	res, err := l.Observe(online.Observation{T: rec.T, Y: rec.Y, U: rec.U, Future: rec.Future})
+	if r.d.pool != nil && l.Heavy() {
+		r.dispatch(rec.Series, l, workItem{m: m, rec: rec})
+		return true
+	}
+	res, err := l.Observe(observation(rec))
+	r.finish(l, m, rec, res, err)
+	return false
+}
+
+// finish does what a record's Observe result calls for: its reject or
+// failure, the series' time kind, history and scores, and its forecast
+// message. l is owned by the partition goroutine again.
+func (r *partitionRun) finish(l *online.Learner, m kafka.Message, rec source.Record, res online.Result, err error) {
+	d := r.d
 	var re *online.RejectError
 	switch {
 	case errors.As(err, &re):
@@ -377,6 +433,9 @@ func (r *partitionRun) publishSummaries() {
 	now := time.Now().UTC()
 	defer r.d.dir.notify()
 	for id, msg := range r.touched {
+		if r.isBusy(id) {
+			continue // a worker owns its Learner: published at a flush after its work
+		}
 		l, ok := r.reg.Lookup(id)
 		if !ok {
 			continue
@@ -410,10 +469,7 @@ func (r *partitionRun) publishSummaries() {
 		delete(r.touched, id)
 	}
 	// The budget holds as series grow, not only when one is created (handle).
-	if b := r.d.cfg.StateBytes; b > 0 {
-		for r.d.stateBytes.Load() > b && r.reg.EvictOldest() {
-		}
-	}
+	r.evictForBudget()
 }
 
 // reject counts m under reason, logs it (at a bounded rate) and queues its
@@ -468,8 +524,15 @@ func (r *partitionRun) flush(ctx context.Context, final bool) bool {
 		if watermark, ok := r.checkpointStep(&b, final); ok {
 			b.commit = watermark
 		}
-	case r.next > r.committed && (final || time.Since(r.lastCommit) >= d.cfg.CommitEvery):
-		b.commit = r.next
+	default:
+		// Not past a record still waiting for its series' work.
+		next := r.next
+		if floor, ok := r.pendingFloor(); ok && floor < next {
+			next = floor
+		}
+		if next > r.committed && (final || time.Since(r.lastCommit) >= d.cfg.CommitEvery) {
+			b.commit = next
+		}
 	}
 	if b.commit >= 0 {
 		r.committed, r.lastCommit = b.commit, time.Now()
@@ -495,9 +558,14 @@ func (r *partitionRun) flush(ctx context.Context, final bool) bool {
 // the publisher to publish everything, within finalTimeout: what is not
 // published by then is not committed either (it is read again later), and
 // the member still leaves the group before the rebalance times out.
+//
+// Heavy work of the partition's series runs on first, within half of that
+// time (settle); what is not done by then is abandoned, and its records
+// are not committed.
 func (r *partitionRun) flushFinal() {
 	ctx, cancel := context.WithTimeout(context.Background(), r.d.finalTimeout())
 	defer cancel()
+	r.settle(ctx)
 	if !r.flush(ctx, true) {
 		r.pub.abandon()
 	}

@@ -373,11 +373,23 @@ func (r *partitionRun) checkpointStep(b *pubBatch, final bool) (watermark int64,
 		slot = -1 // every slot
 	}
 	r.lastStep, r.stepNext, r.steps = now, r.next, r.steps+1
-	due := r.dirty.take(slot, r.dueIDs[:0])
+	// A busy series' Learner is a worker's (pool.go): it stays dirty, and
+	// the watermark below its first change, until a step after its work.
+	var busy func(string) bool
+	if len(r.busy) > 0 {
+		busy = r.isBusy
+	}
+	due := r.dirty.take(slot, r.dueIDs[:0], busy)
 	r.dueIDs = due[:0]
 	watermark = r.next
 	if first, ok := r.dirty.oldest(); ok {
 		watermark = first
+	}
+	// Every record waiting for its series' work marked it dirty before
+	// that series' first change that is still unsaved, so the watermark is
+	// below them already; the floor says so where it matters.
+	if floor, ok := r.pendingFloor(); ok && floor < watermark {
+		watermark = floor
 	}
 	if len(due) == 0 && watermark <= r.committed {
 		return 0, false
@@ -437,18 +449,24 @@ func (d *dirtySeries) mark(id string, first int64) {
 }
 
 // take removes the series of slot (every slot if slot < 0) and appends them
-// to dst.
-func (d *dirtySeries) take(slot int, dst []string) []string {
+// to dst, except those keep reports (keep may be nil), which stay in their
+// place.
+func (d *dirtySeries) take(slot int, dst []string, keep func(id string) bool) []string {
 	for s := range d.slots {
 		if slot >= 0 && s != slot {
 			continue
 		}
+		kept := d.slots[s][:0]
 		for _, e := range d.slots[s] {
+			if keep != nil && keep(e.id) {
+				kept = append(kept, e)
+				continue
+			}
 			delete(d.live, e.id)
 			dst = append(dst, e.id)
 		}
-		clear(d.slots[s]) // the ids are garbage now
-		d.slots[s] = d.slots[s][:0]
+		clear(d.slots[s][len(kept):]) // the ids are garbage now
+		d.slots[s] = kept
 	}
 	return dst
 }

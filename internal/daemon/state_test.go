@@ -507,13 +507,13 @@ func TestDirtySeriesKeepsTheFirstChangeInOrder(t *testing.T) {
 	d.mark(a, 3) // already unsaved since 1
 	d.mark(c, 4)
 	d.mark(e, 5)
-	if got := d.take(1, nil); !slices.Equal(got, []string{b, c}) {
+	if got := d.take(1, nil, nil); !slices.Equal(got, []string{b, c}) {
 		t.Fatalf("slot 1 took %v, want %s, %s", got, b, c)
 	}
 	if first, ok := d.oldest(); !ok || first != 1 || d.len() != 2 {
 		t.Fatalf("oldest %d %v of %d, want %s's 1 of 2", first, ok, d.len(), a)
 	}
-	if got := d.take(0, nil); !slices.Equal(got, []string{a}) {
+	if got := d.take(0, nil, nil); !slices.Equal(got, []string{a}) {
 		t.Fatalf("slot 0 took %v, want %s", got, a)
 	}
 	if first, ok := d.oldest(); !ok || first != 5 {
@@ -524,7 +524,7 @@ func TestDirtySeriesKeepsTheFirstChangeInOrder(t *testing.T) {
 	if first, ok := d.oldest(); !ok || first != 5 {
 		t.Fatalf("oldest %d %v, want %s's 5 still", first, ok, e)
 	}
-	got := d.take(-1, nil)
+	got := d.take(-1, nil, nil)
 	slices.Sort(got)
 	want := []string{a, b, e}
 	slices.Sort(want)

@@ -1,0 +1,460 @@
+package daemon
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/source"
+)
+
+// Heavy work off the partition goroutines.
+//
+// A partition goroutine handles its records in offset order, and nearly all
+// of a record's work is its series' O(M²) online update, which it does
+// inline. A few Observes are heavy (online.Learner.Heavy): the fits and
+// re-choices of the structure while a series warms up, and the periodic
+// level-3 retunes, 0.1–6 s each; a what-if forecast at a long horizon takes
+// as long. Run inline, each would hold up every other series of the
+// partition. They run instead on the daemon's worker pool (Config.Workers
+// goroutines shared by every partition), one at a time per series:
+//
+// Ownership. A series' Learner belongs to its partition goroutine, except
+// while the series is busy (a key of partitionRun.busy): from the moment
+// the goroutine submits a job on it until it takes the job's completion
+// from partitionRun.done, the worker running the job owns the Learner, and
+// the partition goroutine neither reads nor changes it — it does not
+// observe with it (later records wait in the series' queue), checkpoint it
+// (checkpointStep leaves it dirty), publish its summary to the directory
+// (publishSummaries keeps it for a later flush), evict it (protectBusy puts
+// busy series first in the registry's recency order before anything may
+// evict, which is the registry's order, not the Learner's state), or park
+// it. The submission (the pool's mutex) and the completion (the queue's
+// mutex) order each side's writes before the other's reads. A worker never
+// waits for a partition goroutine: completions queue without bound (at
+// most one per busy series), so a partition slow to take them delays only
+// its own series.
+//
+// Order. A busy series' later records and what-if requests wait in its
+// queue in arrival order. At the completion the goroutine finishes the
+// job's record as handle does (scores, history, forecast message,
+// touched), then works down the queue: light records inline, the next
+// heavy record or what-if back to the pool. Each series so sees its records
+// in input order, and its results are those of an unpooled run bit for bit
+// (registry evictions aside: a busy series is never the one evicted); only
+// other series' records overtake it, and the forecast topic orders
+// forecasts per series only.
+//
+// Offsets. A record waiting in a queue or a job is not processed: the
+// committed offset, and with a state topic the checkpoint watermark, stays
+// at or below the oldest such record (pendingFloor), so that after a crash
+// or a revocation it is read again.
+//
+// End. At revocation or shutdown, flushFinal lets the busy series' work
+// finish (their queues included) within half of the final timeout, then
+// abandons the rest: it closes quit, after which the workers drop the
+// partition's jobs they have not started and discard the completions of
+// those they finish; the abandoned series stay busy — never checkpointed,
+// summarised or parked — and their pending records uncommitted.
+
+// workerPool runs heavy jobs on a fixed number of goroutines, first in
+// first out. submit never blocks: a partition goroutine hands work over and
+// goes on; how much can wait is bounded by the partitions' queues
+// (maxQueued) and one job per busy series.
+type workerPool struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	jobs    []*heavyJob
+	closed  bool
+	wg      sync.WaitGroup
+	workers int
+}
+
+func newWorkerPool(workers int) *workerPool {
+	p := &workerPool{workers: workers}
+	p.cond = sync.NewCond(&p.mu)
+	p.wg.Add(workers)
+	for range workers {
+		go p.work()
+	}
+	return p
+}
+
+func (p *workerPool) submit(j *heavyJob) {
+	p.mu.Lock()
+	if p.closed { // no partition runs after stop; should one, its job still runs
+		p.mu.Unlock()
+		go j.run()
+		return
+	}
+	p.jobs = append(p.jobs, j)
+	p.mu.Unlock()
+	p.cond.Signal()
+}
+
+// waiting returns the number of jobs not yet started; 0 without a pool.
+func (p *workerPool) waiting() int {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.jobs)
+}
+
+func (p *workerPool) work() {
+	defer p.wg.Done()
+	for {
+		p.mu.Lock()
+		for len(p.jobs) == 0 && !p.closed {
+			p.cond.Wait()
+		}
+		if len(p.jobs) == 0 {
+			p.mu.Unlock()
+			return
+		}
+		j := p.jobs[0]
+		p.jobs[0] = nil
+		p.jobs = p.jobs[1:]
+		p.mu.Unlock()
+		j.run()
+	}
+}
+
+// stop runs the jobs still queued (those of ended partitions are dropped
+// at once) and waits for the workers to end.
+func (p *workerPool) stop() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.cond.Broadcast()
+	p.wg.Wait()
+}
+
+// workItem is what waits for a busy series: a record (m and its decoded
+// rec) or a what-if request (req).
+type workItem struct {
+	m   kafka.Message
+	rec source.Record
+	req *ownerReq
+}
+
+// heavyJob is one item of a series run on a worker, with its outcome.
+type heavyJob struct {
+	r    *partitionRun
+	id   string
+	l    *online.Learner
+	item workItem
+	res  online.Result
+	err  error
+}
+
+// run runs the job on a worker and hands it back to its partition
+// goroutine, unless the partition stopped taking completions (quit): then
+// a job not started is dropped and a finished one discarded.
+func (j *heavyJob) run() {
+	select {
+	case <-j.r.quit:
+		if j.item.req != nil {
+			j.item.req.reply(errNotOwned)
+		}
+		return
+	default:
+	}
+	if q := j.item.req; q != nil {
+		q.serve(j.l)
+	} else {
+		if hook := j.r.d.cfg.beforeHeavy; hook != nil {
+			hook(j.id)
+		}
+		start := time.Now()
+		j.res, j.err = j.l.Observe(observation(j.item.rec))
+		m := j.r.d.metrics
+		m.heavyJobs.Inc()
+		m.heavySeconds.Observe(time.Since(start).Seconds())
+	}
+	j.r.done.put(j)
+}
+
+// completions is a partition's queue of finished jobs. put never blocks;
+// ready has a signal whenever the queue may be non-empty.
+type completions struct {
+	mu    sync.Mutex
+	jobs  []*heavyJob
+	ready chan struct{} // capacity 1
+}
+
+func newCompletions() *completions { return &completions{ready: make(chan struct{}, 1)} }
+
+func (c *completions) put(j *heavyJob) {
+	c.mu.Lock()
+	c.jobs = append(c.jobs, j)
+	c.mu.Unlock()
+	select {
+	case c.ready <- struct{}{}:
+	default: // a signal is pending already
+	}
+}
+
+// take returns the oldest completion, or nil when there is none.
+func (c *completions) take() *heavyJob {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.jobs) == 0 {
+		return nil
+	}
+	j := c.jobs[0]
+	c.jobs[0] = nil
+	c.jobs = c.jobs[1:]
+	return j
+}
+
+// wait returns the oldest completion, waiting for one.
+func (c *completions) wait() *heavyJob {
+	for {
+		if j := c.take(); j != nil {
+			return j
+		}
+		<-c.ready
+	}
+}
+
+// completeReady handles every completion queued (after a ready signal).
+func (r *partitionRun) completeReady() {
+	for j := r.done.take(); j != nil; j = r.done.take() {
+		r.complete(j)
+	}
+}
+
+// seriesWork is a busy series: job is the item a worker has (nil while the
+// completion is being handled), queue what waits behind it.
+type seriesWork struct {
+	l     *online.Learner
+	job   *heavyJob
+	queue []workItem
+}
+
+// oldest returns the input offset of the series' oldest record not yet
+// processed; false when only what-if requests wait.
+func (w *seriesWork) oldest() (int64, bool) {
+	if w.job != nil && w.job.item.req == nil {
+		return w.job.item.m.Offset, true
+	}
+	for _, it := range w.queue {
+		if it.req == nil {
+			return it.m.Offset, true
+		}
+	}
+	return 0, false
+}
+
+// maxQueued bounds the records a partition holds in its busy series'
+// queues: beyond it, it stops reading its input until work completes.
+const maxQueued = 16384
+
+// observation is rec as its Learner takes it.
+func observation(rec source.Record) online.Observation {
+	return online.Observation{T: rec.T, Y: rec.Y, U: rec.U, Future: rec.Future}
+}
+
+// dispatch makes series id busy, if it is not yet, and submits item on l to
+// the pool. From here to the completion the worker owns l.
+func (r *partitionRun) dispatch(id string, l *online.Learner, item workItem) {
+	w := r.busy[id]
+	if w == nil {
+		if r.busy == nil {
+			r.busy = map[string]*seriesWork{}
+		}
+		w = &seriesWork{l: l}
+		r.busy[id] = w
+	}
+	j := &heavyJob{r: r, id: id, l: l, item: item}
+	w.job = j
+	if item.req != nil {
+		// A what-if starts at once on a goroutine of its own rather than
+		// waiting in the pool behind other series' fits: its series'
+		// records wait for it, and a forecast takes milliseconds where a
+		// fit takes seconds. How many run at once is bounded by the HTTP
+		// API (http.what_if.max_concurrent).
+		go j.run()
+		return
+	}
+	r.d.pool.submit(j)
+}
+
+// complete takes a job's completion on the partition goroutine, which owns
+// the series' Learner again: it finishes the job's record as handle would,
+// then works down the series' queue.
+func (r *partitionRun) complete(j *heavyJob) {
+	w := r.busy[j.id]
+	w.job = nil
+	if j.item.req == nil {
+		r.finish(j.l, j.item.m, j.item.rec, j.res, j.err)
+	}
+	for len(w.queue) > 0 {
+		it := w.queue[0]
+		w.queue[0] = workItem{}
+		w.queue = w.queue[1:]
+		if it.req != nil {
+			r.dispatch(j.id, w.l, it)
+			return
+		}
+		r.queued--
+		if r.observe(w.l, it.m, it.rec) {
+			return // heavy: back to the pool
+		}
+	}
+	delete(r.busy, j.id)
+}
+
+// request serves a what-if request on the series' Learner: on a worker,
+// behind the series' work in flight, or inline without a pool.
+func (r *partitionRun) request(q *ownerReq) {
+	if w := r.busy[q.id]; w != nil {
+		w.queue = append(w.queue, workItem{req: q})
+		return
+	}
+	l, ok := r.reg.Lookup(q.id)
+	switch {
+	case !ok:
+		q.reply(errNotOwned)
+	case r.d.pool == nil:
+		q.serve(l)
+	default:
+		r.dispatch(q.id, l, workItem{req: q})
+	}
+}
+
+// pendingFloor returns the input offset of the oldest record still waiting
+// or in flight; false when there is none. Neither the commit nor the
+// checkpoint watermark may pass it.
+func (r *partitionRun) pendingFloor() (floor int64, ok bool) {
+	for _, w := range r.busy {
+		if off, has := w.oldest(); has && (!ok || off < floor) {
+			floor, ok = off, true
+		}
+	}
+	return floor, ok
+}
+
+// isBusy reports whether a worker owns series id's Learner.
+func (r *partitionRun) isBusy(id string) bool {
+	_, ok := r.busy[id]
+	return ok
+}
+
+// protectBusy puts the busy series first in the registry's recency order,
+// so that an eviction (the cap at Get, the state budget) takes an idle
+// series: the registry's order is its own, not the Learners' state, so the
+// goroutine may change it while workers hold the Learners. Busy series go
+// in id order, so that the order is deterministic.
+func (r *partitionRun) protectBusy() {
+	ids := make([]string, 0, len(r.busy))
+	for id := range r.busy {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		r.reg.Get(id) // known: it only moves to the front
+	}
+}
+
+// makeRoom prepares the creation of series id when the registry is at its
+// cap and series are busy: Get will evict the least recently used series,
+// which must be idle. When every live series is busy it waits for a
+// completion first.
+func (r *partitionRun) makeRoom(id string) {
+	limit := r.d.cfg.Registry.MaxSeries
+	if limit <= 0 || r.reg.Len() < limit {
+		return
+	}
+	if _, ok := r.reg.Lookup(id); ok {
+		return
+	}
+	for len(r.busy) >= limit {
+		r.complete(r.done.wait())
+	}
+	r.protectBusy()
+}
+
+// evictForBudget evicts least recently used idle series while the
+// instance's series state exceeds Config.StateBytes, keeping the most
+// recently used series (the one just created, when called for it).
+func (r *partitionRun) evictForBudget() {
+	b := r.d.cfg.StateBytes
+	if b <= 0 || r.d.stateBytes.Load() <= b {
+		return
+	}
+	if len(r.busy) > 0 {
+		r.protectBusy()
+	}
+	for r.d.stateBytes.Load() > b && r.reg.Len() > len(r.busy)+1 && r.reg.EvictOldest() {
+	}
+}
+
+// settle lets the busy series' work run on, taking completions, until
+// none is left or half of ctx's time is spent, then stops taking them
+// (quit) and answers the what-if requests still queued: the series left
+// busy are abandoned (see the top of this file).
+func (r *partitionRun) settle(ctx context.Context) {
+	if len(r.busy) > 0 {
+		budget := r.d.finalTimeout() / 2
+		if deadline, ok := ctx.Deadline(); ok {
+			budget = time.Until(deadline) / 2
+		}
+		t := time.NewTimer(budget)
+		defer t.Stop()
+	wait:
+		for len(r.busy) > 0 {
+			if j := r.done.take(); j != nil {
+				r.complete(j)
+				continue
+			}
+			select {
+			case <-r.done.ready:
+			case <-t.C:
+				break wait
+			case <-ctx.Done():
+				break wait
+			}
+		}
+	}
+	close(r.quit)
+	for _, w := range r.busy {
+		for _, it := range w.queue {
+			if it.req != nil {
+				it.req.reply(errNotOwned)
+			}
+		}
+	}
+	if n := len(r.busy); n > 0 {
+		r.d.cfg.Logger.Warn("partition ends with heavy work unfinished; its records are read again", "topic", r.p.Topic,
+			"partition", r.p.ID, "series", n, "records", r.queued)
+	}
+}
+
+// ownerReq is work for series id's Learner on behalf of the HTTP API (a
+// what-if forecast): fn runs with the Learner owned, then done gets nil, or
+// why fn did not run.
+type ownerReq struct {
+	ctx  context.Context
+	id   string
+	fn   func(l *online.Learner)
+	done chan error // buffered: a reply never blocks
+}
+
+// serve runs fn on l, unless the requester gave up meanwhile.
+func (q *ownerReq) serve(l *online.Learner) {
+	if err := q.ctx.Err(); err != nil {
+		q.reply(err)
+		return
+	}
+	q.fn(l)
+	q.reply(nil)
+}
+
+func (q *ownerReq) reply(err error) { q.done <- err }

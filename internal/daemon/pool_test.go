@@ -1,0 +1,473 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/streamd/streamd/internal/checkpoint"
+	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/sink"
+	"github.com/streamd/streamd/internal/source"
+)
+
+// pooledRun is a partition run without a broker on d, with d's pool, a
+// publisher queue the test reads and, with state, a checkpoint store that
+// is never written (checkpointStep only encodes).
+func pooledRun(t *testing.T, d *Daemon, withState bool) *partitionRun {
+	t.Helper()
+	r := &partitionRun{d: d, next: -1, committed: -1, watermark: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
+		bytes: map[string]int{}, applied: map[string]int64{}, lastStep: time.Now(), reqs: make(chan *ownerReq),
+		gone: make(chan struct{}), quit: make(chan struct{}), done: newCompletions()}
+	r.dirty = newDirtySeries(r.stepsPerInterval())
+	if withState {
+		r.store = &checkpoint.Store{}
+	}
+	reg, err := online.NewRegistry(r.registryConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.reg = reg
+	r.pub = &publisher{r: r, queue: make(chan pubBatch, 1<<16)}
+	t.Cleanup(func() {
+		close(r.quit)
+		d.pool.stop()
+	})
+	return r
+}
+
+// A record is committed, and with a state topic covered by the checkpoint
+// watermark, only once its processing is done: while series "slow"'s first
+// fit is held on its worker, the commit stops at that record, later records
+// of the series wait in its queue, the series is never in a checkpoint,
+// and every other series goes on (and is checkpointed). Once the fit is
+// let go, the queue drains and the commit and checkpoints pass it.
+func TestCommitAndCheckpointWaitForHeavyWork(t *testing.T) {
+	for _, withState := range []bool{false, true} {
+		t.Run(fmt.Sprintf("state=%v", withState), func(t *testing.T) {
+			const nSeries, perSeries, slowRecords = 5, 120, 40
+			cfg := stateConfig(nil, 20)
+			cfg.CheckpointEvery, cfg.CommitEvery = time.Hour, time.Nanosecond
+			release, blocked := make(chan struct{}), make(chan struct{}, 1)
+			cfg.beforeHeavy = func(id string) {
+				if id == "slow" {
+					select {
+					case blocked <- struct{}{}:
+					default:
+					}
+					<-release
+				}
+			}
+			d := &Daemon{cfg: cfg, metrics: newMetrics(), dir: newDirectory(), pool: newWorkerPool(2)}
+			d.cfg.Decoder.Inputs = -1
+			r := pooledRun(t, d, withState)
+			ctx := context.Background()
+			slowFit := int64(-1) // the offset of slow's 16th record
+			check := func() {
+				t.Helper()
+				r.flush(ctx, false)
+				for len(r.pub.queue) > 0 {
+					b := <-r.pub.queue
+					if slowFit >= 0 && b.commit > slowFit {
+						t.Fatalf("commit %d passes slow's record at %d, whose fit is held", b.commit, slowFit)
+					}
+					for _, e := range b.checkpoint {
+						if e.Key == "slow" && r.isBusy("slow") {
+							t.Fatal("slow checkpointed while its worker holds its Learner")
+						}
+					}
+				}
+			}
+			off := int64(0)
+			for k := 0; k < perSeries; k++ {
+				for s := 0; s <= nSeries; s++ {
+					id, v := fmt.Sprintf("s%d", s), series(s, perSeries)[k]
+					if s == nSeries {
+						if k >= slowRecords {
+							continue
+						}
+						id = "slow"
+						if k == online.FirstFit-1 {
+							slowFit = off
+						}
+					}
+					r.handle(kafka.Message{Offset: off, Key: []byte(id), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, v))})
+					off++
+					r.completeReady()
+					check()
+				}
+			}
+			<-blocked
+			for len(r.busy) > 1 || len(r.busy) == 1 && !r.isBusy("slow") { // the others' fits end
+				r.complete(r.done.wait())
+			}
+			check()
+			if want := slowRecords - online.FirstFit; r.queued != want {
+				t.Errorf("%d records wait for slow, want %d", r.queued, want)
+			}
+			if !withState && r.committed != slowFit {
+				t.Errorf("committed %d, want %d: every record before slow's fit is done", r.committed, slowFit)
+			}
+			if withState && r.committed > slowFit {
+				t.Errorf("watermark %d passes slow's fit at %d", r.committed, slowFit)
+			}
+			close(release)
+			for len(r.busy) > 0 {
+				r.complete(r.done.wait())
+			}
+			r.flush(ctx, true)
+			var last pubBatch
+			saved := false
+			for len(r.pub.queue) > 0 {
+				last = <-r.pub.queue
+				for _, e := range last.checkpoint {
+					saved = saved || e.Key == "slow"
+				}
+			}
+			if last.commit != off || (withState && !saved) {
+				t.Errorf("final commit %d (want %d), slow checkpointed: %v", last.commit, off, saved)
+			}
+		})
+	}
+}
+
+// With heavy work on workers that finish in a random order, each series'
+// forecast messages (numbers and model) are those of a Learner fed its
+// records directly, in order; what-if forecasts queued behind a series'
+// work see the state of every record before them.
+func TestPooledSeriesMatchTheirLearners(t *testing.T) {
+	const nSeries, perSeries = 6, 260
+	lc := learnerConfig()
+	lc.AutoSigma2, lc.RetuneEvery, lc.Model.AutoGamma = true, 40, true
+	cfg := stateConfig(nil, 100)
+	cfg.Registry.Default = lc
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(7, 7))
+	var heavies atomic.Int64
+	cfg.beforeHeavy = func(string) { // a random delay: completions come back in another order
+		heavies.Add(1)
+		mu.Lock()
+		d := time.Duration(rng.IntN(3000)) * time.Microsecond
+		mu.Unlock()
+		time.Sleep(d)
+	}
+	d := &Daemon{cfg: cfg, metrics: newMetrics(), dir: newDirectory(), pool: newWorkerPool(2)}
+	d.cfg.Decoder.Inputs = -1
+	r := pooledRun(t, d, true)
+	type whatIf struct {
+		id    string
+		after int // records of the series before it
+		q     *ownerReq
+		steps []online.ForecastStep
+	}
+	var whatIfs []*whatIf
+	off := int64(0)
+	var got []*sink.Message
+	for k := 0; k < perSeries; k++ {
+		for s := 0; s < nSeries; s++ {
+			id := fmt.Sprintf("s%d", s)
+			r.handle(kafka.Message{Offset: off, Key: []byte(id), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, series(s, perSeries)[k]))})
+			off++
+			if k%50 == 20 && s == 2 {
+				w := &whatIf{id: id, after: k + 1, steps: make([]online.ForecastStep, 7)}
+				w.q = &ownerReq{ctx: context.Background(), id: id, done: make(chan error, 1),
+					fn: func(l *online.Learner) { _ = l.Forecast(w.steps, nil) }}
+				r.request(w.q)
+				whatIfs = append(whatIfs, w)
+			}
+			r.completeReady()
+		}
+		got = append(got, r.pending...)
+		r.pending = r.pending[:0]
+	}
+	for len(r.busy) > 0 {
+		r.complete(r.done.wait())
+	}
+	got = append(got, r.pending...)
+	t.Logf("%d heavy Observes on the workers", heavies.Load())
+	if heavies.Load() < nSeries*10 {
+		t.Fatalf("only %d heavy Observes: the test does not exercise the pool", heavies.Load())
+	}
+	bySeries := map[string][]*sink.Message{}
+	for _, m := range got {
+		bySeries[m.Series] = append(bySeries[m.Series], m)
+	}
+	for s := 0; s < nSeries; s++ {
+		id := fmt.Sprintf("s%d", s)
+		l, _ := online.NewLearner(lc)
+		var want []sink.Message
+		var models []sink.ModelInfo
+		for k, v := range series(s, perSeries) {
+			res, err := l.Observe(online.Observation{T: int64(k + 1), Y: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Fitted || res.Forecast != nil {
+				var m sink.Message
+				SetResult(&m, id, int64(k+1), v, res)
+				want, models = append(want, m), append(models, ModelInfoOf(l))
+			}
+			for _, w := range whatIfs {
+				if w.id == id && w.after == k+1 {
+					if err := <-w.q.done; err != nil {
+						t.Fatal(err)
+					}
+					ref := make([]online.ForecastStep, 7)
+					if err := l.Forecast(ref, nil); err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(ref, w.steps) {
+						t.Errorf("%s: the what-if after %d records differs from the Learner's forecast then", id, w.after)
+					}
+				}
+			}
+		}
+		if len(bySeries[id]) != len(want) {
+			t.Fatalf("%s: %d messages, want %d", id, len(bySeries[id]), len(want))
+		}
+		for i, m := range bySeries[id] {
+			if m.T != want[i].T {
+				t.Fatalf("%s: message %d has t %d, want %d (out of order)", id, i, m.T, want[i].T)
+			}
+			if msg := sameForecast(*m, want[i]); msg != "" {
+				t.Fatalf("%s t=%d: %s", id, m.T, msg)
+			}
+			if !reflect.DeepEqual(m.Model, models[i]) {
+				t.Fatalf("%s t=%d: model %+v, want %+v", id, m.T, m.Model, models[i])
+			}
+		}
+	}
+}
+
+// One series' heavy work delays no other series, over a broker: with one
+// partition, while series s1's re-choice at its 32nd record is held on its
+// worker, every forecast of the established series s0 — those of records
+// after s1's too — is published, s0's what-if forecast answers, and s1's
+// waits behind the re-choice; the commit stops at s1's record. Let go, s1
+// catches up, and every forecast of both is bit-identical to a Learner run
+// directly.
+func TestHeavyWorkIsolatesItsSeries(t *testing.T) {
+	c := testCluster(t, 1, "series", "forecasts", "dlq")
+	addrs := c.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	const n0, n1, before = 300, 40, 150 // s0's records, s1's; s0's records before s1's
+	var recs []sink.Record
+	add := func(s, from, to int) {
+		for k := from; k < to; k++ {
+			recs = append(recs, sink.Record{Key: []byte(fmt.Sprintf("s%d", s)),
+				Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, series(s, n0)[k]))})
+		}
+	}
+	// First s0's records up to before and s1's up to its 31st: s1 is fitted
+	// and listed; the rest once it is.
+	add(0, 0, before)
+	add(1, 0, 2*online.FirstFit-1)
+	heldAt := int64(len(recs)) // the offset of s1's 32nd record
+	w, _ := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
+	defer w.Close()
+	if err := w.WriteRecords(ctx, recs...); err != nil {
+		t.Fatal(err)
+	}
+
+	release, held := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	letGo := func() { releaseOnce.Do(func() { close(release) }) }
+	var s1Heavies atomic.Int64
+	var mu sync.Mutex
+	published := map[string][]sink.Message{}
+	changed := make(chan struct{}, 1)
+	cfg := Config{Brokers: addrs, Group: "g", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
+		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
+		Registry: online.RegistryConfig{Default: learnerConfig()}, Listen: "127.0.0.1:0",
+		SessionTimeout: 6 * time.Second, Transport: &kafka.Transport{}, Workers: 2,
+		beforeHeavy: func(id string) {
+			if id == "s1" && s1Heavies.Add(1) == 2 { // the fit at 16 runs; the re-choice at 32 is held
+				close(held)
+				<-release
+			}
+		},
+		onPublished: func(fs []*sink.Message, _ time.Time) {
+			mu.Lock()
+			for _, f := range fs {
+				published[f.Series] = append(published[f.Series], *f)
+			}
+			mu.Unlock()
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}}
+	d, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	defer letGo() // before Close, which waits for the workers
+	waitFor(ctx, t, "s1 listed", func() bool { _, _, ok := d.dir.lookup("s1"); return ok })
+	n := len(recs)
+	add(1, 2*online.FirstFit-1, n1)
+	add(0, before, n0)
+	if err := w.WriteRecords(ctx, recs[n:]...); err != nil {
+		t.Fatal(err)
+	}
+	count := func(id string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(published[id])
+	}
+	// waitPublished waits until series id has want forecasts published.
+	waitPublished := func(id string, want int) {
+		t.Helper()
+		for count(id) < want {
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				t.Fatalf("%s: %d forecasts published, want %d", id, count(id), want)
+			}
+		}
+	}
+	select {
+	case <-held:
+	case <-ctx.Done():
+		t.Fatal("s1's re-choice never ran")
+	}
+	waitPublished("s0", n0-online.FirstFit+1) // all of s0's, while s1's re-choice is held
+	if got, want := count("s1"), online.FirstFit; got != want {
+		t.Errorf("s1 has %d forecasts while its re-choice is held, want %d (records %d..%d)", got, want, online.FirstFit, 2*online.FirstFit-1)
+	}
+	base := "http://" + d.Addr().String()
+	s1WhatIf := make(chan string, 1)
+	go func() {
+		body, code := httpPost(t, base+"/v1/series/s1/forecast", `{"horizon": 7}`)
+		s1WhatIf <- fmt.Sprint(code, " ", body)
+	}()
+	if body, code := httpPost(t, base+"/v1/series/s0/forecast", `{"horizon": 1000}`); code != http.StatusOK {
+		t.Errorf("s0's what-if while s1 is held: %d %s", code, body)
+	}
+	client := &kafka.Client{Addr: kafka.TCP(addrs...), Transport: &kafka.Transport{}}
+	committed := func() int64 {
+		resp, err := client.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: "g", Topics: map[string][]int{"series": {0}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Topics["series"][0].CommittedOffset
+	}
+	waitFor(ctx, t, "the commit up to s1's held record", func() bool { return committed() == heldAt })
+	select {
+	case got := <-s1WhatIf:
+		t.Fatalf("s1's what-if answered (%s) while its re-choice is held", got)
+	default:
+	}
+	letGo()
+	waitPublished("s1", n1-online.FirstFit+1)
+	got := <-s1WhatIf
+	if !strings.HasPrefix(got, "200 ") {
+		t.Fatalf("s1's what-if after the re-choice: %s", got)
+	}
+	waitFor(ctx, t, "the commit of every record", func() bool { return committed() == int64(len(recs)) })
+
+	ref := referenceForecasts(t, 2, n0)
+	mu.Lock()
+	defer mu.Unlock()
+	for s, n := range []int{n0, n1} {
+		id := fmt.Sprintf("s%d", s)
+		if len(published[id]) != n-online.FirstFit+1 {
+			t.Fatalf("%s: %d forecasts, want %d", id, len(published[id]), n-online.FirstFit+1)
+		}
+		for i, m := range published[id] {
+			if want := int64(online.FirstFit + i); m.T != want {
+				t.Fatalf("%s: forecast %d has t %d, want %d", id, i, m.T, want)
+			}
+			if msg := sameForecast(m, ref[forecastKey{id, m.T}]); msg != "" {
+				t.Fatalf("%s t=%d: %s", id, m.T, msg)
+			}
+		}
+	}
+	// s1's what-if ran after its 40 records, behind the held re-choice.
+	direct, _ := online.NewLearner(learnerConfig())
+	for k, v := range series(1, n1) {
+		direct.Observe(online.Observation{T: int64(k + 1), Y: v})
+	}
+	steps := make([]online.ForecastStep, 7)
+	if err := direct.Forecast(steps, nil); err != nil {
+		t.Fatal(err)
+	}
+	var wi, want sink.Message
+	SetSteps(&want, steps)
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(got, "200 ")), &wi); err != nil || !reflect.DeepEqual(wi.Steps, want.Steps) {
+		t.Errorf("s1's what-if %s (%v), want the steps of a Learner after its %d records", got, err, n1)
+	}
+}
+
+// A shutdown while a series' fit is held on its worker abandons that work
+// safely: Close returns once the fit ends, the committed offset (behind the
+// state topic's watermark) stops before the held record, and the series
+// is not parked or checkpointed past it; a daemon started afterwards reads
+// the uncommitted records again and publishes every forecast, bit-identical
+// to a Learner run directly.
+func TestShutdownAbandonsHeavyWork(t *testing.T) {
+	const nSeries, n = 2, 120
+	addrs, ctx, ref, fc := stateFixture(t, 1, nSeries, n, 120*time.Second)
+	produceRange(ctx, t, addrs, nSeries, n, 0, n)
+	release, held := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	letGo := func() { releaseOnce.Do(func() { close(release) }) }
+	defer letGo() // on a failure: Close waits for the workers
+	var s1Heavies atomic.Int64
+	cfg := stateConfig(addrs, 50)
+	cfg.SessionTimeout = 6 * time.Second
+	cfg.beforeHeavy = func(id string) {
+		if id == "s1" && s1Heavies.Add(1) == 3 { // s1's re-choice at its 48th record
+			close(held)
+			<-release
+		}
+	}
+	d, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-ctx.Done():
+		t.Fatal("s1's re-choice never ran")
+	}
+	heldAt := int64(nSeries*(3*online.FirstFit-1) + 1) // s1's 48th record: records alternate s0, s1
+	closed := make(chan error, 1)
+	go func() { closed <- d.Close() }()
+	waitFor(ctx, t, "the partition to end", func() bool { return d.assigned.Load() == 0 })
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while a worker still runs", err)
+	default:
+	}
+	letGo()
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	client := &kafka.Client{Addr: kafka.TCP(addrs...), Transport: &kafka.Transport{}}
+	resp, err := client.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: "g", Topics: map[string][]int{"series": {0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := resp.Topics["series"][0].CommittedOffset; c > heldAt {
+		t.Fatalf("committed %d, past s1's held record at %d", c, heldAt)
+	} else {
+		t.Logf("committed %d; s1's held record at %d", c, heldAt)
+	}
+	d2 := stateDaemon(t, addrs, 50)
+	fc.waitFor(ctx, t, ref, n)
+	if err := d2.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,128 @@
+package online
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/streamd/streamd/internal/narx"
+	"github.com/streamd/streamd/internal/synth"
+)
+
+// Heavy is what the daemon trusts to run an Observe on its partition
+// goroutine: over real series, with re-choices, retunes, gaps and rejected
+// observations, every Observe that Heavy said was light neither fitted
+// (the model and the re-choice schedule unchanged) nor retuned; Heavy was
+// true at every re-choice count and at every retune that happened; and it
+// was true at no other sample than those (the re-choice counts and the
+// retune schedule).
+func TestHeavyForetellsFitsAndRetunes(t *testing.T) {
+	mg := synth.AddNoise(synth.MackeyGlass(1200, 17, 500), 0.0023, 1)
+	rng := rand.New(rand.NewPCG(4, 4))
+	sincX := make([]float64, 1400)
+	sincY := make([]float64, 1400)
+	for i := range sincX {
+		x := 6*rng.Float64() - 3
+		f := 1.0
+		if i >= 200 {
+			f = 4 // the series changes: the width retunes
+		}
+		sincX[i], sincY[i] = x, synth.Sinc(f*x)+0.05*rng.NormFloat64()
+	}
+	for _, c := range []struct {
+		name string
+		cfg  func() Config
+		obs  func(i int) Observation
+		n    int
+	}{
+		{"mackey-glass", func() Config {
+			cfg := testConfig()
+			cfg.Model.Embedding = narx.Embedding{YLags: narx.Lags(6)}
+			cfg.Model.Size, cfg.Model.Window, cfg.Model.AutoGamma = 20, 60, true
+			cfg.AutoSigma2, cfg.RetuneEvery, cfg.Warmup = true, 50, 300
+			cfg.Forms = []Form{{}, {Diff: true}}
+			return cfg
+		}, func(i int) Observation { return Observation{T: int64(i + 1), Y: mg[i]} }, len(mg)},
+		{"drifting-sinc", func() Config {
+			cfg := testConfig()
+			cfg.Model.Embedding = narx.Embedding{InputLags: [][]int{{0}}}
+			cfg.Model.Kernel.Sigma2 = 1
+			cfg.Model.Size, cfg.Model.Window, cfg.Model.NoiseEvery, cfg.Model.AutoGamma = 20, 200, 100, true
+			cfg.AutoSigma2, cfg.Warmup, cfg.Horizon, cfg.Scale, cfg.RetuneEvery = true, 200, 0, ScaleNone, 80
+			return cfg
+		}, func(i int) Observation { return Observation{T: int64(i + 1), Y: sincY[i], U: []float64{sincX[i]}} }, len(sincY)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := c.cfg()
+			l, err := NewLearner(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The re-choice counts, from the schedule's definition.
+			var rechoices []int64
+			for n := cfg.nextFit(0); n > 0; n = cfg.nextFit(n) {
+				rechoices = append(rechoices, int64(n))
+			}
+			fits, retunes, heavies, rejected := 0, 0, 0, 0
+			t0 := int64(0)
+			for i := range c.n {
+				o := c.obs(i)
+				o.T += t0
+				if i > 0 && i%97 == 0 {
+					// A rejected observation changes nothing, Heavy included.
+					before := l.Heavy()
+					bad := o
+					bad.Y = math.NaN()
+					if _, err := l.Observe(bad); err == nil {
+						t.Fatal("NaN accepted")
+					}
+					if l.Heavy() != before {
+						t.Fatalf("sample %d: a rejected observation changed Heavy", i)
+					}
+					rejected++
+				}
+				if i%211 == 210 {
+					t0 += 3 // a gap of three steps: filled, not heavy
+					o.T += 3
+				}
+				heavy := l.Heavy()
+				model, nextFit := l.Model(), l.nextFit
+				seen, learned, fitted := l.seen+1, l.learned, l.Fitted()
+				res, err := l.Observe(o)
+				if err != nil {
+					t.Fatalf("sample %d: %v", i, err)
+				}
+				fitted2 := l.Fitted()
+				fit := l.nextFit != nextFit || fitted2 != fitted
+				if fit {
+					fits++
+				}
+				if res.Retuned {
+					retunes++
+				}
+				if heavy {
+					heavies++
+				}
+				if !heavy && (fit || res.Retuned || l.Model() != model) {
+					t.Fatalf("sample %d: Heavy said light, but the Observe fitted (%v), retuned (%v) or replaced the model (%v)",
+						seen, fit, res.Retuned, l.Model() != model)
+				}
+				rechoice := slices.Contains(rechoices, seen) || nextFit > 0 && seen >= nextFit
+				if rechoice && !heavy {
+					t.Fatalf("sample %d: a re-choice count, and Heavy said light", seen)
+				}
+				retuneDue := fitted && !rechoice && cfg.RetuneEvery > 0 &&
+					(learned+1+l.retunePhase(int64(cfg.RetuneEvery)))%int64(cfg.RetuneEvery) == 0
+				if heavy && !rechoice && !retuneDue {
+					t.Fatalf("sample %d: Heavy, but neither a re-choice nor a retune was due", seen)
+				}
+			}
+			t.Logf("%d samples, %d rejected: %d heavy, %d fits and re-choices, %d retunes", c.n, rejected, heavies, fits, retunes)
+			if fits != len(rechoices) || retunes == 0 {
+				t.Errorf("%d fits (want the %d re-choices %v) and %d retunes (want some): the test does not exercise Heavy",
+					fits, len(rechoices), rechoices, retunes)
+			}
+		})
+	}
+}
