@@ -246,5 +246,60 @@ func StandardQuantile(df, level float64) float64 {
 	if df == calGaussian {
 		return distuv.UnitNormal.Quantile(0.5 + level/2)
 	}
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(0.5+level/2) * math.Sqrt((df-2)/df)
+	return TQuantile(df, 0.5+level/2) * math.Sqrt((df-2)/df)
 }
+
+// TQuantile is the p-quantile of Student's t with nu > 0 degrees of
+// freedom, p ∈ [0.5, 1). It is a pure function of its arguments, like
+// distuv.StudentsT.Quantile, which it matches to a relative 1e-12 below
+// ν = tqSeriesNu, at a small fraction of the cost (BenchmarkTQuantile): forecasts ask for it at
+// every sample, since ν = n − d_eff moves with every sample learned. From
+// tqNewtonNu on it starts from the Cornish–Fisher expansion in 1/ν
+// (Abramowitz & Stegun 26.7.5, error O(ν⁻⁵)); below tqSeriesNu it refines
+// that by Newton steps on the CDF, each of which squares the relative
+// error, and from tqSeriesNu on the expansion alone is exact to rounding
+// (there distuv's inversion of the incomplete beta function is the less
+// accurate of the two, by up to 1e-9). Below tqNewtonNu, where the
+// expansion is a poor start, it is distuv's.
+func TQuantile(nu, p float64) float64 {
+	if !(nu >= tqNewtonNu) || !(p >= 0.5 && p < 1) {
+		return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}.Quantile(p)
+	}
+	z := distuv.UnitNormal.Quantile(p)
+	if math.IsInf(nu, 1) {
+		return z
+	}
+	z2 := z * z
+	g1 := z * (z2 + 1) / 4
+	g2 := z * ((5*z2+16)*z2 + 3) / 96
+	g3 := z * (((3*z2+19)*z2+17)*z2 - 15) / 384
+	g4 := z * ((((79*z2+776)*z2+1482)*z2-1920)*z2 - 945) / 92160
+	r := 1 / nu
+	t := z + r*(g1+r*(g2+r*(g3+r*g4)))
+	if nu >= tqSeriesNu {
+		return t
+	}
+	d := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}
+	for range tqNewtonSteps {
+		step := (d.CDF(t) - p) / d.Prob(t)
+		t -= step
+		// Quadratic convergence: a step of relative size δ leaves an error
+		// of order δ², below 1e-14 once δ ≤ 1e-7.
+		if math.Abs(step) <= 1e-7*t {
+			break
+		}
+	}
+	return t
+}
+
+// tqNewtonNu, tqSeriesNu and tqNewtonSteps: at ν = 3 the expansion's start
+// is within a relative 0.3 of the 0.9995 quantile (within 3 % of the
+// 0.975 one), and Newton's quadratic convergence takes that below 1e-12
+// in at most 8 steps (2–3 for the usual levels); at ν = 1000 the
+// expansion's next term is below 1e-15 of t for p ≤ 0.9995
+// (TestTQuantileMatchesDistuv).
+const (
+	tqNewtonNu    = 3
+	tqSeriesNu    = 1000
+	tqNewtonSteps = 8
+)

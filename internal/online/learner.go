@@ -699,7 +699,7 @@ func (l *Learner) quantile() (q, df float64) {
 	// Negative keys: this t's quantiles are cached apart from the model's.
 	if -nu != l.tNu {
 		l.tNu = -nu
-		l.tQ = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}.Quantile(0.5 + l.cfg.Level/2)
+		l.tQ = narx.TQuantile(nu, 0.5+l.cfg.Level/2)
 	}
 	return l.tQ, 0
 }
