@@ -233,6 +233,10 @@ type ModelConfig struct {
 	NoiseEvery Auto[int] `yaml:"noise_every"`
 	Seed       uint64    `yaml:"seed"`
 	Scale      string    `yaml:"scale"`
+	// Selection is how the fit chooses the working set: greedy (pivoted
+	// Cholesky: the largest Nyström residual first) or entropy (the book's
+	// Rényi entropy search, tuned by select_iter and select_patience).
+	Selection  string    `yaml:"selection"`
 	SelectIter Auto[int] `yaml:"select_iter"`
 	// SelectPatience stops the batch entropy search after this many
 	// consecutive rejected swaps.
@@ -378,10 +382,11 @@ func DefaultConfig() Config {
 			Cutoff:         1e-10,
 			Window:         Auto[int]{Auto: true},
 			SwapInterval:   10,
-			SwapRule:       "entropy",
+			SwapRule:       "gain",
 			NoiseEvery:     Auto[int]{Auto: true},
 			Seed:           1,
 			Scale:          "robust",
+			Selection:      "greedy",
 			SelectIter:     Auto[int]{Auto: true},
 			SelectPatience: Auto[int]{Auto: true},
 			Tuning:         "evidence",
@@ -818,6 +823,9 @@ func (m *ModelConfig) validate(p *problems, at string) {
 	if m.Scale != "robust" && m.Scale != "standard" && m.Scale != "none" {
 		p.add(at+".scale", "must be robust, standard or none (got %q)", m.Scale)
 	}
+	if m.Selection != "greedy" && m.Selection != "entropy" {
+		p.add(at+".selection", "must be greedy or entropy (got %q)", m.Selection)
+	}
 	if !m.SelectIter.Auto && m.SelectIter.Value < 0 {
 		p.add(at+".select_iter", "must be auto or ≥ 0 (got %d)", m.SelectIter.Value)
 	}
@@ -1080,7 +1088,10 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 			window = max(window, int(min(math.Ceil(5/(1-m.Forgetting)), 1e4)))
 		}
 	}
-	sel := narx.SelectOptions{MaxIter: m.SelectIter.Value, Patience: m.SelectPatience.Value}
+	sel := narx.SelectOptions{Method: narx.SelectGreedy, MaxIter: m.SelectIter.Value, Patience: m.SelectPatience.Value}
+	if m.Selection == "entropy" {
+		sel.Method = narx.SelectEntropy
+	}
 	if m.SelectIter.Auto {
 		sel.MaxIter = 20 * m.Warmup
 	}

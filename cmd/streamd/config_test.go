@@ -259,6 +259,7 @@ model:
   noise_every: 5
   seed: 42
   scale: standard
+  selection: entropy
   select_iter: 11
   select_patience: 12
 forecast: {horizon: 5, every: 2, level: 0.9}
@@ -279,7 +280,8 @@ forecast: {horizon: 5, every: 2, level: 0.9}
 			Window:     500,
 			NoiseEvery: 5,
 			Seed:       42,
-			Select:     narx.SelectOptions{MaxIter: 11, Patience: 12},
+			SwapRule:   narx.SwapGain,
+			Select:     narx.SelectOptions{Method: narx.SelectEntropy, MaxIter: 11, Patience: 12},
 		},
 		Warmup: 300, Horizon: 5, Every: 2, Level: 0.9, Scale: online.ScaleStandard, TuneSize: 50, TuneHorizon: 5,
 		// transform, difference and season: auto (the defaults).

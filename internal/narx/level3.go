@@ -63,8 +63,9 @@ type WidthSearch struct {
 // N×n, y): a grid σ² = center·2^k, k = −5..5 (the median squared pairwise
 // distance is the natural center), then a golden-section refinement of ln σ²
 // between the best grid point's neighbours to |Δ ln σ²| < 0.05. Each trial is
-// a full fit (working-set selection, features, level 2), so the cost is about
-// 19 fits. cfg.Kernel must be RBF or LinearRBF; its Sigma2 is ignored.
+// a fit (features, statistics, level 2) on the working set selected once at
+// the centre width, so the cost is about 19 fits and one selection.
+// cfg.Kernel must be RBF or LinearRBF; its Sigma2 is ignored.
 func SearchSigma2(cfg Config, X, y []float64, center float64) (WidthSearch, error) {
 	if cfg.Kernel.Type != RBF && cfg.Kernel.Type != LinearRBF {
 		return WidthSearch{}, fmt.Errorf("narx: width search needs a kernel with an RBF part")
@@ -73,6 +74,18 @@ func SearchSigma2(cfg Config, X, y []float64, center float64) (WidthSearch, erro
 		return WidthSearch{}, fmt.Errorf("narx: width search center %v", center)
 	}
 	var out WidthSearch
+	// Every trial fits the same working set, the one chosen at the centre
+	// width: the evidence then compares widths, not working sets. A
+	// selection per width (the greedy pivots move with the width) makes the
+	// evidence jump by tens of nats between neighbouring widths, and the
+	// search would follow those jumps.
+	c0 := cfg
+	c0.Kernel.Sigma2 = center
+	m0, err := NewModel(c0)
+	if err != nil {
+		return out, err
+	}
+	rows := SelectWorkingSet(c0.Kernel, X, m0.n, cfg.Size, m0.rng, cfg.Select).Index
 	try := func(lnS float64) (float64, error) {
 		c := cfg
 		c.Kernel.Sigma2 = math.Exp(lnS)
@@ -80,7 +93,7 @@ func SearchSigma2(cfg Config, X, y []float64, center float64) (WidthSearch, erro
 		if err != nil {
 			return 0, err
 		}
-		if err := m.Fit(X, y, nil); err != nil {
+		if err := m.fit(X, y, nil, rows); err != nil {
 			return 0, err
 		}
 		tr := WidthTrial{Sigma2: c.Kernel.Sigma2, LogEvidence: m.LogEvidence(), Gamma: m.rls.Gamma(),

@@ -55,3 +55,48 @@ func TestLevel3RecoversWidthAndNoise(t *testing.T) {
 		}
 	}
 }
+
+// SearchSigma2 compares widths on one working set, the one selected at the
+// centre width: each trial's evidence is exactly (bit for bit) that of a
+// fit at the trial's width on those rows, and the best trial is the
+// largest of them. A selection per width would make the evidence a
+// function of the members as much as of the width.
+func TestWidthSearchComparesOneWorkingSet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	const N, n = 300, 2
+	X := make([]float64, N*n)
+	y := make([]float64, N)
+	for i := 0; i < N; i++ {
+		X[i*n], X[i*n+1] = 4*rng.Float64()-2, 4*rng.Float64()-2
+		y[i] = math.Sin(2*X[i*n])*math.Cos(X[i*n+1]) + 0.05*rng.NormFloat64()
+	}
+	cfg := baseConfig(n, 40)
+	cfg.Cutoff, cfg.AutoGamma = 1e-10, true
+	center := MedianSqDist(X, n, 2000, 1)
+	res, err := SearchSigma2(cfg, X, y, center)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c0 := cfg
+	c0.Kernel.Sigma2 = center
+	rows := SelectWorkingSet(c0.Kernel, X, n, cfg.Size, nil, cfg.Select).Index
+	best := math.Inf(-1)
+	for _, tr := range res.Trials {
+		c := cfg
+		c.Kernel.Sigma2 = tr.Sigma2
+		m, err := NewModel(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.fit(X, y, nil, rows); err != nil {
+			t.Fatal(err)
+		}
+		if got := m.LogEvidence(); got != tr.LogEvidence {
+			t.Errorf("σ² = %g: trial evidence %v, a fit on the centre's working set %v", tr.Sigma2, tr.LogEvidence, got)
+		}
+		best = max(best, tr.LogEvidence)
+	}
+	if res.Best.LogEvidence != best {
+		t.Errorf("best evidence %v, largest trial %v", res.Best.LogEvidence, best)
+	}
+}

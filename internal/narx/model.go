@@ -196,6 +196,12 @@ func (m *Model) Fitted() bool { return m.fitted }
 // unchanged; a failure further on (a decomposition that does not converge)
 // leaves m unfitted.
 func (m *Model) Fit(X, y, v []float64) error {
+	return m.fit(X, y, v, nil)
+}
+
+// fit is Fit with the working set given as rows of X (nil: selected by
+// Config.Select).
+func (m *Model) fit(X, y, v []float64, rows []int) error {
 	n := m.n
 	N := len(y)
 	if N == 0 || len(X) != N*n || (v != nil && len(v) != N) {
@@ -204,14 +210,16 @@ func (m *Model) Fit(X, y, v []float64) error {
 	if !recursive.AllFinite(X) || !recursive.AllFinite(y) || (v != nil && !recursive.AllFinite(v)) {
 		return fmt.Errorf("narx: Fit: non-finite data")
 	}
-	sel := SelectWorkingSet(m.cfg.Kernel, X, n, m.cfg.Size, m.rng, m.cfg.Select)
-	M := len(sel.Index)
+	if rows == nil {
+		rows = SelectWorkingSet(m.cfg.Kernel, X, n, m.cfg.Size, m.rng, m.cfg.Select).Index
+	}
+	M := len(rows)
 	// The fit's transient matrices come from the shared scratch pool: a
 	// daemon fits series while holding thousands, and garbage of the sizes
 	// the series keep fragments the heap.
 	pts := recursive.GetFloats(M * n)
 	defer recursive.PutFloats(pts)
-	for k, i := range sel.Index {
+	for k, i := range rows {
 		copy(pts[k*n:(k+1)*n], X[i*n:(i+1)*n])
 	}
 	omega := recursive.GetFloats(M * M) // every entry is set

@@ -455,7 +455,7 @@ func TestEntropySelection(t *testing.T) {
 		X[i] = rng.NormFloat64() // clustered at 0: a random subset is too
 	}
 	kern := Kernel{Type: RBF, Sigma2: 1}
-	res := SelectWorkingSet(kern, X, 1, 10, rand.New(rand.NewPCG(1, 2)), SelectOptions{MaxIter: 20000, Patience: 2000})
+	res := SelectWorkingSet(kern, X, 1, 10, rand.New(rand.NewPCG(1, 2)), SelectOptions{Method: SelectEntropy, MaxIter: 20000, Patience: 2000})
 	for i := 1; i < len(res.Entropy); i++ {
 		if !(res.Entropy[i] > res.Entropy[i-1]) {
 			t.Fatalf("entropy fell at accepted swap %d: %g → %g", i, res.Entropy[i-1], res.Entropy[i])
@@ -547,7 +547,7 @@ func TestSelectWorkingSetGramSame(t *testing.T) {
 		run := func(on bool) SelectResult {
 			defer func(v bool) { selGramOn = v }(selGramOn)
 			selGramOn = on
-			return SelectWorkingSet(k, X, 10, 30, rand.New(rand.NewPCG(4, 5)), SelectOptions{MaxIter: 3000, Patience: 300})
+			return SelectWorkingSet(k, X, 10, 30, rand.New(rand.NewPCG(4, 5)), SelectOptions{Method: SelectEntropy, MaxIter: 3000, Patience: 300})
 		}
 		with, without := run(true), run(false)
 		if !reflect.DeepEqual(with, without) {

@@ -28,7 +28,7 @@ func TestNoisySincFixedSize(t *testing.T) {
 			x, y, f := synth.NoisySinc(synth.SincOptions{N: tc.N, Lo: -10, Hi: 10, NoiseStd: 0.1, Seed: uint64(tc.N)})
 			cfg := Config{Embedding: staticEmbedding(1), Kernel: Kernel{Type: RBF, Sigma2: 3}, Size: 10,
 				Gamma: 100, Forgetting: 1, Cutoff: 1e-12, Window: 100,
-				Select: SelectOptions{MaxIter: 20 * tc.N, Patience: 20000}, Seed: 1}
+				Select: SelectOptions{Method: SelectEntropy, MaxIter: 20 * tc.N, Patience: 20000}, Seed: 1}
 			m, err := NewModel(cfg)
 			if err != nil {
 				t.Fatal(err)

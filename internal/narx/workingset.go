@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/streamd/streamd/internal/recursive"
 )
 
@@ -131,10 +133,40 @@ func (w *WorkingSet) State() WorkingSetState {
 
 // SelectOptions tunes SelectWorkingSet.
 type SelectOptions struct {
-	// MaxIter bounds the number of swap trials.
+	// Method is the selection rule.
+	Method SelectMethod
+	// MaxIter bounds the number of swap trials (SelectEntropy).
 	MaxIter int
-	// Patience stops the search once this many consecutive trials were rejected.
+	// Patience stops the search once this many consecutive trials were
+	// rejected (SelectEntropy).
 	Patience int
+}
+
+// SelectMethod is how Fit chooses the working set from the samples.
+type SelectMethod int
+
+const (
+	// SelectGreedy is the pivoted Cholesky factorisation of the samples'
+	// kernel matrix: each member is the sample whose kernel function is
+	// farthest from the span of the members before it, the largest
+	// Nyström residual K(x,x) − k_S(x)ᵀΩ⁻¹k_S(x) (Fine and Scheinberg
+	// 2001; Bach and Jordan 2005). Each step removes the most of what the
+	// features cannot yet represent, so M members leave the least
+	// residual variance a greedy choice can (the trace of K − K_NS Ω⁻¹
+	// K_SN), and it needs no random draws.
+	SelectGreedy SelectMethod = iota
+	// SelectEntropy is the book's rule (§6.2.2): the members that
+	// maximise the quadratic Rényi entropy of the working set, by random
+	// swap trials. It spreads the members over the input distribution
+	// whatever the kernel function needs.
+	SelectEntropy
+)
+
+func (m SelectMethod) String() string {
+	if m == SelectEntropy {
+		return "entropy"
+	}
+	return "greedy"
 }
 
 // SelectResult reports a working-set selection.
@@ -144,12 +176,14 @@ type SelectResult struct {
 	Trials  int
 }
 
-// SelectWorkingSet chooses M of the N rows of X (N×n row-major) by the book's
-// active selection (§6.2.2, Algorithm 6.2): start from M random distinct rows,
-// then repeatedly propose replacing a random member by a random non-member and
-// accept iff the quadratic Rényi entropy rises. Stops after opt.MaxIter trials or
-// opt.Patience consecutive rejections. Deterministic given rng. O(M·n) per trial.
-// If M ≥ N every row is taken.
+// SelectWorkingSet chooses M of the N rows of X (N×n row-major) by
+// opt.Method; if M ≥ N every row is taken. SelectGreedy: selectGreedy,
+// O(N·M·(M + n)), no use of rng. SelectEntropy: the book's active selection
+// (§6.2.2, Algorithm 6.2): start from M random distinct rows, then
+// repeatedly propose replacing a random member by a random non-member and
+// accept iff the quadratic Rényi entropy rises; stops after opt.MaxIter
+// trials or opt.Patience consecutive rejections; deterministic given rng,
+// O(M·n) per trial.
 func SelectWorkingSet(kern Kernel, X []float64, n, m int, rng *rand.Rand, opt SelectOptions) SelectResult {
 	nrow := len(X) / n
 	if m >= nrow {
@@ -158,6 +192,9 @@ func SelectWorkingSet(kern Kernel, X []float64, n, m int, rng *rand.Rand, opt Se
 			idx[i] = i
 		}
 		return SelectResult{Index: idx}
+	}
+	if opt.Method == SelectGreedy {
+		return SelectResult{Index: selectGreedy(kern, X, n, m)}
 	}
 	perm := rng.Perm(nrow)
 	idx := slices.Clone(perm[:m])
@@ -227,6 +264,65 @@ func SelectWorkingSet(kern Kernel, X []float64, n, m int, rng *rand.Rand, opt Se
 	res.Index = idx
 	return res
 }
+
+// selectGreedy returns the M < N rows of X (N×n row-major) that a pivoted
+// Cholesky factorisation of their kernel matrix K takes as pivots, in that
+// order: with L the N×k factor of the first k pivots (LLᵀ = K on them and
+// their columns), d_i = K_ii − ‖L_i‖² is row i's Nyström residual, and the
+// next pivot is the row of the largest d (the first such row on a tie).
+// Each pivot p adds the column (K_·p − L L_pᵀ)/√d_p. Once every residual
+// is at most selectResidualFloor of the largest K_ii — the rows span no
+// more than the members do, as a linear kernel's n + 1 dimensions —, the
+// remaining members are the first rows not taken, which the Fit's cut-off
+// then drops. O(N·M·(M + n)) time, N·M + N floats of scratch.
+func selectGreedy(kern Kernel, X []float64, n, m int) []int {
+	N := len(X) / n
+	buf := recursive.GetFloats(N*m + N)
+	defer recursive.PutFloats(buf)
+	L, d := buf[:N*m], buf[N*m:] // L column-major: column k at L[k·N:]
+	maxDiag := 0.0
+	for i := range d {
+		x := X[i*n : (i+1)*n]
+		d[i] = kern.Eval(x, x)
+		maxDiag = max(maxDiag, d[i])
+	}
+	taken := make([]bool, N)
+	idx := make([]int, 0, m)
+	for k := 0; k < m; k++ {
+		p, best := -1, selectResidualFloor*maxDiag
+		for i, v := range d {
+			if !taken[i] && v > best {
+				p, best = i, v
+			}
+		}
+		if p < 0 {
+			break
+		}
+		taken[p] = true
+		idx = append(idx, p)
+		col := L[k*N : (k+1)*N]
+		kern.Column(col, X, X[p*n:(p+1)*n])
+		for j := 0; j < k; j++ {
+			lj := L[j*N : (j+1)*N]
+			floats.AddScaled(col, -lj[p], lj)
+		}
+		floats.Scale(1/math.Sqrt(best), col)
+		for i, c := range col {
+			d[i] -= c * c
+		}
+	}
+	for i := 0; len(idx) < m; i++ {
+		if !taken[i] {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// selectResidualFloor is the residual, relative to the largest K(x,x),
+// below which selectGreedy stops pivoting: rounding in the factor's
+// columns is about ε·M relative, and a pivot divides by √d.
+const selectResidualFloor = 1e-12
 
 // selGramMaxRows bounds the rows whose kernel values SelectWorkingSet
 // caches (N² floats, 2 MiB at the bound, borrowed from the scratch pool).

@@ -182,7 +182,7 @@ func bookSincConfig() Config {
 	cfg.Model.Embedding = narx.Embedding{InputLags: [][]int{{0}}}
 	cfg.Model.Size, cfg.Model.Kernel.Sigma2, cfg.Model.AutoGamma = 10, 3, true
 	cfg.Model.Window, cfg.Model.SwapInterval, cfg.Model.NoiseEvery, cfg.Model.Seed = 200, 10, 100, 1
-	cfg.Model.Select = narx.SelectOptions{MaxIter: 6000, Patience: 100}
+	cfg.Model.Select = narx.SelectOptions{Method: narx.SelectEntropy, MaxIter: 6000, Patience: 100}
 	cfg.Scale, cfg.Warmup, cfg.Horizon = ScaleNone, 300, 0
 	return cfg
 }
