@@ -183,8 +183,10 @@ type Daemon struct {
 	stores  map[string]*checkpoint.Store // by input topic; nil without a state topic
 	parking *parking
 	// pool runs the series' heavy work (pool.go); nil runs it on the
-	// partition goroutines (Config.Workers < 0).
-	pool *workerPool
+	// partition goroutines (Config.Workers < 0). busySeries counts the
+	// series of running partitions whose Learner a worker holds.
+	pool       *workerPool
+	busySeries atomic.Int64
 
 	// outputs is what is wrong with the brokers or the output topics, ""
 	// when nothing (watchOutputs; for /readyz).
@@ -307,6 +309,9 @@ func Open(cfg Config) (*Daemon, error) {
 	d.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "streamd_heavy_jobs_waiting", Help: "Heavy Observes waiting for a worker of the pool (process.workers)."},
 		func() float64 { return float64(d.pool.waiting()) }))
+	d.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "streamd_series_busy", Help: "Series whose heavy work or what-if forecast a worker holds; their later records wait for it, in order."},
+		func() float64 { return float64(d.busySeries.Load()) }))
 
 	d.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "streamd_build_info", Help: "Build information; always 1.",

@@ -271,6 +271,7 @@ func (r *partitionRun) dispatch(id string, l *online.Learner, item workItem) {
 		}
 		w = &seriesWork{l: l}
 		r.busy[id] = w
+		r.d.busySeries.Add(1)
 	}
 	j := &heavyJob{r: r, id: id, l: l, item: item}
 	w.job = j
@@ -309,6 +310,7 @@ func (r *partitionRun) complete(j *heavyJob) {
 		}
 	}
 	delete(r.busy, j.id)
+	r.d.busySeries.Add(-1)
 }
 
 // request serves a what-if request on the series' Learner: on a worker,
