@@ -209,6 +209,9 @@ func (d *Daemon) onOwner(ctx context.Context, id string, fn func(l *online.Learn
 	if !ok {
 		return errNotOwned
 	}
+	if d.pool != nil {
+		d.pool.waitLive(ctx)
+	}
 	q := &ownerReq{ctx: ctx, id: id, fn: fn, done: make(chan error, 1)}
 	select {
 	case r.reqs <- q:

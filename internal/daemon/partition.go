@@ -110,6 +110,10 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 		store: d.stores[p.Topic], reqs: make(chan *ownerReq), gone: make(chan struct{}), quit: make(chan struct{}),
 		done: newCompletions()}
 	r.dirty = newDirtySeries(r.stepsPerInterval())
+	if d.pool != nil {
+		d.pool.watch(p.Messages)
+		defer d.pool.unwatch(p.Messages)
+	}
 	if r.store != nil {
 		if !r.restore(ctx) {
 			d.restoring.Add(-1)

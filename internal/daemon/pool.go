@@ -65,6 +65,10 @@ import (
 // first out. submit never blocks: a partition goroutine hands work over and
 // goes on; how much can wait is bounded by the partitions' queues
 // (maxQueued) and one job per busy series.
+//
+// The live records come first: while a partition has fallen behind its
+// input, a worker keeps to a fraction of a CPU (pacer), so that heavy
+// work takes mostly the CPU the live records leave.
 type workerPool struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -72,7 +76,82 @@ type workerPool struct {
 	closed  bool
 	wg      sync.WaitGroup
 	workers int
+
+	inMu   sync.Mutex
+	inputs map[<-chan kafka.Message]struct{} // the partitions' inputs
 }
+
+// watch and unwatch add and remove a partition's input for behind.
+func (p *workerPool) watch(in <-chan kafka.Message) {
+	p.inMu.Lock()
+	defer p.inMu.Unlock()
+	if p.inputs == nil {
+		p.inputs = map[<-chan kafka.Message]struct{}{}
+	}
+	p.inputs[in] = struct{}{}
+}
+
+func (p *workerPool) unwatch(in <-chan kafka.Message) {
+	p.inMu.Lock()
+	defer p.inMu.Unlock()
+	delete(p.inputs, in)
+}
+
+// behind reports whether a partition has liveBehind records or more
+// waiting in its input.
+func (p *workerPool) behind() bool {
+	p.inMu.Lock()
+	defer p.inMu.Unlock()
+	for in := range p.inputs {
+		if len(in) >= liveBehind {
+			return true
+		}
+	}
+	return false
+}
+
+// pacer keeps a worker's share of the CPU at or below 1/(1+yieldRatio)
+// while a partition is behind its input: before each job it sleeps
+// yieldRatio times the work done since the last pause (at most yieldMax),
+// and goes at full speed otherwise. Heavy work so waits for the live
+// records, yet never stops: through a backlog, when every partition is
+// behind, the pool still gets its share.
+type pacer struct {
+	pool  *workerPool
+	since time.Time
+}
+
+func (c *pacer) pace() {
+	now := time.Now()
+	if !c.since.IsZero() && c.pool.behind() {
+		time.Sleep(min(yieldRatio*now.Sub(c.since), yieldMax))
+	}
+	c.since = time.Now()
+}
+
+// waitLive waits while a partition is behind its input, at most
+// whatIfYield or until ctx ends: a what-if forecast starts when the live
+// records leave room for it (it holds its series' records while it runs,
+// and at a long horizon costs milliseconds of CPU).
+func (p *workerPool) waitLive(ctx context.Context) {
+	deadline := time.Now().Add(whatIfYield)
+	for p.behind() && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// whatIfYield bounds how long a what-if waits for the live records.
+const whatIfYield = time.Second
+
+// liveBehind, yieldRatio and yieldMax: a partition with 8 records waiting
+// is a few milliseconds behind at the rates a partition sustains; a worker
+// then keeps to a quarter of a CPU, pausing at most 100 ms at a time
+// (after a long fit) before it looks again.
+const (
+	liveBehind = 8
+	yieldRatio = 3
+	yieldMax   = 100 * time.Millisecond
+)
 
 func newWorkerPool(workers int) *workerPool {
 	p := &workerPool{workers: workers}
@@ -108,6 +187,7 @@ func (p *workerPool) waiting() int {
 
 func (p *workerPool) work() {
 	defer p.wg.Done()
+	pc := &pacer{pool: p}
 	for {
 		p.mu.Lock()
 		for len(p.jobs) == 0 && !p.closed {
@@ -121,6 +201,7 @@ func (p *workerPool) work() {
 		p.jobs[0] = nil
 		p.jobs = p.jobs[1:]
 		p.mu.Unlock()
+		pc.pace()
 		j.run()
 	}
 }

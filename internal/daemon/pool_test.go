@@ -471,3 +471,40 @@ func TestShutdownAbandonsHeavyWork(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The pacer holds a worker to a quarter of a CPU only while a partition is
+// behind its input: after 20 ms of work it pauses 3 × 20 ms when an input
+// holds liveBehind records, and not at all when the inputs are short.
+// time.Sleep sleeps at least as long as asked, so the first bound is
+// exact; the second only needs the pause to be absent.
+func TestPacerYieldsOnlyWhilePartitionsAreBehind(t *testing.T) {
+	p := &workerPool{}
+	in := make(chan kafka.Message, 2*liveBehind)
+	p.watch(in)
+	defer p.unwatch(in)
+	pc := &pacer{pool: p}
+	work := 20 * time.Millisecond
+	for range liveBehind - 1 {
+		in <- kafka.Message{}
+	}
+	pc.since = time.Now().Add(-work)
+	start := time.Now()
+	pc.pace()
+	if d := time.Since(start); d >= work {
+		t.Errorf("%d records waiting (fewer than %d): paused %v", len(in), liveBehind, d)
+	}
+	in <- kafka.Message{}
+	pc.since = time.Now().Add(-work)
+	start = time.Now()
+	pc.pace()
+	if d := time.Since(start); d < yieldRatio*work {
+		t.Errorf("%d records waiting: paused %v, want at least %v", len(in), d, yieldRatio*work)
+	}
+	p.unwatch(in)
+	pc.since = time.Now().Add(-work)
+	start = time.Now()
+	pc.pace()
+	if d := time.Since(start); d >= work {
+		t.Errorf("no input watched: paused %v", d)
+	}
+}
