@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -29,6 +30,7 @@ type backtestCommand struct {
 	truthColumn                 string
 	train, horizon, evalFrom    int
 	forecasts, reportPath, plot string
+	cpuProfile                  string
 	tune                        bool
 }
 
@@ -78,6 +80,7 @@ func (c *backtestCommand) flags(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.forecasts, "forecasts", "", "write the forecast messages to `OUT.jsonl`, one per line")
 	fs.StringVar(&c.reportPath, "report", "", "write the JSON report to `OUT.json` ('-': standard output, instead of the summary); a number that is not finite is null")
 	fs.StringVar(&c.plot, "plot", "", "draw actual vs forecast with its band to `OUT.svg|OUT.png|OUT.pdf`")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to `OUT.pprof` (go tool pprof)")
 	fs.BoolVar(&c.tune, "tune", false, "iterated: choose the structure by a batch search on the training values (not what the daemon runs)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, backtestUsage)
@@ -120,6 +123,17 @@ func (c *backtestCommand) Run(ctx context.Context, args []string, stdin io.Reade
 			return err
 		}
 		defer bt.out.Close()
+	}
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var rep *report
 	if c.protocol == "iterated" {

@@ -105,7 +105,7 @@ const (
 // ErrNotFitted is returned by methods that need a fitted model.
 var ErrNotFitted = errors.New("narx: model is not fitted")
 
-// Model is a fixed-size LS-SVM in primal form (book §6.2; DESIGN §3):
+// Model is a fixed-size LS-SVM in primal form (book §6.2; docs/design.md, "The model"):
 //
 //	ŷ(x) = wᵀφ(x) + b,  φ(x) = F k_S(x),  F Ω Fᵀ = I,  θ = [w; b] = (A + D/γ)⁻¹ r,
 //
@@ -335,7 +335,7 @@ func (m *Model) Observe(x []float64) (mean, variance float64) {
 	if !m.fitted {
 		panic(ErrNotFitted)
 	}
-	if !m.nextReady || !sameBits(m.x, x) {
+	if !m.nextReady || !recursive.SameBits(m.x, x) {
 		copy(m.x, x)
 		m.prepareFeatures()
 	}
@@ -356,7 +356,7 @@ func (m *Model) prepareFeatures() {
 	m.psi[r] = 1
 }
 
-// varianceAt is the level-1 predictive variance (DESIGN §3):
+// varianceAt is the level-1 predictive variance (docs/design.md, "The model"):
 // σ²(x) = ζ⁻¹(1 + ψᵀ(A + D/γ)⁻¹ψ) + μ⁻¹(K(x,x) − ‖φ(x)‖²), with ζ⁻¹ the noise
 // variance and μ⁻¹ = γζ⁻¹ (γ = ζ/μ). The last term is the prior variance of the
 // part of f the Nyström map cannot represent, so bars widen off the working set.
@@ -443,16 +443,24 @@ func (m *Model) swapCandidate() (j int, accept bool) {
 	m.sinceSwap = 0
 	alpha, _ := m.Dual()
 	M, f := m.m, m.fm.f
+	// q_c = [Ω⁻¹]_cc = ‖F e_c‖², summed row by row: F is row-major, and a
+	// column walk strides through M² numbers (at M = 400 it cost more than
+	// the rest of the test).
+	q := recursive.GetFloats(M)
+	clear(q)
+	for r := 0; r < M; r++ {
+		row := f[r*M : (r+1)*M]
+		for c, v := range row {
+			q[c] += v * v
+		}
+	}
 	best := math.Inf(1)
 	for c := 0; c < M; c++ {
-		var q float64 // [Ω⁻¹]_cc = ‖F e_c‖²
-		for r := 0; r < M; r++ {
-			q += f[r*M+c] * f[r*M+c]
-		}
-		if l := alpha[c] * alpha[c] / q; l < best {
+		if l := alpha[c] * alpha[c] / q[c]; l < best {
 			best, j = l, c
 		}
 	}
+	recursive.PutFloats(q)
 	return j, true
 }
 
@@ -590,17 +598,6 @@ func (m *Model) Dual() (alpha []float64, b float64) {
 		m.alphaFresh = true
 	}
 	return m.alpha, th[m.fm.r]
-}
-
-// sameBits reports whether x and y (of equal length) are bit-identical.
-func sameBits(x, y []float64) bool {
-	y = y[:len(x)]
-	for i, v := range x {
-		if math.Float64bits(v) != math.Float64bits(y[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // window is a ring of the W most recent learned samples (x, y, v) with
