@@ -28,7 +28,7 @@ import (
 	"github.com/streamd/streamd/internal/source"
 )
 
-// Config is the YAML configuration of streamd (DESIGN §4). The model and
+// Config is the YAML configuration of streamd (docs/messages.md). The model and
 // forecast sections are shared by `run` and `backtest`; the others configure
 // the daemon. Every key is optional: DefaultConfig holds the value of each one
 // that is left out, and config/default.yaml documents them all.
@@ -298,7 +298,7 @@ type KernelConfig struct {
 	Offset float64       `yaml:"offset"`
 }
 
-// RobustConfig is the robust reweighting of DESIGN §3.
+// RobustConfig is the robust reweighting of docs/design.md, "The model".
 type RobustConfig struct {
 	Enabled bool    `yaml:"enabled"`
 	Weight  string  `yaml:"weight"`
@@ -351,6 +351,7 @@ const (
 // out. It is the only place defaults are written down (config/default.yaml
 // restates them and a test keeps the two equal).
 func DefaultConfig() Config {
+	http := daemon.DefaultHTTP()
 	return Config{
 		Kafka: KafkaConfig{
 			Brokers:               []string{"127.0.0.1:9092"},
@@ -362,14 +363,15 @@ func DefaultConfig() Config {
 			CheckpointRecords:     daemon.DefaultCheckpointRecords,
 			CheckpointInterval:    daemon.DefaultCheckpointEvery,
 			MaxRecordBytes:        1 << 20,
-			DeadLetterMaxBytes:    1048588,
+			DeadLetterMaxBytes:    sink.DefaultDeadLetterMaxBytes,
 			MaxSeriesBytes:        256,
 			Partitioner:           "murmur2",
 			MaxSeriesPerPartition: 100000,
 			Fields:                FieldsConfig{Series: "series", T: "t", Y: "y", U: "u", Future: "future"},
 		},
-		HTTP: HTTPConfig{Listen: "127.0.0.1:9464", ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
-			WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, WhatIf: WhatIfConfig{MaxConcurrent: 4, MaxHorizon: 10000}},
+		HTTP: HTTPConfig{Listen: "127.0.0.1:9464", ReadHeaderTimeout: http.ReadHeaderTimeout, ReadTimeout: http.ReadTimeout,
+			WriteTimeout: http.WriteTimeout, IdleTimeout: http.IdleTimeout,
+			WhatIf: WhatIfConfig{MaxConcurrent: http.WhatIfMaxConcurrent, MaxHorizon: http.WhatIfMaxHorizon}},
 		Model: ModelConfig{
 			Lags:           Lags{Auto: true},
 			InputLags:      Lags{},
@@ -684,7 +686,7 @@ func (k *KafkaConfig) validate(p *problems) {
 	}
 }
 
-// robustWeights are the weight functions of DESIGN §3 (book §5).
+// robustWeights are the weight functions of docs/design.md, "The model" (book §5).
 var robustWeights = []string{"hampel", "huber", "logistic", "myriad"}
 
 func (r *RobustConfig) validate(p *problems) {
@@ -992,8 +994,8 @@ func (m *ModelConfig) lagCandidates() []int {
 
 // noiseEvery resolves noise_every: auto is 10·M. A level-2 refresh is O(M³)
 // and an update O(M²), so a period proportional to M keeps the amortised
-// refresh cost a fixed fraction of the update (about 20 %, measured at
-// M = 100 by BenchmarkLevel2Amortised).
+// refresh cost a fixed fraction of the update (docs/benchmarks.md,
+// "Level-2 refresh").
 func (m *ModelConfig) noiseEvery() int {
 	if m.NoiseEvery.Auto {
 		return 10 * m.WorkingSet

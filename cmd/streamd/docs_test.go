@@ -27,6 +27,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/streamd/streamd/internal/daemon"
+	"github.com/streamd/streamd/internal/reject"
 )
 
 // repoPath is path relative to the repository root (tests run in
@@ -461,6 +462,34 @@ func yamlLeaves(n *yaml.Node, prefix string, out map[string]string) {
 
 // docs/configuration.md documents every key of config/default.yaml, with
 // the default the file gives it, and no key the file does not have.
+// Every reject reason has its row in the message reference and is listed
+// with the metric it labels.
+func TestRejectReasonsDocumented(t *testing.T) {
+	msgs, err := os.ReadFile(repoPath("docs/messages.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mets, err := os.ReadFile(repoPath("docs/metrics.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| ").FindAllSubmatch(msgs, -1)
+	rows := map[string]bool{}
+	for _, m := range documented {
+		rows[string(m[1])] = true
+	}
+	_, metricLine, _ := strings.Cut(string(mets), "`streamd_input_rejected_total`")
+	metricLine, _, _ = strings.Cut(metricLine, "\n")
+	for _, r := range reject.Reasons {
+		if !rows[string(r)] {
+			t.Errorf("docs/messages.md has no row for reject reason %s", r)
+		}
+		if !strings.Contains(metricLine, "`"+string(r)+"`") {
+			t.Errorf("docs/metrics.md does not list %s with streamd_input_rejected_total", r)
+		}
+	}
+}
+
 func TestConfigurationDocMatchesDefaultYAML(t *testing.T) {
 	const doc = "docs/configuration.md"
 	b, err := os.ReadFile(repoPath("config/default.yaml"))

@@ -29,6 +29,7 @@ import (
 
 	"github.com/streamd/streamd/internal/checkpoint"
 	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/reject"
 	"github.com/streamd/streamd/internal/sink"
 	"github.com/streamd/streamd/internal/source"
 )
@@ -71,8 +72,8 @@ type Config struct {
 	// publisher is idle). 0 means 5 ms.
 	FlushEvery time.Duration
 	// CommitEvery spaces the input offset commits without a state topic
-	// (with one, a commit follows each checkpoint) (a synchronous round trip
-	// that cost 30 % of the CPU when done at every flush); a commit always
+	// (with one, a commit follows each checkpoint): a commit is a
+	// synchronous round trip, too costly to make at every flush; a commit always
 	// follows the publication of what it covers, and a final one is made at
 	// shutdown or rebalance. A longer interval only means more records are
 	// re-read after a crash. 0 means 500 ms.
@@ -127,9 +128,8 @@ type Config struct {
 // HTTPConfig secures and bounds the HTTP server. Zero values take the
 // defaults Open states.
 type HTTPConfig struct {
-	// Server timeouts (net/http.Server's). 0 means 5 s, 30 s, 60 s and
-	// 120 s. The event streams clear their write deadline: they are meant
-	// to last.
+	// Server timeouts (net/http.Server's). 0 means DefaultHTTP's. The
+	// event streams clear their write deadline: they are meant to last.
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// TLS, when set, serves HTTPS with it. With ClientCAs set, a client
 	// certificate they verify authenticates a request (give ClientAuth
@@ -144,10 +144,19 @@ type HTTPConfig struct {
 	// WhatIfMaxConcurrent bounds the what-if forecasts computed at once
 	// (each runs on a worker, or without a pool on its series' partition
 	// goroutine, and holds its series' records up); more are answered 429.
-	// 0 means 4.
+	// 0 means DefaultHTTP's.
 	WhatIfMaxConcurrent int
-	// WhatIfMaxHorizon bounds a what-if forecast's horizon. 0 means 10 000.
+	// WhatIfMaxHorizon bounds a what-if forecast's horizon. 0 means
+	// DefaultHTTP's.
 	WhatIfMaxHorizon int
+}
+
+// DefaultHTTP returns the HTTP settings Open gives the zero fields of
+// Config.HTTP.
+func DefaultHTTP() HTTPConfig {
+	return HTTPConfig{ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second,
+		WhatIfMaxConcurrent: 4, WhatIfMaxHorizon: 10000}
 }
 
 // flushBatch publishes results as soon as this many are pending.
@@ -266,13 +275,13 @@ func Open(cfg Config) (*Daemon, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &cfg.HTTP
-	h.ReadHeaderTimeout = cmp.Or(h.ReadHeaderTimeout, 5*time.Second)
-	h.ReadTimeout = cmp.Or(h.ReadTimeout, 30*time.Second)
-	h.WriteTimeout = cmp.Or(h.WriteTimeout, 60*time.Second)
-	h.IdleTimeout = cmp.Or(h.IdleTimeout, 120*time.Second)
-	h.WhatIfMaxConcurrent = cmp.Or(h.WhatIfMaxConcurrent, 4)
-	h.WhatIfMaxHorizon = cmp.Or(h.WhatIfMaxHorizon, 10000)
+	h, def := &cfg.HTTP, DefaultHTTP()
+	h.ReadHeaderTimeout = cmp.Or(h.ReadHeaderTimeout, def.ReadHeaderTimeout)
+	h.ReadTimeout = cmp.Or(h.ReadTimeout, def.ReadTimeout)
+	h.WriteTimeout = cmp.Or(h.WriteTimeout, def.WriteTimeout)
+	h.IdleTimeout = cmp.Or(h.IdleTimeout, def.IdleTimeout)
+	h.WhatIfMaxConcurrent = cmp.Or(h.WhatIfMaxConcurrent, def.WhatIfMaxConcurrent)
+	h.WhatIfMaxHorizon = cmp.Or(h.WhatIfMaxHorizon, def.WhatIfMaxHorizon)
 	if cfg.DeadLetterMaxBytes <= 0 {
 		cfg.DeadLetterMaxBytes = sink.DefaultDeadLetterMaxBytes
 	}
@@ -282,25 +291,42 @@ func Open(cfg Config) (*Daemon, error) {
 	cfg.Decoder.Inputs = -1
 	d := &Daemon{cfg: cfg, metrics: newMetrics(), dir: newDirectory(), parking: &parking{m: map[partitionKey]*parked{}},
 		done: make(chan struct{}), quit: make(chan struct{}), whatIfSlots: make(chan struct{}, cfg.HTTP.WhatIfMaxConcurrent)}
+	// Listen before anything starts, so that a taken port leaves nothing
+	// behind.
+	var ln net.Listener
+	if cfg.Listen != "" {
+		var err error
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return nil, fmt.Errorf("daemon: listen %s: %w", cfg.Listen, err)
+		}
+		d.addr = ln.Addr()
+	}
+	fail := func(err error) (*Daemon, error) {
+		if ln != nil {
+			ln.Close()
+		}
+		return nil, err
+	}
 	consumer, err := source.NewConsumer(source.ConsumerConfig{Brokers: cfg.Brokers, Group: cfg.Group,
 		Topics: cfg.InputTopics, SessionTimeout: cfg.SessionTimeout, MaxBytes: 4 << 20, Dialer: cfg.Dialer,
 		Logger: cfg.Logger, OnGeneration: d.generation})
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	notYet := "brokers not reached yet"
 	d.outputs.Store(&notYet)
 	fw, err := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: cfg.Brokers, Topic: cfg.ForecastTopic, Transport: cfg.Transport,
 		Partitioner: cfg.Partitioner})
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	// A dead-letter request holds no more than the topic accepts in one
 	// batch, so that one large dead letter is refused alone.
 	dw, err := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: cfg.Brokers, Topic: cfg.DeadLetterTopic, Transport: cfg.Transport,
 		BatchBytes: cfg.DeadLetterMaxBytes - 64, Partitioner: cfg.Partitioner})
 	if err != nil {
-		return nil, err
+		fw.Close()
+		return fail(err)
 	}
 	d.consumer, d.forecasts, d.dead = consumer, fw, dw
 	if cfg.Workers > 0 {
@@ -324,20 +350,8 @@ func Open(cfg Config) (*Daemon, error) {
 		Name: "streamd_publish_stalled_partitions",
 		Help: "Partitions whose publisher has failed every write for longer than 30 s (/readyz answers 503 meanwhile)."},
 		func() float64 { return float64(len(d.stalled())) }))
-	if cfg.Listen != "" {
-		ln, err := net.Listen("tcp", cfg.Listen)
-		if err != nil {
-			return nil, fmt.Errorf("daemon: listen %s: %w", cfg.Listen, err)
-		}
-		d.addr = ln.Addr()
-		if cfg.HTTP.TLS != nil {
-			ln = tls.NewListener(ln, cfg.HTTP.TLS)
-		}
-		d.http = &http.Server{Handler: d.authenticate(d.routes()), ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout,
-			ReadTimeout: cfg.HTTP.ReadTimeout, WriteTimeout: cfg.HTTP.WriteTimeout, IdleTimeout: cfg.HTTP.IdleTimeout,
-			ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
-		d.http.RegisterOnShutdown(func() { close(d.quit) })
-		go d.http.Serve(ln)
+	if ln != nil {
+		d.serve(ln)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
@@ -355,6 +369,25 @@ func Open(cfg Config) (*Daemon, error) {
 		}
 	}()
 	return d, nil
+}
+
+// serve starts the HTTP server on ln. Serve returns http.ErrServerClosed
+// after Close's Shutdown; any other error (the listener failed) is logged,
+// and /healthz then no longer answers, which is what a supervisor watches.
+func (d *Daemon) serve(ln net.Listener) {
+	cfg := d.cfg
+	if cfg.HTTP.TLS != nil {
+		ln = tls.NewListener(ln, cfg.HTTP.TLS)
+	}
+	d.http = &http.Server{Handler: d.authenticate(d.routes()), ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout,
+		ReadTimeout: cfg.HTTP.ReadTimeout, WriteTimeout: cfg.HTTP.WriteTimeout, IdleTimeout: cfg.HTTP.IdleTimeout,
+		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+	d.http.RegisterOnShutdown(func() { close(d.quit) })
+	go func() {
+		if err := d.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			cfg.Logger.Error("http: serve stopped", "addr", d.addr.String(), "error", err)
+		}
+	}()
 }
 
 // Done is closed when the daemon stopped on its own (an error Err returns:
@@ -645,11 +678,8 @@ func newMetrics() *metrics {
 	}
 	m.registry.MustRegister(m.records, m.rejected, m.forecasts, m.fitFailed, m.series, m.evicted, m.bytes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	for _, r := range source.Reasons {
+	for _, r := range reject.Reasons {
 		m.rejected.WithLabelValues(string(r))
-	}
-	for _, r := range online.RejectReasons {
-		m.rejected.WithLabelValues(r)
 	}
 	return m
 }

@@ -78,9 +78,28 @@ func TestKcatInterop(t *testing.T) {
 	}
 }
 
-// The daemon's metrics pass Prometheus' own lint (names, units, help).
+// The daemon's metrics pass Prometheus' own lint (names, units, help):
+// those of an opened daemon, so that the gauges Open registers count too.
 func TestMetricsLint(t *testing.T) {
-	problems, err := testutil.GatherAndLint(newMetrics().registry)
+	d, err := Open(Config{Brokers: []string{"127.0.0.1:1"}, Group: "g", InputTopics: []string{"series"},
+		ForecastTopic: "forecasts", DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
+		Registry: online.RegistryConfig{Default: learnerConfig()}, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	n, err := testutil.GatherAndCount(d.metrics.registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := testutil.GatherAndCount(newMetrics().registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < fresh+5 {
+		t.Errorf("an opened daemon gathers %d series, want the %d of newMetrics and Open's 5 gauges", n, fresh)
+	}
+	problems, err := testutil.GatherAndLint(d.metrics.registry)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/streamd/streamd/internal/sink"
 )
 
-// TestMessageJSONShape pins the wire format of DESIGN §4: field names, nesting,
+// TestMessageJSONShape pins the wire format of docs/messages.md: field names, nesting,
 // and the omission of "observed" when there is no one-step verdict.
 func TestMessageJSONShape(t *testing.T) {
 	res := online.Result{Fitted: true, Prediction: 85, Std: 2, Residual: 1, Weight: 1,

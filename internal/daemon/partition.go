@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 	"unsafe"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/streamd/streamd/internal/checkpoint"
 	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/reject"
 	"github.com/streamd/streamd/internal/sink"
 	"github.com/streamd/streamd/internal/source"
 )
@@ -31,19 +33,13 @@ type partitionRun struct {
 	lastLive int
 	evicted  int64
 	bytes    map[string]int // last published SizeBytes per series
-	lastLog  time.Time      // of a reject log line: at most one per second
 	// committed is the last offset handed to the publisher to commit,
 	// lastCommit when.
 	committed  int64
 	lastCommit time.Time
-	unlogged   int // rejects since the last log line
-	// lastEvictLog is when an eviction was last logged, unloggedEvictions
-	// how many were not since.
-	lastEvictLog      time.Time
-	unloggedEvictions int
-	// lastFitLog, unloggedFits: the same for failed fits.
-	lastFitLog   time.Time
-	unloggedFits int
+	// Rejects, evictions and failed fits are logged at most once a second
+	// each (they can arrive in floods), with the count not logged since.
+	rejectLog, evictLog, fitLog logLimit
 	// timeKind says, per series, whether its t are times (else sequence
 	// numbers), from its first record since the start.
 	timeKind map[string]bool
@@ -208,13 +204,10 @@ func (r *partitionRun) registryConfig() online.RegistryConfig {
 func (r *partitionRun) onEvict(id string) {
 	// An eviction loses a series' model: say which, at most once a second
 	// (a flood of new ids evicts at the rate records arrive).
-	if now := time.Now(); now.Sub(r.lastEvictLog) >= time.Second {
+	if skipped, ok := r.evictLog.allow(); ok {
 		r.d.cfg.Logger.Warn("series evicted at the live-series cap or the state budget", "series", id, "topic", r.p.Topic, "partition", r.p.ID,
 			"max_series", r.d.cfg.Registry.MaxSeries, "state_bytes", r.d.stateBytes.Load(), "state_budget_bytes", r.d.cfg.StateBytes,
-			"evicted_since_last_log", r.unloggedEvictions)
-		r.lastEvictLog, r.unloggedEvictions = now, 0
-	} else {
-		r.unloggedEvictions++
+			"evicted_since_last_log", skipped)
 	}
 	r.d.dir.drop(r, id)
 	delete(r.touched, id)
@@ -243,9 +236,9 @@ func (r *partitionRun) handle(m kafka.Message) {
 	}
 	rec, err := d.cfg.Decoder.Decode(m.Key, m.Value, m.Time)
 	if err != nil {
-		var re *source.RejectError
+		var re *reject.Error
 		if errors.As(err, &re) {
-			r.reject(m, string(re.Reason), re.Detail)
+			r.reject(m, re.Reason, re.Detail)
 		}
 		return
 	}
@@ -291,7 +284,7 @@ func (r *partitionRun) observe(l *online.Learner, m kafka.Message, rec source.Re
 	// sequence numbers, or the reverse, would be compared as numbers of
 	// another scale. Known from the series' first record since the start.
 	if isTime, ok := r.timeKind[rec.Series]; ok && isTime != rec.IsTime {
-		r.reject(m, string(source.ReasonBadTime), fmt.Sprintf("series %s has %s; this record has %s",
+		r.reject(m, reject.BadTime, fmt.Sprintf("series %s has %s; this record has %s",
 			rec.Series, timeKindName(isTime), timeKindName(rec.IsTime)))
 		return false
 	}
@@ -309,7 +302,7 @@ func (r *partitionRun) observe(l *online.Learner, m kafka.Message, rec source.Re
 // message. l is owned by the partition goroutine again.
 func (r *partitionRun) finish(l *online.Learner, m kafka.Message, rec source.Record, res online.Result, err error) {
 	d := r.d
-	var re *online.RejectError
+	var re *reject.Error
 	switch {
 	case errors.As(err, &re):
 		r.reject(m, re.Reason, re.Detail)
@@ -369,13 +362,27 @@ func timeKindName(isTime bool) string {
 // second per partition (a series that cannot fit retries at every record),
 // with the count of those not logged since.
 func (r *partitionRun) logFitFailure(id string, err error) {
-	if now := time.Now(); now.Sub(r.lastFitLog) >= time.Second {
+	if skipped, ok := r.fitLog.allow(); ok {
 		r.d.cfg.Logger.Warn("series: fit failed; the series keeps buffering and retries", "series", id,
-			"partition", r.p.ID, "err", err, "failed_since_last_log", r.unloggedFits)
-		r.lastFitLog, r.unloggedFits = now, 0
-	} else {
-		r.unloggedFits++
+			"partition", r.p.ID, "err", err, "failed_since_last_log", skipped)
 	}
+}
+
+// logLimit lets a kind of log line through at most once a second.
+type logLimit struct {
+	last    time.Time
+	skipped int
+}
+
+// allow reports whether a line may be logged now, and how many were held
+// back since the last one; when it may not, it counts this one.
+func (l *logLimit) allow() (skipped int, ok bool) {
+	if now := time.Now(); now.Sub(l.last) >= time.Second {
+		skipped, l.last, l.skipped = l.skipped, now, 0
+		return skipped, true
+	}
+	l.skipped++
+	return 0, false
 }
 
 // oneStep accumulates a series' one-step scores.
@@ -479,19 +486,18 @@ func (r *partitionRun) publishSummaries() {
 
 // reject counts m under reason, logs it (at a bounded rate) and queues its
 // dead letter, which names its origin as topic/partition/offset.
-func (r *partitionRun) reject(m kafka.Message, reason, detail string) {
+func (r *partitionRun) reject(m kafka.Message, reason reject.Reason, detail string) {
 	origin := fmt.Sprintf("%s/%d/%d", m.Topic, m.Partition, m.Offset)
-	r.d.metrics.rejected.WithLabelValues(reason).Inc()
+	r.d.metrics.rejected.WithLabelValues(string(reason)).Inc()
 	// Bad input can arrive in floods: log at most one line a second, with
-	// the count of those not logged since.
-	if now := time.Now(); now.Sub(r.lastLog) >= time.Second {
-		r.d.cfg.Logger.Warn("record rejected", "reason", reason, "detail", detail, "origin", origin,
-			"rejected_since_last_log", r.unlogged)
-		r.lastLog, r.unlogged = now, 0
-	} else {
-		r.unlogged++
+	// the count of those not logged since. The key (the series, unless the
+	// record names another) is quoted and cut: it may be anything.
+	if skipped, ok := r.rejectLog.allow(); ok {
+		key := m.Key[:min(len(m.Key), 64)]
+		r.d.cfg.Logger.Warn("record rejected", "reason", reason, "detail", detail, "key", strconv.Quote(string(key)),
+			"origin", origin, "rejected_since_last_log", skipped)
 	}
-	rec, truncated := sink.DeadLetterRecord(m.Key, m.Value, reason, detail, origin, r.d.cfg.DeadLetterMaxBytes)
+	rec, truncated := sink.DeadLetterRecord(m.Key, m.Value, string(reason), detail, origin, r.d.cfg.DeadLetterMaxBytes)
 	if truncated {
 		r.d.metrics.deadTruncated.Inc()
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,5 +95,30 @@ func TestGracefulShutdownCommitsWhatWasPublished(t *testing.T) {
 	}
 	if int(committed) >= total {
 		t.Errorf("the shutdown was not mid-stream (committed %d of %d): the test proves less than it claims", committed, total)
+	}
+}
+
+// Open on a port already taken fails with the address in the message and
+// starts nothing: no goroutine outlives the failed Open (workers, writers
+// and the consumer are made only after the listener).
+func TestOpenOnATakenPortLeavesNothingRunning(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	before := runtime.NumGoroutine()
+	d, err := Open(Config{Brokers: []string{"127.0.0.1:1"}, Group: "g", InputTopics: []string{"series"},
+		ForecastTopic: "forecasts", DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
+		Registry: online.RegistryConfig{Default: learnerConfig()}, Workers: 2, Listen: ln.Addr().String()})
+	if err == nil {
+		d.Close()
+		t.Fatal("Open on a taken port succeeded")
+	}
+	if !strings.Contains(err.Error(), ln.Addr().String()) {
+		t.Errorf("error %q does not name the address", err)
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Errorf("%d goroutines before Open, %d after it failed", before, after)
 	}
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/streamd/streamd/internal/source"
 )
 
-// Durable state (DESIGN §5). Each partition goroutine checkpoints the series
+// Durable state (docs/design.md, "Durability and scale-out"). Each partition goroutine checkpoints the series
 // it changed to the same partition of the state topic, a few at a time
 // (checkpointStep), then commits the input offset they cover: a committed
 // offset is always covered by acknowledged checkpoints. Each checkpoint carries the input offset of the last record of

@@ -72,7 +72,7 @@ var calDF = [...]float64{calGaussian, 30, 10, 6, 4, 3, 2.5}
 // hundredth of its average) but not vanish; the parameter part may grow
 // far (ζ⁻¹ψᵀ(A + D/γ)⁻¹ψ shrinks as 1/n_c even when the model is wrong);
 // the Nyström part keeps a floor so that bars always widen away from the
-// working set (DESIGN §3), however well the recent residuals, which come
+// working set (docs/design.md, "The model"), however well the recent residuals, which come
 // from near it, are explained without it, and a ceiling beyond which the
 // data would be saying that the prior variance of f is far too small, which
 // level 2 should fix instead.

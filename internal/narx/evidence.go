@@ -13,7 +13,7 @@ import (
 	"github.com/streamd/streamd/internal/recursive"
 )
 
-// Level 2 of the Bayesian framework (book §4.2.3, DESIGN §3), in primal form.
+// Level 2 of the Bayesian framework (book §4.2.3, docs/design.md, "The model"), in primal form.
 //
 // Model: y_k = wᵀφ_k + b + e_k, prior w ~ N(0, μ⁻¹I_r), flat prior on b, noise
 // e_k ~ N(0, (ζ c_k)⁻¹) with c_k the sample weight (robust weight × forgetting).

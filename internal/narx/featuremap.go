@@ -6,7 +6,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 )
 
-// featureMap is the Nyström map φ(x) = F k_S(x) (DESIGN §3) with F an M×M
+// featureMap is the Nyström map φ(x) = F k_S(x) (docs/design.md, "The model") with F an M×M
 // matrix such that F Ω Fᵀ = I: the features are an orthonormal basis, in the
 // kernel's feature space, of the span of the members' kernel functions, so
 // φ(x)ᵀφ(z) = k_S(x)ᵀ Ω⁻¹ k_S(z) and the ridge ‖w‖² is the RKHS norm of

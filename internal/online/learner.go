@@ -16,6 +16,7 @@ import (
 
 	"github.com/streamd/streamd/internal/calendar"
 	"github.com/streamd/streamd/internal/narx"
+	"github.com/streamd/streamd/internal/reject"
 	"github.com/streamd/streamd/internal/robust"
 )
 
@@ -75,7 +76,7 @@ type Config struct {
 	TuneSize int
 	// TuneHorizon is the forecast length TuneIterated validates (0 = Horizon).
 	TuneHorizon int
-	// Robust reweighting (DESIGN §3, book ch. 5); off when !Robust.Enabled.
+	// Robust reweighting (docs/design.md, "The model", book ch. 5); off when !Robust.Enabled.
 	Robust Robust
 }
 
@@ -226,42 +227,6 @@ type Observation struct {
 	// the steps after T: row h−1 for step h. Steps beyond the rows, and
 	// inputs not planned, hold their last values. It may be nil.
 	Future [][]float64
-}
-
-// ErrRejected wraps every reason an observation is refused; the Learner is then
-// unchanged.
-var ErrRejected = errors.New("observation rejected")
-
-// The reasons an observation is refused (RejectError.Reason), fit for a
-// metric label.
-const (
-	RejectNonFiniteY      = "non_finite_y"
-	RejectBadInputs       = "bad_inputs"
-	RejectNonFiniteInput  = "non_finite_input"
-	RejectBadFuture       = "bad_future"
-	RejectNonFiniteFuture = "non_finite_future"
-	RejectTNotIncreasing  = "t_not_increasing"
-)
-
-// RejectReasons lists every Reason a RejectError can carry.
-var RejectReasons = []string{RejectNonFiniteY, RejectBadInputs, RejectNonFiniteInput, RejectBadFuture,
-	RejectNonFiniteFuture, RejectTNotIncreasing}
-
-// RejectError says why an observation was refused: Reason is one of
-// RejectReasons.
-type RejectError struct {
-	Reason, Detail string
-}
-
-func (e *RejectError) Error() string {
-	return fmt.Sprintf("%v: %s: %s", ErrRejected, e.Reason, e.Detail)
-}
-
-// Unwrap makes errors.Is(err, ErrRejected) true.
-func (e *RejectError) Unwrap() error { return ErrRejected }
-
-func rejectf(reason, format string, args ...any) error {
-	return &RejectError{Reason: reason, Detail: fmt.Sprintf(format, args...)}
 }
 
 // ForecastStep is one step of a forecast in the series' units. Lo and Hi
@@ -492,28 +457,28 @@ func (l *Learner) Model() *narx.Model { return l.model }
 // check validates an observation without changing l.
 func (l *Learner) check(o Observation) error {
 	if math.IsNaN(o.Y) || math.IsInf(o.Y, 0) {
-		return rejectf(RejectNonFiniteY, "y is not finite")
+		return reject.Errorf(reject.NonFiniteY, "y is not finite")
 	}
 	if len(o.U) != l.nUser {
-		return rejectf(RejectBadInputs, "%d inputs, want %d", len(o.U), l.nUser)
+		return reject.Errorf(reject.BadInputs, "%d inputs, want %d", len(o.U), l.nUser)
 	}
 	for _, row := range o.Future {
 		if len(row) != len(l.cfg.Planned) {
-			return rejectf(RejectBadFuture, "a future row has %d planned inputs, want %d", len(row), len(l.cfg.Planned))
+			return reject.Errorf(reject.BadFuture, "a future row has %d planned inputs, want %d", len(row), len(l.cfg.Planned))
 		}
 		for _, u := range row {
 			if math.IsNaN(u) || math.IsInf(u, 0) {
-				return rejectf(RejectNonFiniteFuture, "a planned input is not finite")
+				return reject.Errorf(reject.NonFiniteFuture, "a planned input is not finite")
 			}
 		}
 	}
 	for _, u := range o.U {
 		if math.IsNaN(u) || math.IsInf(u, 0) {
-			return rejectf(RejectNonFiniteInput, "an input is not finite")
+			return reject.Errorf(reject.NonFiniteInput, "an input is not finite")
 		}
 	}
 	if l.haveT && o.T <= l.lastT {
-		return rejectf(RejectTNotIncreasing, "t %d is not after %d", o.T, l.lastT)
+		return reject.Errorf(reject.TNotIncreasing, "t %d is not after %d", o.T, l.lastT)
 	}
 	return nil
 }
@@ -523,7 +488,7 @@ func (l *Learner) check(o Observation) error {
 // learned, and every Every samples a forecast of Horizon steps is issued. At
 // each re-choice (see FirstFit) the structure is chosen again and the model
 // refitted on every sample kept, after this one is predicted and learned.
-// An error wrapping ErrRejected leaves l unchanged. Any other error is a
+// An error wrapping reject.ErrRejected leaves l unchanged. Any other error is a
 // failed fit or re-choice: the observation is taken, the model (if any)
 // kept, and the fit tried again at the next re-choice.
 func (l *Learner) Observe(o Observation) (Result, error) {
@@ -1269,8 +1234,7 @@ func scaleOf(x []float64, s Scale) (loc, scale float64) {
 	}
 	sorted := slices.Clone(x)
 	slices.Sort(sorted)
-	med := quantileSorted(sorted, 0.5)
-	iqr := (quantileSorted(sorted, 0.75) - quantileSorted(sorted, 0.25)) / 1.349
+	med, iqr := robust.SortedQuantile(sorted, 0.5), robust.SortedIQRScale(sorted)
 	var mean float64
 	for _, v := range x {
 		mean += v
@@ -1292,19 +1256,6 @@ func scaleOf(x []float64, s Scale) (loc, scale float64) {
 		scale = max(math.Abs(loc)*1e-3, 1)
 	}
 	return loc, scale
-}
-
-// quantileSorted is the linear-interpolation quantile (type 7) of sorted data.
-func quantileSorted(s []float64, p float64) float64 {
-	if len(s) == 1 {
-		return s[0]
-	}
-	h := p * float64(len(s)-1)
-	i := int(h)
-	if i >= len(s)-1 {
-		return s[len(s)-1]
-	}
-	return s[i] + (h-float64(i))*(s[i+1]-s[i])
 }
 
 // timeStep returns the median positive difference of consecutive times (1 if

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/streamd/streamd/internal/narx"
+	"github.com/streamd/streamd/internal/reject"
 )
 
 func testConfig() Config {
@@ -122,7 +123,7 @@ func TestRejectedObservationsLeaveNoTrace(t *testing.T) {
 				} else {
 					bo.T = int64(i + 1)
 				}
-				if _, err := a.Observe(bo); !errors.Is(err, ErrRejected) {
+				if _, err := a.Observe(bo); !errors.Is(err, reject.ErrRejected) {
 					t.Fatalf("sample %d: %+v accepted (err %v)", i, bo, err)
 				}
 			}
@@ -195,8 +196,8 @@ func TestAdversarialSeriesStayFinite(t *testing.T) {
 			return math.Sin(0.1 * float64(i))
 		},
 		"alternating-extremes": func(i int) float64 { return float64(1-2*(i%2)) * 1e6 },
-		// Review finding: a finite 1e200 overflowed y² in the statistics, left
-		// the series unfittable (in warm-up) or put NaN in the noise level.
+		// A finite 1e200 must not overflow y² in the statistics: the series
+		// stays fittable in warm-up and its noise level finite.
 		"1e200-spike-in-warmup": func(i int) float64 {
 			if i == 50 {
 				return 1e200

@@ -17,7 +17,7 @@ func robustConfig(clean bool) Config {
 }
 
 // spiky is the noisy sine with 2 % of its samples replaced by spikes of ±10
-// noise std (DESIGN §3's robustness case), returning which samples are spikes.
+// noise std (docs/design.md, "The model"'s robustness case), returning which samples are spikes.
 func spiky(n int, seed uint64) (y []float64, spike []bool) {
 	y = noisySine(n, 0.1, seed)
 	spike = make([]bool, n)
@@ -146,15 +146,15 @@ func TestRobustCVChoosesTheWidth(t *testing.T) {
 	}
 }
 
-// The warm-up's weighted fit with cleaning on: a cleaned target used to come
-// back with weight 1 at the next fit and pin the model to the contaminated
-// fit it was taken from. Now targets stay as observed and only lags are
-// cleaned, so without y lags cleaning changes nothing (identical forecasts),
-// and the 3 gross outliers cost at most 5 % of RMSE against the true sinc
-// over the same data without them (the same x and noise draws: 3 of 300
-// samples lose their weight, about 1 % of variance; the rest is margin for
-// the working set and γ; seen: at most 1.6 %). Before the fix seeds 5, 7
-// and 10 lost 53 %, 14 % and 14 %.
+// The warm-up's weighted fit with cleaning on keeps the targets as
+// observed and cleans only the lags: a cleaned target that came back with
+// weight 1 at the next fit would pin the model to the contaminated fit it
+// was taken from (such a fit lost up to 53 % of RMSE). So without y lags
+// cleaning changes nothing (identical forecasts), and the 3 gross outliers
+// cost at most 5 % of RMSE against the true sinc over the same data
+// without them (the same x and noise draws: 3 of 300 samples lose their
+// weight, about 1 % of variance; the rest is margin for the working set
+// and γ; seen: at most 1.6 %).
 func TestWarmupCleaningKeepsOutliersWeighted(t *testing.T) {
 	for seed := uint64(1); seed <= 10; seed++ {
 		x, y, _ := synth.NoisySinc(synth.SincOptions{N: 300, Lo: -10, Hi: 10, NoiseStd: 0.1, Outliers: 3, OutlierValue: 5, Seed: seed})

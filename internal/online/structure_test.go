@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamd/streamd/internal/calendar"
 	"github.com/streamd/streamd/internal/narx"
+	"github.com/streamd/streamd/internal/reject"
 )
 
 // autoConfig is testConfig with the structure left to the re-choices, as
@@ -359,7 +360,7 @@ func TestPlannedInputsDriveTheForecast(t *testing.T) {
 			t.Errorf("h=%d without future rows: forecast %.3f, want ≈ %v (u held at %v)", s.H, s.Mean, want, u)
 		}
 	}
-	if _, err := l.Observe(Observation{T: 302, Y: 0, U: []float64{0}, Future: [][]float64{{1, 2}}}); !errors.Is(err, ErrRejected) {
+	if _, err := l.Observe(Observation{T: 302, Y: 0, U: []float64{0}, Future: [][]float64{{1, 2}}}); !errors.Is(err, reject.ErrRejected) {
 		t.Errorf("a future row of 2 planned inputs, want 1: %v", err)
 	}
 }

@@ -36,11 +36,13 @@ import (
 // exchange is applied only if gain ≥ minGain (−Inf: always); ok reports
 // whether it was.
 //
-// It returns ok = false, leaving the receiver unchanged, if an input is not
-// finite, u is not a unit vector (to 1e-12) or mixes the bias, the bias is
-// not yet identified (see RLS), the new system is not numerically positive
+// It returns ok = false, leaving the receiver unchanged, in two cases that
+// gain tells apart. Refused, with gain NaN: an input is not finite, u is not
+// a unit vector (to 1e-12) or mixes the bias, the bias is not yet
+// identified (see RLS), or the new system is not numerically positive
 // definite (a pivot of the bordering or of the dropped coordinate is not
-// positive), or gain < minGain. It panics if len(a) != m or len(u) != m+1.
+// positive). Declined, with the finite gain: gain < minGain. It panics if
+// len(a) != m or len(u) != m+1.
 //
 // Cost: about eight m×m passes (four products with P̃ and one with A, and
 // the symmetric updates of A and P̃), plus the solve; no allocation once
@@ -50,7 +52,7 @@ func (r *RLS) ExchangeFeature(a []float64, diag, rhs float64, u []float64, minGa
 	if len(a) != m || len(u) != m+1 {
 		panic(fmt.Sprintf("recursive: RLS.ExchangeFeature: len(a) = %d, len(u) = %d, want %d and %d", len(a), len(u), m, m+1))
 	}
-	if r.nf != m || m < 2 || u[m-1] != 0 || !AllFinite(a) || !AllFinite(u) || !rlsFinite(diag) || !rlsFinite(rhs) || diag < 0 {
+	if r.nf != m || m < 2 || u[m-1] != 0 || !AllFinite(a) || !AllFinite(u) || !isFinite(diag) || !isFinite(rhs) || diag < 0 {
 		return math.NaN(), false
 	}
 	if n := floats.Dot(u, u); math.Abs(n-1) > 1e-12 {
@@ -69,13 +71,13 @@ func (r *RLS) ExchangeFeature(a []float64, diag, rhs float64, u []float64, minGa
 
 	// Bordering: P̃⁺ = [[P̃ + g gᵀ/s, −g/s], [−gᵀ/s, 1/s]] with g = P̃a and
 	// the Schur complement s = diag + μ/γ − aᵀg.
-	rlsGemv(m, m, sg, r.pf, a, ga)
+	gemv(m, m, sg, r.pf, a, ga)
 	s := diag + r.mu*r.ig - floats.Dot(a, ga)
-	if !(s > 0) || !rlsFinite(1/s) {
+	if !(s > 0) || !isFinite(1/s) {
 		return math.NaN(), false
 	}
 	// Reflection: HP̃⁺H = P̃⁺ − uζᵀ − ζuᵀ with ω = P̃⁺u, ζ = 2ω − 2(uᵀω)u.
-	rlsGemv(m, m, sg, r.pf, um, om)
+	gemv(m, m, sg, r.pf, um, om)
 	c := (floats.Dot(ga, um) - ue) / s
 	floats.AddScaled(om, c, ga)
 	omE := -c
@@ -90,7 +92,7 @@ func (r *RLS) ExchangeFeature(a []float64, diag, rhs float64, u []float64, minGa
 		p[i] = -ga[i]/s - um[i]*zetaE - zeta[i]*ue
 	}
 	pi := 1/s - 2*ue*zetaE
-	if !(pi > 0) || !rlsFinite(1/pi) {
+	if !(pi > 0) || !isFinite(1/pi) {
 		return math.NaN(), false
 	}
 	// The gain: r' = r − 2(uᵀr⁺)u on the leading block, and
@@ -98,9 +100,9 @@ func (r *RLS) ExchangeFeature(a []float64, diag, rhs float64, u []float64, minGa
 	t := floats.Dot(um, r.rv) + ue*rhs
 	copy(rn, r.rv)
 	floats.AddScaled(rn, -2*t, um)
-	rlsGemv(m, m, sg, r.pf, r.rv, pr)
+	gemv(m, m, sg, r.pf, r.rv, pr)
 	before := floats.Dot(r.rv, pr)
-	rlsGemv(m, m, sg, r.pf, rn, pr)
+	gemv(m, m, sg, r.pf, rn, pr)
 	gr, ur, zr, prr := floats.Dot(ga, rn), floats.Dot(um, rn), floats.Dot(zeta, rn), floats.Dot(p, rn)
 	gain = floats.Dot(rn, pr) + gr*gr/s - 2*ur*zr - prr*prr/pi - before
 	if !(gain >= minGain) {
@@ -109,14 +111,14 @@ func (r *RLS) ExchangeFeature(a []float64, diag, rhs float64, u []float64, minGa
 	// A⁺u for the statistics: A' = A − u zᵀ − z uᵀ on the leading block,
 	// z = 2w − 2(uᵀw)u, w = A⁺u.
 	r.normalizeA()
-	rlsGemv(m, m, 1, r.aBuf, um, w)
+	gemv(m, m, 1, r.aBuf, um, w)
 	floats.AddScaled(w, ue, a)
 	wE := floats.Dot(a, um) + diag*ue
 	kA := floats.Dot(um, w) + ue*wE
 	for i := range w {
 		w[i] = 2*w[i] - 2*kA*um[i]
 	}
-	if !AllFinite(buf) || !rlsFinite(kA) || !rlsFinite(kappa) {
+	if !AllFinite(buf) || !isFinite(kA) || !isFinite(kappa) {
 		return math.NaN(), false
 	}
 
@@ -133,7 +135,7 @@ func (r *RLS) ExchangeFeature(a []float64, diag, rhs float64, u []float64, minGa
 	}
 	copy(r.rv, rn)
 	r.cacheOK = false
-	rlsGemv(m, m, sg, r.pf, r.rv, r.theta)
+	gemv(m, m, sg, r.pf, r.rv, r.theta)
 	copy(r.wk.old, r.theta)
 	r.solveTheta()
 	return gain, true

@@ -15,8 +15,8 @@ import (
 // ψ⁺ = [ψ; e] (e non-zero only for the last 60 samples, as the window of a
 // swap), reflected and cut densely, then solved from scratch — after each
 // of several exchanges and 200 further updates each, with and without
-// forgetting. θ is held to the solver tolerance rlsThetaTol(cond), the
-// statistics to rlsStatTol times the scale of the entries (an exchange adds
+// forgetting. θ is held to the solver tolerance thetaTol(cond), the
+// statistics to statTol times the scale of the entries (an exchange adds
 // a few roundings of the same size per entry as an update), and QuadForm
 // likewise (see TestRLSQuadForm).
 func TestExchangeFeatureMatchesBatch(t *testing.T) {
@@ -99,11 +99,11 @@ func TestExchangeFeatureMatchesBatch(t *testing.T) {
 				thAfter, cond := ref.solve(t, gamma)
 				want := mat.Dot(mat.NewVecDense(m, ref.r), mat.NewVecDense(m, thAfter)) - mat.Dot(mat.NewVecDense(m, cut(b, m).r), mat.NewVecDense(m, thBefore))
 				scale := mat.Dot(mat.NewVecDense(m, ref.r), mat.NewVecDense(m, thAfter))
-				if d := math.Abs(gain - want); tc.lam == 1 && !(d <= rlsThetaTol(cond)*scale) {
+				if d := math.Abs(gain - want); tc.lam == 1 && !(d <= thetaTol(cond)*scale) {
 					t.Fatalf("round %d: gain %.17g, batch %.17g", round, gain, want)
 				}
-				rlsCheckStats(t, fmt.Sprintf("round %d: after exchange", round), r, ref)
-				rlsCheckTheta(t, fmt.Sprintf("round %d: after exchange", round), r, ref)
+				checkStats(t, fmt.Sprintf("round %d: after exchange", round), r, ref)
+				checkTheta(t, fmt.Sprintf("round %d: after exchange", round), r, ref)
 				checkQuad(t, fmt.Sprintf("round %d: after exchange", round), r, ref, gamma, rng)
 
 				// Later samples are new regressors in the new basis; the
@@ -119,15 +119,15 @@ func TestExchangeFeatureMatchesBatch(t *testing.T) {
 					b.add(plus, y, v)
 				}
 				ref = cut(b, m)
-				rlsCheckStats(t, fmt.Sprintf("round %d: 200 updates after", round), r, ref)
-				rlsCheckTheta(t, fmt.Sprintf("round %d: 200 updates after", round), r, ref)
+				checkStats(t, fmt.Sprintf("round %d: 200 updates after", round), r, ref)
+				checkTheta(t, fmt.Sprintf("round %d: 200 updates after", round), r, ref)
 			}
 		})
 	}
 }
 
 // cut returns the leading m×m statistics of b (dimension m+1).
-func cut(b *rlsBatch, m int) *rlsBatch {
+func cut(b *batchRef, m int) *batchRef {
 	c := newRLSBatch(m, b.lam)
 	for i := 0; i < m; i++ {
 		copy(c.a[i*m:(i+1)*m], b.a[i*(m+1):i*(m+1)+m])
@@ -137,7 +137,7 @@ func cut(b *rlsBatch, m int) *rlsBatch {
 	return c
 }
 
-func checkQuad(t *testing.T, label string, r *RLS, b *rlsBatch, gamma float64, rng *rand.Rand) {
+func checkQuad(t *testing.T, label string, r *RLS, b *batchRef, gamma float64, rng *rand.Rand) {
 	t.Helper()
 	m := b.m
 	x := make([]float64, m)
@@ -154,7 +154,7 @@ func checkQuad(t *testing.T, label string, r *RLS, b *rlsBatch, gamma float64, r
 		t.Fatal(err)
 	}
 	want := mat.Dot(&z, mat.NewVecDense(m, x))
-	if e := math.Abs(got-want) / want; !(e <= rlsThetaTol(ch.Cond())) {
+	if e := math.Abs(got-want) / want; !(e <= thetaTol(ch.Cond())) {
 		t.Fatalf("%s: QuadForm = %.17g, want %.17g (rel. error %.3g)", label, got, want, e)
 	}
 }

@@ -1,5 +1,7 @@
 package recursive
 
+import "math"
+
 // AllFinite reports whether every entry of x is finite (neither NaN nor
 // ±Inf): v·0 is ±0 for a finite v and NaN otherwise, and a sum of zeros is
 // zero while one NaN makes it NaN. Four sums, so that the additions do not
@@ -18,4 +20,16 @@ func AllFinite(x []float64) bool {
 		s0 += x[i] * 0
 	}
 	return s0+s1+s2+s3 == 0
+}
+
+// SameBits reports whether x and y are bit-identical: a cache keyed on an
+// input vector is valid only for that vector's exact bits. len(y) ≥ len(x).
+func SameBits(x, y []float64) bool {
+	y = y[:len(x)]
+	for i, xi := range x {
+		if math.Float64bits(xi) != math.Float64bits(y[i]) {
+			return false
+		}
+	}
+	return true
 }

@@ -14,10 +14,10 @@ import (
 // Solver constants of RLS. They are fixed (not configurable) so that two
 // learners fed the same numbers compute the same bits.
 const (
-	// rlsTol is the backward-error target of every solve with B = A + D/γ:
+	// backwardTol is the backward-error target of every solve with B = A + D/γ:
 	// a solve of B x = b stops once
 	//
-	//	‖b − B x‖₂ ≤ rlsTol·(‖b‖₂ + tr(B)·‖x‖₂).
+	//	‖b − B x‖₂ ≤ backwardTol·(‖b‖₂ + tr(B)·‖x‖₂).
 	//
 	// tr(B) ≥ ‖B‖₂ is used as the cheap (O(m)) norm. Forming b − Bx in
 	// floating point costs an error of at most m·ε·tr(B)·‖x‖ (and about
@@ -26,64 +26,64 @@ const (
 	// magnitude of the rounding floor. The forward error of θ is then at most
 	// cond(B)·1e-14 relative, i.e. the error of a backward-stable direct solve.
 	// QuadForm stops its solve once the bound on the relative error of the
-	// quadratic form is below rlsTol (see QuadForm).
-	rlsTol = 1e-14
+	// quadratic form is below backwardTol (see QuadForm).
+	backwardTol = 1e-14
 
-	// rlsMaxIter caps the preconditioned conjugate gradient iterations of
+	// maxIter caps the preconditioned conjugate gradient iterations of
 	// one solve. With the refresh rule below the preconditioned matrix has
-	// its spectrum in [1, 1/rlsMuMin] = [1, 4], so CG contracts the error by
+	// its spectrum in [1, 1/muMin] = [1, 4], so CG contracts the error by
 	// at least (√4−1)/(√4+1) = 1/3 per iteration; 30 iterations (3⁻³⁰ ≈
 	// 5e-15) take any start to rounding level. In practice the spectrum is
 	// clustered near 1 (the ridge matters only in directions with little
 	// data) and a warm-started solve takes 2–4 iterations. A solve that still
 	// has not converged forces a refresh (and a second attempt).
-	rlsMaxIter = 30
+	maxIter = 30
 
-	// rlsMuMin is the refresh threshold for μ = λ^j (j updates since the
+	// muMin is the refresh threshold for μ = λ^j (j updates since the
 	// last refresh). It bounds the condition number of the preconditioned
-	// system by 1/rlsMuMin.
-	rlsMuMin = 0.25
+	// system by 1/muMin.
+	muMin = 0.25
 
-	// rlsRefreshCost is the cost of a refresh in PCG iterations per
+	// refreshCost is the cost of a refresh in PCG iterations per
 	// dimension: a refresh costs about m rank-one updates of an m×m matrix,
 	// an iteration one m×m matrix–vector product of about the same cost
 	// (measured 1.4m–1.8m iterations per refresh for m = 50…400).
 	// For λ < 1, P̃ is refreshed once the last solve's iteration count, the
 	// marginal cost of keeping P̃ one more update, reaches the average cost
-	// per update of the current cycle, (rlsRefreshCost·m + iterations since
+	// per update of the current cycle, (refreshCost·m + iterations since
 	// the refresh)/(updates since the refresh) — the renewal rule that
 	// minimises the long-run cost when iterations grow as μ falls. Measured
 	// over m = 50…200 and λ = 0.9…0.999 (counts of iterations of Update and
 	// QuadForm, and refreshes), this rule with μ ≥ 1/4 is within a few
 	// percent of the best fixed refresh interval and 10–25% cheaper at
 	// λ = 0.9 than refreshing at μ < 1/2.
-	rlsRefreshCost = 1
+	refreshCost = 1
 
-	// rlsRefineEvery is the refinement period at λ = 1: θ follows the
-	// exact Kalman (gain) recursion, and every rlsRefineEvery-th update
+	// refineEvery is the refinement period at λ = 1: θ follows the
+	// exact Kalman (gain) recursion, and every refineEvery-th update
 	// recomputes the true residual r − Bθ and, if its backward error
-	// exceeds rlsTol, runs PCG (explicit products) back to rlsTol. The gain
+	// exceeds backwardTol, runs PCG (explicit products) back to backwardTol. The gain
 	// recursion alone is accurate: with the refinement disabled, the forward
 	// error of θ measured against a batch Cholesky solve after every update
 	// stayed below 4e-17·cond₁(B) over three refresh periods (m = 40 and
 	// 101, cond₁ up to 1e11), four orders of magnitude inside the tests'
 	// 1e-12·cond₁ tolerance, and the refinement almost never has to take a
 	// step. A period of 8 thus costs one product with A per 8 updates (an
-	// eighth of an m×m pass) for a verified rlsTol backward error at least
+	// eighth of an m×m pass) for a verified backwardTol backward error at least
 	// every 8 updates; a drift of θ cannot build up over more than 7 gain
 	// steps, whatever the data.
-	rlsRefineEvery = 8
+	refineEvery = 8
 )
 
-// rlsRefreshEvery is the periodic refresh interval (in updates) that stops
+// refreshEvery is the periodic refresh interval (in updates) that stops
 // rounding drift of the inverse P̃ when λ = 1 (or λ close to 1). A refresh
-// costs about m³/2 multiply–adds (rlsInvert); spread over 4m+32 updates
+// costs about m³/2 multiply–adds (invert); spread over 4m+32 updates
 // that is below m²/8 per update, a few percent of the update. Measured
 // drift of the Sherman–Morrison recursion at λ = 1 over two periods: the
 // relative error of QuadForm = ψᵀP̃ψ stayed below 3e-17·cond₁ (m = 40, 101;
 // cond₁ up to 1e11; TestRLSEveryUpdate logs it), far inside the
 // 1e-12·cond₁ tolerance.
-func rlsRefreshEvery(m int) int { return 4*m + 32 }
+func refreshEvery(m int) int { return 4*m + 32 }
 
 // ErrRLSState is returned (wrapped) by RLSFromState when a snapshot is not a
 // valid RLS state.
@@ -98,93 +98,17 @@ var ErrRLSState = errors.New("recursive: invalid RLS state")
 //
 //	A = Σ c_k ψ_k ψ_kᵀ,  r = Σ c_k ψ_k y_k,  s = Σ c_k y_k²,  n_c = Σ c_k
 //
-// and the ridge solution (DESIGN.md §3)
+// and the ridge solution (docs/design.md, "The model")
 //
 //	θ = (A + D/γ)⁻¹ r,   D = diag(1, …, 1, 0),
 //
 // where the last coordinate of ψ is the bias, which is not regularised.
-// θ is the solution to rounding after every mutating call (see
-// "Accuracy"); it is not the textbook RLS recursion, which rescales
+// θ is the solution to rounding after every mutating call (see the
+// package documentation, "Accuracy"); it is not the textbook RLS recursion, which rescales
 // P ← P/λ and thereby lets the ridge decay as λ^N.
 //
-// # Method
-//
-// A, r, s and n_c are updated exactly (A ← λA + vψψᵀ, …). A is kept as a
-// full, bit-symmetric m×m matrix Â with a pending scale α (A = αÂ), so that
-// forgetting costs one scalar multiplication per update; α is applied to Â
-// at every refresh (and is always 1 when λ = 1). The receiver also keeps an
-// explicit dense inverse P̃ = B̃⁻¹, stored as σ·Q with Q bit-symmetric (the
-// factor 1/λ of each update is σ's), where B̃ follows B̃ ← λB̃ + vψψᵀ since
-// the last refresh, at which B̃ = B = A + D/γ exactly. With g = P̃ψ each
-// update is the Sherman–Morrison step
-//
-//	P̃ ← λ⁻¹(P̃ − v·g gᵀ/(λ + v·ψᵀg)),
-//
-// one bit-symmetric rank-one update of Q. After j updates
-// B̃ = A + λʲ·D/γ = B − (1−λʲ)·D/γ, i.e. μ = λʲ and the eigenvalues of P̃B
-// lie in [1, 1/μ].
-//
-// θ first takes the gain step θ ← θ + g·v(y − ψᵀθ)/(λ + v·ψᵀg), the exact
-// update of the B̃ system. With λ = 1, B̃ = B and this is the exact solution;
-// every rlsRefineEvery updates the true residual r − Bθ is recomputed and
-// PCG refines θ to rlsTol if needed, so rounding drift cannot accumulate.
-// With λ < 1 the gain step is a warm start: the true residual is recomputed
-// after every update and PCG, preconditioned by P̃, corrects for the ridge
-// gap (1−μ)D/γ. Its inner products B·p are implicit (see pcg), so an
-// iteration costs one product with P̃.
-//
-// P̃ is recomputed from scratch (symmetric Gauss–Jordan sweep of A + D/γ,
-// rlsInvert; no allocation, no goroutines) when λ·μ would fall below
-// rlsMuMin = 1/4, when the last solve's iterations reach the cycle's
-// average cost per update including a refresh (rlsRefreshCost), after
-// rlsRefreshEvery(m) = 4m+32 updates (rounding drift of P̃ at λ = 1), when
-// P̃ has visibly lost definiteness (ψᵀP̃ψ < 0 or a non-finite gain), and when
-// a solve fails to converge.
-//
-// QuadForm and Update share the product P̃ψ: QuadForm(ψ) followed by
-// Update(ψ, …) with the same ψ (compared bit by bit, O(m)) pays for it once,
-// with bit-identical results.
-//
-// # Accuracy
-//
-// With λ < 1, after every update, and with λ = 1 at least every
-// rlsRefineEvery updates (and after refreshes, Load and SetGamma), θ has
-// backward error at most rlsTol on the true residual at the start of the
-// solve, reduced to rlsTol by PCG (with implicit products the final
-// residual is exact up to the drift of P̃ times the correction, and the next
-// update's true residual sees it). In between, at λ = 1, θ is the exact
-// gain recursion from such a point, whose rounding stays at the level of a
-// backward-stable solve (see rlsRefineEvery). QuadForm at μ = 1 (always
-// when λ = 1) returns ψᵀP̃ψ, whose relative error is the drift of P̃,
-// bounded by the periodic refresh (see rlsRefreshEvery). All of this is
-// tested against batch solves after every update.
-//
-// # Cost
-//
-// Per Update at λ = 1: P̃ψ, the rank-one updates of Q and of Â — three m×m
-// passes (m² multiply–adds each) with gonum's assembly kernels (Gemv, Ger)
-// — plus an eighth of a pass (refinement) and about m²/8 multiply–adds
-// (amortised refresh); O(m) otherwise. QuadForm before an Update with the
-// same ψ costs O(m). With λ < 1 add the true residual (one pass) and one
-// pass per PCG iteration (2–4 typical for λ = 0.99…0.999, more for smaller
-// λ); QuadForm then runs PCG from P̃ψ with the same cost per iteration. The
-// refresh interval shrinks with 1−λ; for λ < 1/4 every update refreshes
-// (O(m³)). Memory: two m×m matrices (Â and Q) and four vectors of length m
-// per RLS. The scratch space — a spare m×m matrix, so that a failed refresh
-// leaves the receiver unchanged, and eight vectors — is borrowed per call
-// from a process-wide pool (see Pool) and not kept per RLS; once the pool
-// holds one for the dimension, Update and QuadForm do not allocate.
-//
-// # Bias before data
-//
-// B is positive definite iff A_mm > 0 (A is positive semidefinite and D/γ
-// regularises every other direction). While A_mm = 0 — after NewRLS or
-// Reset, and as long as every sample has v = 0 or a zero bias coordinate —
-// the bias is unidentified. The receiver then works in the leading
-// (m−1)-dimensional block, θ_m = 0, which is the limit of the solution with
-// a bias ridge δ → 0 (the minimum-norm solution B⁺r). The first sample with
-// v > 0 and ψ_m ≠ 0 makes B positive definite and triggers a refresh; from
-// then on θ is the exact solution above.
+// The method, its accuracy and its cost are described in the package
+// documentation.
 //
 // An RLS is owned by one goroutine; no method is safe for concurrent use
 // (even QuadForm and ResidualEnergy use the receiver's cache and borrowed
@@ -222,9 +146,9 @@ type RLS struct {
 	cpsi    []float64
 	ch      []float64
 
-	// wk is the scratch space borrowed from rlsPool for the duration of one
+	// wk is the scratch space borrowed from scratchPool for the duration of one
 	// call (nil between calls); see acquire.
-	wk *rlsWork
+	wk *workspace
 	// statsBuf holds A = α·Â for the Stats view while λ < 1, borrowed from
 	// the shared float pool until the next mutating call or ReleaseStats.
 	statsBuf []float64
@@ -233,26 +157,26 @@ type RLS struct {
 	updates, refreshes, iters, unconverged uint64
 }
 
-// rlsWork is the scratch space of the calls of an RLS of dimension m: the
+// workspace is the scratch space of the calls of an RLS of dimension m: the
 // spare m×m matrix that a refresh inverts into (so that a failed refresh
 // leaves the receiver unchanged) and eight vectors of length m. It is shared
-// through rlsPool (see Pool) instead of being kept per RLS; nothing in it
+// through scratchPool (see Pool) instead of being kept per RLS; nothing in it
 // outlives the call that borrowed it.
-type rlsWork struct {
+type workspace struct {
 	m                           int
 	w                           []float64 // m×m spare: refresh target
 	res, z, p, q, sv, x, old, u []float64
 }
 
-// rlsPool shares the scratch space of all RLS of one dimension.
-var rlsPool = Pool[*rlsWork]{New: func(m int) *rlsWork {
+// scratchPool shares the scratch space of all RLS of one dimension.
+var scratchPool = Pool[*workspace]{New: func(m int) *workspace {
 	vecs := make([]float64, 8*m)
 	next := func() []float64 {
 		v := vecs[:m:m]
 		vecs = vecs[m:]
 		return v
 	}
-	wk := &rlsWork{m: m, w: make([]float64, m*m)}
+	wk := &workspace{m: m, w: make([]float64, m*m)}
 	wk.res, wk.z, wk.p, wk.q, wk.sv, wk.x, wk.old, wk.u = next(), next(), next(), next(), next(), next(), next(), next()
 	return wk
 }}
@@ -264,13 +188,13 @@ func (r *RLS) acquire() bool {
 	if r.wk != nil {
 		return false
 	}
-	r.wk = rlsPool.Get(r.m)
+	r.wk = scratchPool.Get(r.m)
 	return true
 }
 
 // release returns the scratch space to the pool.
 func (r *RLS) release() {
-	rlsPool.Put(r.wk.m, r.wk)
+	scratchPool.Put(r.wk.m, r.wk)
 	r.wk = nil
 }
 
@@ -391,22 +315,22 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 		panic(fmt.Sprintf("recursive: RLS.Update: len(psi) = %d, want %d", len(psi), m))
 	}
 	r.ReleaseStats()
-	if !rlsFinite(y) || !rlsFinite(v) || v < 0 {
+	if !isFinite(y) || !isFinite(v) || v < 0 {
 		return false
 	}
 	lam := r.lambda
 	a := r.aBuf
 	for i, p := range psi {
 		// Diagonal entries bound the others (A is PSD), r_i² ≤ A_ii·s. The
-		// stored Â = A/α is at most 4A (α = μ ≥ rlsMuMin = 1/4 between
+		// stored Â = A/α is at most 4A (α = μ ≥ muMin = 1/4 between
 		// refreshes); the factor 8 also leaves room for the rounding of √v·ψ.
-		if !rlsFinite(p) ||
-			!rlsFinite(8*(lam*(r.alpha*a[i*m+i])+v*p*p)) ||
-			!rlsFinite(lam*math.Abs(r.rv[i])+v*math.Abs(p*y)) {
+		if !isFinite(p) ||
+			!isFinite(8*(lam*(r.alpha*a[i*m+i])+v*p*p)) ||
+			!isFinite(lam*math.Abs(r.rv[i])+v*math.Abs(p*y)) {
 			return false
 		}
 	}
-	if !rlsFinite(lam*r.s+v*y*y) || !rlsFinite(lam*r.nc+v) {
+	if !isFinite(lam*r.s+v*y*y) || !isFinite(lam*r.nc+v) {
 		return false
 	}
 	if r.acquire() {
@@ -419,8 +343,8 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 	if leave {
 		nf = m
 	}
-	refresh := leave || r.needRefresh || lam*r.mu < rlsMuMin || r.since+1 >= rlsRefreshEvery(m) ||
-		lam < 1 && r.lastIters*r.since >= rlsRefreshCost*m+r.solveIters
+	refresh := leave || r.needRefresh || lam*r.mu < muMin || r.since+1 >= refreshEvery(m) ||
+		lam < 1 && r.lastIters*r.since >= refreshCost*m+r.solveIters
 	sv := math.Sqrt(v)
 
 	// Sherman–Morrison quantities: h = Qψ, g = σh = P̃ψ, den = λ + vψᵀg.
@@ -430,7 +354,7 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 		h = r.qpsi(psi)
 		s := floats.Dot(psi[:nf], h[:nf])
 		den = lam + v*r.sigma*s
-		if !(s >= 0) || !rlsFinite(den) || !rlsFinite(v*r.sigma/den) {
+		if !(s >= 0) || !isFinite(den) || !isFinite(v*r.sigma/den) {
 			refresh = true // P̃ lost definiteness: start afresh
 		}
 	}
@@ -453,12 +377,12 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 		}
 		if v > 0 {
 			floats.ScaleTo(wk.u, sv, psi)
-			rlsGer(nf, m, 1, wk.u, w)
+			ger(nf, m, 1, wk.u, w)
 		}
 		for i := 0; i < nf && i < m-1; i++ {
 			w[i*m+i] += r.ig
 		}
-		if !rlsInvert(nf, m, w, wk.u) {
+		if !invert(nf, m, w, wk.u) {
 			return false
 		}
 	}
@@ -475,13 +399,13 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 		r.alpha = 1
 		if v > 0 {
 			floats.ScaleTo(wk.u, sv, psi)
-			rlsGer(m, m, 1, wk.u, a)
+			ger(m, m, 1, wk.u, a)
 		}
 	} else {
 		r.alpha *= lam
 		if v > 0 {
 			floats.ScaleTo(wk.u, math.Sqrt(v/r.alpha), psi)
-			rlsGer(m, m, 1, wk.u, a)
+			ger(m, m, 1, wk.u, a)
 		}
 	}
 	vy := v * y
@@ -508,13 +432,13 @@ func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
 		// Q ← Q − w wᵀ, w = h·√(vσ/den): bit-symmetric rank-one update.
 		u := wk.u[:nf]
 		floats.ScaleTo(u, math.Sqrt(v*r.sigma/den), h[:nf])
-		rlsGer(nf, m, -1, u, r.pf)
+		ger(nf, m, -1, u, r.pf)
 	}
 	r.sigma /= lam
 	r.mu *= lam
 	r.since++
 	r.sinceRefine++
-	if lam != 1 || r.sinceRefine >= rlsRefineEvery {
+	if lam != 1 || r.sinceRefine >= refineEvery {
 		r.solveTheta()
 	}
 	return true
@@ -531,11 +455,11 @@ func (r *RLS) resetCounters() {
 // the receiver's ch.
 func (r *RLS) qpsi(psi []float64) []float64 {
 	h := r.ch
-	if r.cacheOK && rlsSameBits(psi, r.cpsi) {
+	if r.cacheOK && SameBits(psi, r.cpsi) {
 		return h
 	}
 	nf := r.nf
-	rlsGemv(nf, r.m, 1, r.pf, psi, h)
+	gemv(nf, r.m, 1, r.pf, psi, h)
 	clear(h[nf:])
 	copy(r.cpsi, psi)
 	r.cacheOK = true
@@ -607,13 +531,13 @@ func (r *RLS) invertB(w []float64, ig float64) bool {
 			w[i*m+i] += ig
 		}
 	}
-	return rlsInvert(nf, m, w, r.wk.u)
+	return invert(nf, m, w, r.wk.u)
 }
 
 // pcg solves B x = b by preconditioned conjugate gradients (Golub & Van
 // Loan §11.5, Alg. 11.5.1) with preconditioner P̃ on the leading nf block,
-// starting from x. It stops on the rlsTol criterion (converged = true) or
-// after rlsMaxIter iterations or a breakdown (converged = false). The
+// starting from x. It stops on the backwardTol criterion (converged = true) or
+// after maxIter iterations or a breakdown (converged = false). The
 // residual is recomputed exactly at the start, so rounding errors do not
 // accumulate across calls.
 //
@@ -629,11 +553,11 @@ func (r *RLS) invertB(w []float64, ig float64) bool {
 func (r *RLS) pcg(x, b []float64) (iters int, converged bool) {
 	wk := r.wk
 	res, z, p, q, sv := wk.res, wk.z, wk.p, wk.q, wk.sv
-	bn := rlsNorm(b)
+	bn := norm2(b)
 	trB := r.traceB()
 	r.mulB(q, x)
 	floats.SubTo(res, b, q)
-	if rlsNorm(res) <= rlsTol*(bn+trB*rlsNorm(x)) {
+	if norm2(res) <= backwardTol*(bn+trB*norm2(x)) {
 		return 0, true
 	}
 	implicit := r.mu < 1
@@ -642,7 +566,7 @@ func (r *RLS) pcg(x, b []float64) (iters int, converged bool) {
 	copy(p, z)
 	copy(sv, res)
 	rz := floats.Dot(res, z)
-	for it := 1; it <= rlsMaxIter; it++ {
+	for it := 1; it <= maxIter; it++ {
 		if implicit {
 			r.mulBImplicit(q, sv, p, delta)
 		} else {
@@ -655,7 +579,7 @@ func (r *RLS) pcg(x, b []float64) (iters int, converged bool) {
 		alpha := rz / pq
 		floats.AddScaled(x, alpha, p)
 		floats.AddScaled(res, -alpha, q)
-		if rlsNorm(res) <= rlsTol*(bn+trB*rlsNorm(x)) {
+		if norm2(res) <= backwardTol*(bn+trB*norm2(x)) {
 			return it, true
 		}
 		r.precond(z, res)
@@ -671,7 +595,7 @@ func (r *RLS) pcg(x, b []float64) (iters int, converged bool) {
 			}
 		}
 	}
-	return rlsMaxIter, false
+	return maxIter, false
 }
 
 // mulBImplicit sets q = s + delta·Dp, which is B·p when p = P̃s, P̃ = B̃⁻¹
@@ -685,7 +609,7 @@ func (r *RLS) mulBImplicit(q, s, p []float64, delta float64) {
 // mulB sets dst = (A + D/γ) x.
 func (r *RLS) mulB(dst, x []float64) {
 	m := r.m
-	rlsGemv(m, m, r.alpha, r.aBuf, x, dst)
+	gemv(m, m, r.alpha, r.aBuf, x, dst)
 	floats.AddScaled(dst[:m-1], r.ig, x[:m-1])
 }
 
@@ -693,7 +617,7 @@ func (r *RLS) mulB(dst, x []float64) {
 // (the unidentified bias).
 func (r *RLS) precond(z, rho []float64) {
 	nf := r.nf
-	rlsGemv(nf, r.m, r.sigma, r.pf, rho, z)
+	gemv(nf, r.m, r.sigma, r.pf, rho, z)
 	clear(z[nf:])
 }
 
@@ -726,7 +650,7 @@ func (r *RLS) Predict(psi []float64) float64 {
 // products as in pcg) runs until the Gauss-quadrature error bound holds: in
 // exact arithmetic ψᵀx_k ≤ ψᵀB⁻¹ψ ≤ ψᵀx_k + ρ_k with ρ_k = res_kᵀP̃res_k
 // (the error is res_kᵀB⁻¹res_k, and P̃ = B̃⁻¹ ⪰ B⁻¹), and it stops once
-// ρ_k ≤ rlsTol·ψᵀx_k: a relative error below rlsTol plus rounding and the
+// ρ_k ≤ backwardTol·ψᵀx_k: a relative error below backwardTol plus rounding and the
 // drift of P̃.
 //
 // While the bias is unidentified (A_mm = 0) it returns +Inf if ψ_m ≠ 0:
@@ -766,7 +690,7 @@ func (r *RLS) QuadForm(psi []float64) float64 {
 	copy(p, z)
 	rz := floats.Dot(res, z)
 	quad := 0.0
-	for range rlsMaxIter {
+	for range maxIter {
 		r.mulBImplicit(q, sv, p, delta)
 		pq := floats.Dot(p, q)
 		if !(pq > 0) || math.IsInf(pq, 1) || !(rz > 0) || math.IsInf(rz, 1) {
@@ -778,7 +702,7 @@ func (r *RLS) QuadForm(psi []float64) float64 {
 		quad = floats.Dot(psi, x)
 		r.precond(z, res)
 		rzNew := floats.Dot(res, z)
-		if rzNew <= rlsTol*quad {
+		if rzNew <= backwardTol*quad {
 			break
 		}
 		beta := rzNew / rz
@@ -802,7 +726,7 @@ func (r *RLS) ResidualEnergy() float64 {
 		defer r.release()
 	}
 	q := r.wk.q
-	rlsGemv(m, m, r.alpha, r.aBuf, r.theta, q)
+	gemv(m, m, r.alpha, r.aBuf, r.theta, q)
 	e := r.s - 2*floats.Dot(r.theta, r.rv) + floats.Dot(r.theta, q)
 	return max(e, 0)
 }
@@ -852,13 +776,13 @@ func (r *RLS) SetGamma(gamma float64) (ok bool) {
 	oldGamma, oldIG := r.gamma, r.ig
 	oldSigma, oldMu, oldSince, oldRefine, oldNeed, oldSolve, oldLast := r.sigma, r.mu, r.since, r.sinceRefine, r.needRefresh, r.solveIters, r.lastIters
 	r.gamma, r.ig = gamma, ig
-	rlsSwapContents(r.pf, wk.w) // the new inverse in; the old kept for a failure
+	swapContents(r.pf, wk.w) // the new inverse in; the old kept for a failure
 	r.resetCounters()
 	copy(wk.old, r.theta)
 	it, conv := r.pcg(r.theta, r.rv)
 	if !AllFinite(r.theta) {
 		copy(r.theta, wk.old)
-		rlsSwapContents(r.pf, wk.w)
+		swapContents(r.pf, wk.w)
 		r.gamma, r.ig = oldGamma, oldIG
 		r.sigma, r.mu, r.since, r.sinceRefine, r.needRefresh, r.solveIters, r.lastIters = oldSigma, oldMu, oldSince, oldRefine, oldNeed, oldSolve, oldLast
 		return false
@@ -890,12 +814,12 @@ func (r *RLS) Load(a mat.Symmetric, rv []float64, s, nc float64) (ok bool) {
 	if len(rv) != n {
 		panic(fmt.Sprintf("recursive: RLS.Load: len(rv) = %d, want %d", len(rv), n))
 	}
-	if !rlsFinite(s) || !rlsFinite(nc) || s < 0 || nc < 0 || !AllFinite(rv) {
+	if !isFinite(s) || !isFinite(nc) || s < 0 || nc < 0 || !AllFinite(rv) {
 		return false
 	}
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
-			if !rlsFinite(a.At(i, j)) {
+			if !isFinite(a.At(i, j)) {
 				return false
 			}
 		}
@@ -918,7 +842,7 @@ func (r *RLS) Load(a mat.Symmetric, rv []float64, s, nc float64) (ok bool) {
 	if r.wk != nil {
 		panic("recursive: RLS.Load: nested call")
 	}
-	r.wk = rlsPool.Get(n)
+	r.wk = scratchPool.Get(n)
 	defer r.release()
 	own := a == mat.Symmetric(r.a)
 	w, u := r.wk.w, r.wk.u
@@ -936,7 +860,7 @@ func (r *RLS) Load(a mat.Symmetric, rv []float64, s, nc float64) (ok bool) {
 			w[(n-1)*n+j], w[j*n+n-1] = 0, 0
 		}
 	}
-	if !rlsInvert(nf, n, w, u) {
+	if !invert(nf, n, w, u) {
 		return false
 	}
 
@@ -1072,9 +996,9 @@ func RLSFromState(st RLSState) (*RLS, error) {
 		return bad("SolveIters = %d < 0", st.SolveIters)
 	case st.LastIters < 0:
 		return bad("LastIters = %d < 0", st.LastIters)
-	case !rlsFinite(st.S) || st.S < 0:
+	case !isFinite(st.S) || st.S < 0:
 		return bad("S = %v", st.S)
-	case !rlsFinite(st.NC) || st.NC < 0:
+	case !isFinite(st.NC) || st.NC < 0:
 		return bad("NC = %v", st.NC)
 	case !AllFinite(st.A):
 		return bad("A has a non-finite entry")
@@ -1128,9 +1052,9 @@ func RLSFromState(st RLSState) (*RLS, error) {
 	return r, nil
 }
 
-// rlsGemv sets y[:n] = alpha·W x[:n] for the leading n×n block W of w
+// gemv sets y[:n] = alpha·W x[:n] for the leading n×n block W of w
 // (row-major, stride ld), with gonum's assembly kernel. n = 0 is a no-op.
-func rlsGemv(n, ld int, alpha float64, w, x, y []float64) {
+func gemv(n, ld int, alpha float64, w, x, y []float64) {
 	if n == 0 {
 		return
 	}
@@ -1139,12 +1063,12 @@ func rlsGemv(n, ld int, alpha float64, w, x, y []float64) {
 		blas64.Vector{N: n, Inc: 1, Data: x}, 0, blas64.Vector{N: n, Inc: 1, Data: y})
 }
 
-// rlsGer adds alpha·u uᵀ to the leading n×n block of w (row-major, stride
+// ger adds alpha·u uᵀ to the leading n×n block of w (row-major, stride
 // ld), with gonum's assembly kernel. With alpha = ±1 the update is
 // bit-symmetric: entry (i, j) receives fl(±u_i·u_j), and multiplication
 // commutes, so a bit-symmetric w stays bit-symmetric (with or without fused
 // multiply–add). n = 0 is a no-op.
-func rlsGer(n, ld int, alpha float64, u, w []float64) {
+func ger(n, ld int, alpha float64, u, w []float64) {
 	if n == 0 {
 		return
 	}
@@ -1152,10 +1076,10 @@ func rlsGer(n, ld int, alpha float64, u, w []float64) {
 	blas64.Ger(alpha, x, x, blas64.General{Rows: n, Cols: n, Stride: ld, Data: w[:(n-1)*ld+n]})
 }
 
-// rlsInvBlock is the height of the block rows of rlsInvert.
-const rlsInvBlock = 16
+// invBlock is the height of the block rows of invert.
+const invBlock = 16
 
-// rlsInvert overwrites the leading n×n block of w (row-major, stride ld,
+// invert overwrites the leading n×n block of w (row-major, stride ld,
 // symmetric with both triangles stored) by its inverse, using the
 // symmetric sweep operator (Gauss–Jordan elimination with diagonal pivots,
 // Goodnight 1979): sweeping pivot k maps
@@ -1165,8 +1089,8 @@ const rlsInvBlock = 16
 // (d = w_kk, i, j ≠ k); after all pivots w = −W⁻¹. The pivots are the
 // Cholesky pivots squared, so they are all positive iff W is positive
 // definite. Each sweep is a symmetric rank-one update −u uᵀ with
-// u = w_k·/√d, applied by rlsGer (alpha = −1, hence bit-symmetric) to the
-// block rows [r, r+rlsInvBlock) × columns [r, n) only: about (1/2 + 1/(2b))
+// u = w_k·/√d, applied by ger (alpha = −1, hence bit-symmetric) to the
+// block rows [r, r+invBlock) × columns [r, n) only: about (1/2 + 1/(2b))
 // of the matrix for b block rows. The lower part left of the diagonal
 // blocks is not needed during the sweep (row k left of its block is read
 // from column k) and is mirrored at the end, so the result is bit-symmetric
@@ -1175,8 +1099,8 @@ const rlsInvBlock = 16
 // overflows (w is then partially overwritten). It does not allocate and
 // starts no goroutines (unlike lapack Dpotrf/Dpotri, whose blocked
 // Dgemm may). Cost about n³/2 multiply–adds in assembly rank-one kernels.
-func rlsInvert(n, ld int, w, u []float64) bool {
-	const nb = rlsInvBlock
+func invert(n, ld int, w, u []float64) bool {
+	const nb = invBlock
 	u = u[:n]
 	for k := 0; k < n; k++ {
 		d := w[k*ld+k]
@@ -1218,23 +1142,12 @@ func rlsInvert(n, ld int, w, u []float64) bool {
 	return true
 }
 
-// rlsSameBits reports whether x and y (of equal length) are bit-identical.
-func rlsSameBits(x, y []float64) bool {
-	y = y[:len(x)]
-	for i, xi := range x {
-		if math.Float64bits(xi) != math.Float64bits(y[i]) {
-			return false
-		}
-	}
-	return true
-}
+func isFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
-func rlsFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-
-// rlsNorm is the Euclidean norm: √(xᵀx) with the assembly dot product when
+// norm2 is the Euclidean norm: √(xᵀx) with the assembly dot product when
 // xᵀx is safely inside the normal range, gonum's scaled Nrm2 otherwise (no
 // overflow or underflow).
-func rlsNorm(x []float64) float64 {
+func norm2(x []float64) float64 {
 	if s := floats.Dot(x, x); s > 0x1p-900 && s < 0x1p900 {
 		return math.Sqrt(s)
 	}
@@ -1243,7 +1156,7 @@ func rlsNorm(x []float64) float64 {
 
 // SizeBytes returns the bytes held by the receiver's own float64 buffers
 // (Â, Q, r, θ and the cached P̃ψ), excluding Go object headers. The scratch
-// space (rlsWork: a spare m×m matrix and eight vectors) is shared (see Pool)
+// space (workspace: a spare m×m matrix and eight vectors) is shared (see Pool)
 // and not counted, nor is the buffer Stats borrows while λ < 1.
 func (r *RLS) SizeBytes() int {
 	n := 0
@@ -1253,8 +1166,8 @@ func (r *RLS) SizeBytes() int {
 	return 8 * n
 }
 
-// rlsSwapContents exchanges the contents of x and y (equal lengths).
-func rlsSwapContents(x, y []float64) {
+// swapContents exchanges the contents of x and y (equal lengths).
+func swapContents(x, y []float64) {
 	y = y[:len(x)]
 	for i, v := range x {
 		x[i], y[i] = y[i], v

@@ -7,13 +7,13 @@ import (
 	"testing"
 )
 
-// rlsBenchSink keeps the benchmark results alive.
-var rlsBenchSink float64
+// benchSink keeps the benchmark results alive.
+var benchSink float64
 
-// rlsBenchData returns n regressors of dimension m with geometrically
+// benchData returns n regressors of dimension m with geometrically
 // decaying feature scales (like Nyström features) and a bias coordinate 1,
 // and targets.
-func rlsBenchData(m, n int) (psis [][]float64, ys []float64) {
+func benchData(m, n int) (psis [][]float64, ys []float64) {
 	rng := rand.New(rand.NewPCG(7, uint64(m)))
 	psis = make([][]float64, n)
 	ys = make([]float64, n)
@@ -29,13 +29,13 @@ func rlsBenchData(m, n int) (psis [][]float64, ys []float64) {
 	return psis, ys
 }
 
-// rlsBench runs step b.N times on an RLS of dimension m (γ = 100, forgetting
+// bench runs step b.N times on an RLS of dimension m (γ = 100, forgetting
 // lam) warmed up past its first refreshes, cycling through 1024 samples
 // generated before the timer starts, and reports PCG iterations and
 // refreshes per update.
-func rlsBench(b *testing.B, m int, lam float64, step func(r *RLS, psi []float64, y float64)) {
+func bench(b *testing.B, m int, lam float64, step func(r *RLS, psi []float64, y float64)) {
 	const nSamples = 1024
-	psis, ys := rlsBenchData(m, nSamples)
+	psis, ys := benchData(m, nSamples)
 	r := NewRLS(m, 100, lam)
 	for k := range 2 * m {
 		r.Update(psis[k%nSamples], ys[k%nSamples], 1)
@@ -47,7 +47,7 @@ func rlsBench(b *testing.B, m int, lam float64, step func(r *RLS, psi []float64,
 		step(r, psis[k%nSamples], ys[k%nSamples])
 	}
 	b.StopTimer()
-	rlsBenchSink = r.Theta()[0]
+	benchSink = r.Theta()[0]
 	if n := float64(r.updates - u0); n > 0 {
 		b.ReportMetric(float64(r.iters-i0)/n, "iters/update")
 		b.ReportMetric(float64(r.refreshes-f0)/n, "refreshes/update")
@@ -61,7 +61,7 @@ func BenchmarkRLSUpdate(b *testing.B) {
 		b.Run(fmt.Sprintf("m=%d", m), func(b *testing.B) {
 			for _, lam := range []float64{1, 0.99} {
 				b.Run(fmt.Sprintf("lambda=%v", lam), func(b *testing.B) {
-					rlsBench(b, m, lam, func(r *RLS, psi []float64, y float64) {
+					bench(b, m, lam, func(r *RLS, psi []float64, y float64) {
 						r.Update(psi, y, 1)
 					})
 				})
@@ -79,8 +79,8 @@ func BenchmarkRLSQuadFormUpdate(b *testing.B) {
 		b.Run(fmt.Sprintf("m=%d", m), func(b *testing.B) {
 			for _, lam := range []float64{1, 0.99} {
 				b.Run(fmt.Sprintf("lambda=%v", lam), func(b *testing.B) {
-					rlsBench(b, m, lam, func(r *RLS, psi []float64, y float64) {
-						rlsBenchSink += r.QuadForm(psi)
+					bench(b, m, lam, func(r *RLS, psi []float64, y float64) {
+						benchSink += r.QuadForm(psi)
 						r.Update(psi, y, 1)
 					})
 				})
@@ -96,7 +96,7 @@ func BenchmarkRLSQuadFormUpdate(b *testing.B) {
 func BenchmarkExchangeFeature(b *testing.B) {
 	for _, m := range []int{51, 101, 201, 401} {
 		b.Run(fmt.Sprintf("m=%d", m), func(b *testing.B) {
-			psis, ys := rlsBenchData(m, 2*m)
+			psis, ys := benchData(m, 2*m)
 			r := NewRLS(m, 100, 1)
 			for k := range psis {
 				r.Update(psis[k], ys[k], 1)

@@ -13,7 +13,7 @@ import (
 
 // Tolerances.
 //
-// rlsThetaTol: RLS stops its solves at a backward error of rlsTol = 1e-14
+// thetaTol: RLS stops its solves at a backward error of backwardTol = 1e-14
 // (relative to ‖r‖ + tr(B)‖θ‖), so its forward error is at most about
 // cond(B)·1e-14 (at λ = 1, between two refinements, θ is the exact gain
 // recursion from such a solve, whose rounding is far smaller: about
@@ -24,19 +24,19 @@ import (
 // within a factor m of the 2-norm one): a 50× margin, yet a recursion that
 // loses the ridge (textbook P ← P/λ, or solving with the decayed B̃ instead
 // of B) misses it by 10⁵× or more (see TestRLSRidgeDoesNotFade).
-func rlsThetaTol(cond float64) float64 { return 1e-12 * cond }
+func thetaTol(cond float64) float64 { return 1e-12 * cond }
 
-// rlsStatTol: A, r, s and n_c are sums of the same terms in the same order in
-// RLS and in rlsBatch; they can differ only through the association of
+// statTol: A, r, s and n_c are sums of the same terms in the same order in
+// RLS and in batchRef; they can differ only through the association of
 // v·ψ_i·ψ_j (or a fused multiply-add), at most 2ε per term, which by
 // Cauchy–Schwarz sums to about 2ε·√(A_ii·A_jj) (≈ 4e-16). 1e-12 leaves room
 // for platform differences while catching any wrong term (a missing λ or v
 // is an O(1) error).
-const rlsStatTol = 1e-12
+const statTol = 1e-12
 
-// rlsBatch accumulates the statistics independently, from the definition,
+// batchRef accumulates the statistics independently, from the definition,
 // in plain loops over a full m×m matrix, and solves from scratch.
-type rlsBatch struct {
+type batchRef struct {
 	m     int
 	lam   float64
 	a     []float64 // full m×m, row-major
@@ -44,11 +44,11 @@ type rlsBatch struct {
 	s, nc float64
 }
 
-func newRLSBatch(m int, lam float64) *rlsBatch {
-	return &rlsBatch{m: m, lam: lam, a: make([]float64, m*m), r: make([]float64, m)}
+func newRLSBatch(m int, lam float64) *batchRef {
+	return &batchRef{m: m, lam: lam, a: make([]float64, m*m), r: make([]float64, m)}
 }
 
-func (b *rlsBatch) add(psi []float64, y, v float64) {
+func (b *batchRef) add(psi []float64, y, v float64) {
 	m := b.m
 	for i := 0; i < m; i++ {
 		for j := 0; j < m; j++ {
@@ -61,7 +61,7 @@ func (b *rlsBatch) add(psi []float64, y, v float64) {
 }
 
 // bmat returns B = A + D/γ (the leading n×n block).
-func (b *rlsBatch) bmat(gamma float64, n int) *mat.SymDense {
+func (b *batchRef) bmat(gamma float64, n int) *mat.SymDense {
 	B := mat.NewSymDense(n, nil)
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
@@ -77,7 +77,7 @@ func (b *rlsBatch) bmat(gamma float64, n int) *mat.SymDense {
 // solve returns θ = (A + D/γ)⁻¹ r and the 1-norm condition estimate of the
 // system solved. If A_mm = 0 (bias unidentified) it returns the documented
 // limit: the reduced (m−1)-system for the weights and θ_m = 0.
-func (b *rlsBatch) solve(t *testing.T, gamma float64) (theta []float64, cond float64) {
+func (b *batchRef) solve(t *testing.T, gamma float64) (theta []float64, cond float64) {
 	t.Helper()
 	m := b.m
 	n := m
@@ -102,18 +102,18 @@ func (b *rlsBatch) solve(t *testing.T, gamma float64) (theta []float64, cond flo
 	return theta, ch.Cond()
 }
 
-// rlsGen draws regressors with geometrically decaying feature scales (like
+// gen draws regressors with geometrically decaying feature scales (like
 // Nyström features), bias coordinate 1, a linear target with noise, and
 // weights v uniform in [0, 2] with 10% exact zeros.
-type rlsGen struct {
+type gen struct {
 	rng   *rand.Rand
 	m     int
 	scale []float64
 	w     []float64
 }
 
-func newRLSGen(seed uint64, m int) *rlsGen {
-	g := &rlsGen{rng: rand.New(rand.NewPCG(seed, uint64(m))), m: m, scale: make([]float64, m), w: make([]float64, m)}
+func newRLSGen(seed uint64, m int) *gen {
+	g := &gen{rng: rand.New(rand.NewPCG(seed, uint64(m))), m: m, scale: make([]float64, m), w: make([]float64, m)}
 	for i := range g.scale {
 		g.scale[i] = math.Exp(-3 * float64(i) / float64(m))
 		g.w[i] = g.rng.NormFloat64()
@@ -121,7 +121,7 @@ func newRLSGen(seed uint64, m int) *rlsGen {
 	return g
 }
 
-func (g *rlsGen) next(psi []float64) (y, v float64) {
+func (g *gen) next(psi []float64) (y, v float64) {
 	m := g.m
 	y = 0.5 + 0.1*g.rng.NormFloat64()
 	for i := 0; i < m-1; i++ {
@@ -136,7 +136,7 @@ func (g *rlsGen) next(psi []float64) (y, v float64) {
 	return y, v
 }
 
-func rlsRelErr(got, want []float64) float64 {
+func relErr(got, want []float64) float64 {
 	var d, n float64
 	for i := range want {
 		d += (got[i] - want[i]) * (got[i] - want[i])
@@ -148,20 +148,20 @@ func rlsRelErr(got, want []float64) float64 {
 	return math.Sqrt(d / n)
 }
 
-// rlsCheckTheta compares θ with the batch solution and returns the
+// checkTheta compares θ with the batch solution and returns the
 // relative error divided by cond₁.
-func rlsCheckTheta(t *testing.T, label string, r *RLS, b *rlsBatch) float64 {
+func checkTheta(t *testing.T, label string, r *RLS, b *batchRef) float64 {
 	t.Helper()
 	want, cond := b.solve(t, r.Gamma())
-	e := rlsRelErr(r.Theta(), want)
-	if !(e <= rlsThetaTol(cond)) {
-		t.Fatalf("%s: θ relative error %.3g > %.3g (cond %.3g)\n got %v\nwant %v", label, e, rlsThetaTol(cond), cond, r.Theta(), want)
+	e := relErr(r.Theta(), want)
+	if !(e <= thetaTol(cond)) {
+		t.Fatalf("%s: θ relative error %.3g > %.3g (cond %.3g)\n got %v\nwant %v", label, e, thetaTol(cond), cond, r.Theta(), want)
 	}
 	return e / cond
 }
 
-// rlsCheckStats compares A, r, s, n_c with the independent accumulation.
-func rlsCheckStats(t *testing.T, label string, r *RLS, b *rlsBatch) {
+// checkStats compares A, r, s, n_c with the independent accumulation.
+func checkStats(t *testing.T, label string, r *RLS, b *batchRef) {
 	t.Helper()
 	a, rv, s, nc := r.Stats()
 	m := b.m
@@ -171,19 +171,19 @@ func rlsCheckStats(t *testing.T, label string, r *RLS, b *rlsBatch) {
 	for i := 0; i < m; i++ {
 		for j := 0; j < m; j++ {
 			sc := math.Sqrt(b.a[i*m+i] * b.a[j*m+j])
-			if d := math.Abs(a.At(i, j) - b.a[i*m+j]); !(d <= rlsStatTol*sc) {
+			if d := math.Abs(a.At(i, j) - b.a[i*m+j]); !(d <= statTol*sc) {
 				t.Fatalf("%s: A[%d,%d] = %v, want %v", label, i, j, a.At(i, j), b.a[i*m+j])
 			}
 		}
 		sc := math.Sqrt(b.a[i*m+i] * b.s)
-		if d := math.Abs(rv[i] - b.r[i]); !(d <= rlsStatTol*sc) {
+		if d := math.Abs(rv[i] - b.r[i]); !(d <= statTol*sc) {
 			t.Fatalf("%s: r[%d] = %v, want %v", label, i, rv[i], b.r[i])
 		}
 	}
-	if d := math.Abs(s - b.s); !(d <= rlsStatTol*b.s) {
+	if d := math.Abs(s - b.s); !(d <= statTol*b.s) {
 		t.Fatalf("%s: s = %v, want %v", label, s, b.s)
 	}
-	if d := math.Abs(nc - b.nc); !(d <= rlsStatTol*b.nc) {
+	if d := math.Abs(nc - b.nc); !(d <= statTol*b.nc) {
 		t.Fatalf("%s: n_c = %v, want %v", label, nc, b.nc)
 	}
 }
@@ -221,8 +221,8 @@ func TestRLSMatchesBatch(t *testing.T) {
 				b.add(psi, y, v)
 				if k%tc.every == 0 || k == n {
 					label := fmt.Sprintf("update %d", k)
-					worst = max(worst, rlsCheckTheta(t, label, r, b))
-					rlsCheckStats(t, label, r, b)
+					worst = max(worst, checkTheta(t, label, r, b))
+					checkStats(t, label, r, b)
 				}
 			}
 			if r.unconverged != 0 {
@@ -233,20 +233,20 @@ func TestRLSMatchesBatch(t *testing.T) {
 	}
 }
 
-// rlsTextbook is textbook exponentially weighted RLS (Haykin, Adaptive
+// textbookRef is textbook exponentially weighted RLS (Haykin, Adaptive
 // Filter Theory, §10.3 / §10.4): P ← (P − kψᵀP)/λ with P₀ the inverse
-// ridge. Its effective ridge decays as λ^N — the bug DESIGN.md §3 warns
+// ridge. Its effective ridge decays as λ^N — the bug docs/design.md, "The model" warns
 // about. The test uses it only to show that the batch comparison catches
 // that bug.
-type rlsTextbook struct {
+type textbookRef struct {
 	m     int
 	lam   float64
 	p     []float64 // m×m
 	theta []float64
 }
 
-func newRLSTextbook(m int, gamma, lam float64) *rlsTextbook {
-	tb := &rlsTextbook{m: m, lam: lam, p: make([]float64, m*m), theta: make([]float64, m)}
+func newRLSTextbook(m int, gamma, lam float64) *textbookRef {
+	tb := &textbookRef{m: m, lam: lam, p: make([]float64, m*m), theta: make([]float64, m)}
 	for i := 0; i < m-1; i++ {
 		tb.p[i*m+i] = gamma
 	}
@@ -254,7 +254,7 @@ func newRLSTextbook(m int, gamma, lam float64) *rlsTextbook {
 	return tb
 }
 
-func (tb *rlsTextbook) update(psi []float64, y, v float64) {
+func (tb *textbookRef) update(psi []float64, y, v float64) {
 	m := tb.m
 	g := make([]float64, m)
 	for i := 0; i < m; i++ {
@@ -302,11 +302,11 @@ func TestRLSRidgeDoesNotFade(t *testing.T) {
 		tb.update(psi, y, v)
 	}
 	want, cond := b.solve(t, gamma)
-	tol := rlsThetaTol(cond)
-	if e := rlsRelErr(r.Theta(), want); !(e <= tol) {
+	tol := thetaTol(cond)
+	if e := relErr(r.Theta(), want); !(e <= tol) {
 		t.Errorf("RLS: θ relative error %.3g > %.3g", e, tol)
 	}
-	if e := rlsRelErr(tb.theta, want); !(e > 1e3*tol) {
+	if e := relErr(tb.theta, want); !(e > 1e3*tol) {
 		t.Errorf("textbook RLS: θ relative error %.3g, expected ≫ %.3g: the test does not detect a fading ridge", e, tol)
 	} else {
 		t.Logf("textbook RLS (fading ridge) misses by %.3g; tolerance %.3g", e, tol)
@@ -345,9 +345,9 @@ func TestRLSSetGamma(t *testing.T) {
 			if r.Gamma() != tc.gamma2 {
 				t.Fatalf("Gamma() = %v, want %v", r.Gamma(), tc.gamma2)
 			}
-			rlsCheckTheta(t, "after SetGamma", r, b)
+			checkTheta(t, "after SetGamma", r, b)
 			feed(1000)
-			rlsCheckTheta(t, "1000 updates after SetGamma", r, b)
+			checkTheta(t, "1000 updates after SetGamma", r, b)
 
 			before := r.State()
 			for _, bad := range []float64{0, -1, math.NaN(), math.Inf(1)} {
@@ -397,7 +397,7 @@ func TestRLSQuadForm(t *testing.T) {
 				want := mat.Dot(&z, mat.NewVecDense(tc.m, x))
 				// The quadratic form's relative error is bounded by that
 				// of the solve (it is even second order for the CG value).
-				if e := math.Abs(got-want) / want; !(e <= rlsThetaTol(ch.Cond())) {
+				if e := math.Abs(got-want) / want; !(e <= thetaTol(ch.Cond())) {
 					t.Fatalf("update %d (μ = %.3g): QuadForm = %.17g, want %.17g (rel. error %.3g)", k, r.mu, got, want, e)
 				}
 			}
@@ -440,22 +440,22 @@ func TestRLSLoad(t *testing.T) {
 			if r.Dim() != m || len(r.Theta()) != m {
 				t.Fatalf("Dim() = %d, len(Theta()) = %d, want %d", r.Dim(), len(r.Theta()), m)
 			}
-			rlsCheckStats(t, "after Load", r, b)
-			rlsCheckTheta(t, "after Load", r, b)
+			checkStats(t, "after Load", r, b)
+			checkTheta(t, "after Load", r, b)
 			for k := 0; k < 500; k++ {
 				y, v := g.next(psi)
 				r.Update(psi, y, v)
 				b.add(psi, y, v)
 			}
-			rlsCheckStats(t, "500 updates after Load", r, b)
-			rlsCheckTheta(t, "500 updates after Load", r, b)
+			checkStats(t, "500 updates after Load", r, b)
+			checkTheta(t, "500 updates after Load", r, b)
 
 			// Loading the receiver's own Stats view is a refresh.
 			sa, sr, ss, snc := r.Stats()
 			if !r.Load(sa, sr, ss, snc) {
 				t.Fatal("Load(Stats()) rejected")
 			}
-			rlsCheckTheta(t, "after Load(Stats())", r, b)
+			checkTheta(t, "after Load(Stats())", r, b)
 		})
 	}
 
@@ -540,7 +540,7 @@ func TestRLSResetAndSingularStart(t *testing.T) {
 	b := newRLSBatch(m, lam)
 	check := func(label string) {
 		t.Helper()
-		rlsCheckTheta(t, label, fresh, b)
+		checkTheta(t, label, fresh, b)
 		if !reflect.DeepEqual(fresh.Theta(), used.Theta()) {
 			t.Fatalf("%s: reset receiver differs from a fresh one:\n%v\n%v", label, used.Theta(), fresh.Theta())
 		}
@@ -734,7 +734,7 @@ func TestRLSLongZeroWeightDecay(t *testing.T) {
 	}
 	b := newRLSBatch(m, lam)
 	b.add(psi, y, v)
-	rlsCheckTheta(t, "after decay", r, b)
+	checkTheta(t, "after decay", r, b)
 }
 
 // TestRLSStateRoundTrip: an RLS restored from State and the original,
@@ -842,10 +842,10 @@ func TestRLSFromStateErrors(t *testing.T) {
 	}
 }
 
-// rlsStateString renders a state exactly (%#v prints every float64 with
+// stateString renders a state exactly (%#v prints every float64 with
 // enough digits to round-trip and keeps the sign of zero), for bit-for-bit
 // comparisons.
-func rlsStateString(st RLSState) string { return fmt.Sprintf("%#v", st) }
+func stateString(st RLSState) string { return fmt.Sprintf("%#v", st) }
 
 // TestRLSQuadFormCache: QuadForm(ψ) followed by Update(ψ, …) reuses the
 // product P̃ψ. The results must be bit-identical to Update without a
@@ -897,7 +897,7 @@ func TestRLSQuadFormCache(t *testing.T) {
 				if ok1 != ok2 {
 					t.Fatalf("update %d: ok %v with QuadForm, %v without", k, ok1, ok2)
 				}
-				if s1, s2 := rlsStateString(with.State()), rlsStateString(without.State()); s1 != s2 {
+				if s1, s2 := stateString(with.State()), stateString(without.State()); s1 != s2 {
 					t.Fatalf("update %d: state with a preceding QuadForm differs from the state without", k)
 				}
 			}
@@ -923,7 +923,7 @@ func TestRLSQuadFormCache(t *testing.T) {
 				mut.f(without)
 				with.Update(psi, y, v)
 				without.Update(psi, y, v)
-				if rlsStateString(with.State()) != rlsStateString(without.State()) {
+				if stateString(with.State()) != stateString(without.State()) {
 					t.Errorf("%s: cached P̃ψ survived the mutation", mut.name)
 				}
 			}
@@ -931,9 +931,9 @@ func TestRLSQuadFormCache(t *testing.T) {
 	}
 }
 
-// rlsBatchQuad returns θ, ψᵀB⁻¹ψ and cond₁(B) from one Cholesky
+// batchQuad returns θ, ψᵀB⁻¹ψ and cond₁(B) from one Cholesky
 // factorisation of B = A + D/γ (bias identified).
-func rlsBatchQuad(t *testing.T, b *rlsBatch, gamma float64, psi []float64) (theta []float64, quad, cond float64) {
+func batchQuad(t *testing.T, b *batchRef, gamma float64, psi []float64) (theta []float64, quad, cond float64) {
 	t.Helper()
 	m := b.m
 	var ch mat.Cholesky
@@ -954,7 +954,7 @@ func rlsBatchQuad(t *testing.T, b *rlsBatch, gamma float64, psi []float64) (thet
 // TestRLSEveryUpdate compares θ and QuadForm with the batch solution after
 // every update (every 4th for m = 101) over more than two periodic
 // refreshes at λ = 1 (4m+32 updates each: 20 refinement cycles of
-// rlsRefineEvery gain steps, the point where the drift of P̃ is largest is
+// refineEvery gain steps, the point where the drift of P̃ is largest is
 // just before a refresh) and over many refresh cycles at λ < 1, where the
 // inner PCG iterations use the implicit product B·p = s + (1−μ)Dp/γ.
 func TestRLSEveryUpdate(t *testing.T) {
@@ -971,7 +971,7 @@ func TestRLSEveryUpdate(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("m=%d/lambda=%v", tc.m, tc.lam), func(t *testing.T) {
 			m := tc.m
-			n := 2*rlsRefreshEvery(m) + 100
+			n := 2*refreshEvery(m) + 100
 			r := NewRLS(m, tc.gamma, tc.lam)
 			b := newRLSBatch(m, tc.lam)
 			g := newRLSGen(14, m)
@@ -983,13 +983,13 @@ func TestRLSEveryUpdate(t *testing.T) {
 					t.Fatalf("update %d rejected", k)
 				}
 				b.add(psi, y, v)
-				if k < 3 || k%tc.every != 0 && k != rlsRefreshEvery(m)-1 {
+				if k < 3 || k%tc.every != 0 && k != refreshEvery(m)-1 {
 					continue
 				}
 				g.next(x)
-				want, quad, cond := rlsBatchQuad(t, b, tc.gamma, x)
-				tol := rlsThetaTol(cond)
-				if e := rlsRelErr(r.Theta(), want); !(e <= tol) {
+				want, quad, cond := batchQuad(t, b, tc.gamma, x)
+				tol := thetaTol(cond)
+				if e := relErr(r.Theta(), want); !(e <= tol) {
 					t.Fatalf("update %d (since refresh %d): θ relative error %.3g > %.3g", k, r.since, e, tol)
 				} else {
 					worstTheta = max(worstTheta, e/cond)
@@ -1045,12 +1045,12 @@ func TestRLSIndefiniteInverse(t *testing.T) {
 		if bad.refreshes != refreshes+1 {
 			t.Errorf("lambda=%v: no refresh with an indefinite P̃", lam)
 		}
-		rlsCheckTheta(t, fmt.Sprintf("lambda=%v: after the refresh", lam), bad, b)
+		checkTheta(t, fmt.Sprintf("lambda=%v: after the refresh", lam), bad, b)
 	}
 }
 
 // TestRLSAllocs: the hot-path methods do not allocate — on the rank-one
-// path (λ = 1), on the refresh path (λ = 0.2 < rlsMuMin refreshes at every
+// path (λ = 1), on the refresh path (λ = 0.2 < muMin refreshes at every
 // update) and mixed (λ = 0.99); also the per-sample pair QuadForm(ψ) then
 // Update(ψ, …) of the NARX learner, which shares P̃ψ.
 func TestRLSAllocs(t *testing.T) {

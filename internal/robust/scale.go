@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Normal-consistency constants (DESIGN §3; book §5.3 uses ŝ = 1.483·MAD).
+// Normal-consistency constants (docs/design.md, "The model"; book §5.3 uses ŝ = 1.483·MAD).
 // For a N(μ, σ²) sample both estimators tend to σ: IQR = 2Φ⁻¹(3/4)σ ≈ 1.34898σ
 // and MAD = Φ⁻¹(3/4)σ ≈ σ/1.482602. The rounded constants bias the estimates by
 // < 0.03 %.
@@ -55,6 +55,14 @@ func iqrScale[T orderStats](s T) float64 {
 	}
 	return (quantile7(s, 0.75) - quantile7(s, 0.25)) / IQRDivisor
 }
+
+// SortedQuantile returns the type-7 quantile Q(p), p ∈ [0, 1], of s, which
+// holds at least one finite value, in ascending order. Cost O(1).
+func SortedQuantile(s []float64, p float64) float64 { return quantile7(sortedSlice(s), p) }
+
+// SortedIQRScale returns IQRScale of s, which is finite and ascending,
+// without copying or sorting it: IQR/1.349, 0 when len(s) < 2. Cost O(1).
+func SortedIQRScale(s []float64) float64 { return iqrScale(sortedSlice(s)) }
 
 // finiteCopy copies the finite values of x into scratch (or a new slice when
 // cap(scratch) < len(x)) and returns that prefix.

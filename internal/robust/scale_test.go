@@ -69,7 +69,7 @@ func TestScaleDegenerate(t *testing.T) {
 }
 
 func TestMADScaleKnown(t *testing.T) {
-	// Hand-computed; the factor is 1.483 (DESIGN §3), so 1.483·MAD exactly.
+	// Hand-computed; the factor is 1.483 (docs/design.md, "The model"), so 1.483·MAD exactly.
 	for _, c := range []struct {
 		name string
 		x    []float64

@@ -74,7 +74,7 @@ type Weights struct {
 	// Floor is the least weight, in [0, 1): every weight is clamped to
 	// [Floor, 1], and Hampel gives Floor beyond c2. The book uses 10⁻⁴ so that
 	// the dual system's diagonal 1/(γ v_k) stays finite; a zero floor drops
-	// such samples, which the primal ridge form of DESIGN §3 tolerates.
+	// such samples, which the primal ridge form of docs/design.md, "The model" tolerates.
 	Floor float64
 }
 

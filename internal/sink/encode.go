@@ -12,8 +12,8 @@ import (
 // AppendJSON appends m's JSON encoding to b: byte for byte what
 // encoding/json's Marshal writes of the same fields (TestAppendJSONMatchesMarshal
 // and FuzzAppendJSON hold it to that), in half the time and without
-// allocating (BenchmarkEncodeForecast: 2.5 against 5 µs for 10 steps;
-// Marshal took 7 % of the daemon's CPU at 11 500 forecasts a second), except
+// allocating (BenchmarkEncodeForecast; Marshal was a visible share of the
+// daemon's CPU: docs/benchmarks.md), except
 // that a NaN or infinite number, which JSON lacks, is written as null: a
 // ruined model's message is still published and read, rather than failing
 // its partition's writes for ever. It fails only on a time outside years

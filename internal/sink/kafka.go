@@ -96,43 +96,19 @@ const (
 // KafkaWriter publishes messages to one topic, keyed by series id, so that
 // every message of a series lands in the same partition, in order: the
 // partition its partitioner picks (KafkaConfig.Partitioner; the Java
-// client's murmur2 by default), another for a record without a key. It waits for all in-sync replicas
-// to acknowledge.
+// client's murmur2 by default), another for a record without a key. It
+// waits for all in-sync replicas to acknowledge.
 //
-// Like the Java client, it sends a write's records in one produce request
-// per partition leader, each partition's records in one record batch (more
-// requests past BatchBytes), the leaders' requests concurrently, and returns
-// once all were acknowledged. It is not kafka-go's Writer, which sends a
-// request per partition and batches behind a timer: every write waits
-// BatchTimeout (1 s by default) for more messages, and each batch costs a
-// goroutine, a timer and a buffer of BatchSize messages (152 bytes each),
-// however few it carries. The daemon hands each write a batch it assembled
-// itself and waits for it, so that machinery only added latency and
-// garbage: at 10 000 records/s live, its buffers were a third of the
-// daemon's allocations (BenchmarkLatency).
-//
-// A partition whose batch fails with a retriable error is sent again, alone
-// (writeAttempts in all); the others are not, so a write that returns nil
-// wrote every record once. One that returns an error may have written any of the
-// partitions' records: writing them again may duplicate those
-// (at-least-once).
-//
-// Concurrent writes share requests (group commit): a write that finds none
-// under way is sent at once; writes that arrive while one is under way wait
-// for it and then go together, in one request per leader, sent by a
-// goroutine of the writer. The daemon's partition publishers each write a
-// tick's few forecasts, and each request costs the broker and the daemon a
-// round of system calls and wake-ups: at 12 000 records/s live (BenchmarkLatency)
-// they sent 820 requests/s of 15 records each, gathered 420 of 28. A write's
-// error is that of the partitions its own records went to; a write that
-// gives up (its context ended) while waiting returns at once, and its
-// records are not sent if their request had not started, or may still be
-// written if it had.
+// A write's records go out in one produce request per partition leader,
+// the leaders' requests concurrently, and writes that arrive while one is
+// under way are gathered into the next requests (group commit). kafka-go's
+// Writer batches behind a timer instead, which only delays a daemon that
+// hands each write a batch of its own (docs/benchmarks.md, "Output path").
 //
 // A KafkaWriter is safe for concurrent use; each partition goroutine of the
 // daemon may share one. Records of one write keep their order within a
 // partition; concurrent writes to one partition are not ordered against
-// each other.
+// each other. WriteRecords states what a failed write may have written.
 type KafkaWriter struct {
 	addr       net.Addr
 	transport  kafka.RoundTripper
@@ -221,6 +197,14 @@ type grouping struct {
 // WriteRecords publishes recs and returns once the brokers acknowledged them
 // all, or with the errors of the partitions that failed: at once when no
 // other write is under way, else with the writes gathered behind it.
+//
+// A partition whose batch fails with a retriable error is sent again,
+// alone (writeAttempts in all); the others are not. So nil means every
+// record was written once; an error means any of the partitions' records
+// may have been written, and writing them again may duplicate those
+// (at-least-once). A write that gives up (ctx ended) while waiting for
+// others returns at once: its records are not sent if their request had
+// not started, and may still be written if it had.
 func (k *KafkaWriter) WriteRecords(ctx context.Context, recs ...Record) error {
 	if len(recs) == 0 {
 		return nil

@@ -156,7 +156,7 @@ func readAll(ctx context.Context, t *testing.T, addrs []string, topic string, pa
 
 // Forecasts written to a real Kafka-protocol broker (kfake over TCP) arrive
 // keyed by series, every series in one partition, in the order written, as
-// the JSON of DESIGN §4, each message its own; a dead letter carries the original record and its
+// the JSON of docs/messages.md, each message its own; a dead letter carries the original record and its
 // reason in ordered headers.
 func TestKafkaWriterAgainstBroker(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(8, "forecasts", "dlq"))

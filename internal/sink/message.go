@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Message is one forecast message (DESIGN §4): what a Learner said after
+// Message is one forecast message (docs/messages.md): what a Learner said after
 // observing the value at time T of a series. It is the value written to the
 // forecasts topic and, one per line, to JSON-lines files.
 type Message struct {

@@ -1,12 +1,11 @@
 // Package source decodes and validates the input records of the daemon
-// (DESIGN §4). It knows the message format, not Kafka: a record is a key, a
+// (docs/messages.md). It knows the message format, not Kafka: a record is a key, a
 // value and a timestamp.
 package source
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -15,33 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/streamd/streamd/internal/calendar"
+	"github.com/streamd/streamd/internal/reject"
 )
-
-// Reason is why a record was rejected. The set is closed, so it can label a
-// metric without unbounded cardinality.
-type Reason string
-
-// The reject reasons. A record is checked in this order; the first failure
-// names it.
-const (
-	ReasonOversize        Reason = "oversize"            // value larger than the configured limit
-	ReasonInvalidJSON     Reason = "invalid_json"        // not a JSON object
-	ReasonMissingSeries   Reason = "missing_series"      // no series field and no key
-	ReasonSeriesKey       Reason = "series_key_mismatch" // a series field that differs from the record's key
-	ReasonBadSeries       Reason = "bad_series"          // a series id too long, not UTF-8, or with control characters
-	ReasonMissingY        Reason = "missing_y"           // no y field
-	ReasonBadY            Reason = "bad_y"               // y not a number: null, true, an array, a string such as "1.5"
-	ReasonNonFiniteY      Reason = "non_finite_y"        // y a number that is not finite (overflow, or the strings "NaN", "Infinity")
-	ReasonBadInputs       Reason = "bad_inputs"          // u not an array of numbers, or the wrong length
-	ReasonNonFiniteInput  Reason = "non_finite_input"    // an input not finite
-	ReasonBadFuture       Reason = "bad_future"          // future not a list of rows of the planned inputs' number, or too many rows
-	ReasonNonFiniteFuture Reason = "non_finite_future"   // a planned input in future not finite
-	ReasonBadTime         Reason = "bad_time"            // t not an integer, an RFC 3339 time or a date (or seconds overflowing ms)
-)
-
-// Reasons lists every Reason, for pre-creating metric series.
-var Reasons = []Reason{ReasonOversize, ReasonInvalidJSON, ReasonMissingSeries, ReasonSeriesKey, ReasonBadSeries, ReasonMissingY,
-	ReasonBadY, ReasonNonFiniteY, ReasonBadInputs, ReasonNonFiniteInput, ReasonBadFuture, ReasonNonFiniteFuture, ReasonBadTime}
 
 // DefaultMaxSeriesBytes is the default bound of a series id's length.
 const DefaultMaxSeriesBytes = 256
@@ -52,24 +26,6 @@ const DefaultMaxSeriesBytes = 256
 // max_record_bytes (a row of one value costs 4 bytes of JSON, 8 of memory).
 const MaxFutureRows = 10000
 
-// ErrRejected is wrapped by every RejectError.
-var ErrRejected = errors.New("record rejected")
-
-// RejectError says why a record was rejected.
-type RejectError struct {
-	Reason Reason
-	Detail string
-}
-
-func (e *RejectError) Error() string { return fmt.Sprintf("%s: %s", e.Reason, e.Detail) }
-
-// Unwrap makes errors.Is(err, ErrRejected) true.
-func (e *RejectError) Unwrap() error { return ErrRejected }
-
-func reject(r Reason, format string, args ...any) error {
-	return &RejectError{Reason: r, Detail: fmt.Sprintf(format, args...)}
-}
-
 // Fields names the JSON fields of a record.
 type Fields struct {
 	Series, T, Y, U string
@@ -78,7 +34,7 @@ type Fields struct {
 	Future string
 }
 
-// DefaultFields are the field names of DESIGN §4.
+// DefaultFields are the field names of docs/messages.md.
 var DefaultFields = Fields{Series: "series", T: "t", Y: "y", U: "u", Future: "future"}
 
 // Decoder decodes record values. The zero value is not usable: set Fields
@@ -126,7 +82,7 @@ type Record struct {
 }
 
 // Decode decodes a record value with its Kafka key and timestamp. A rejected
-// record returns a *RejectError (errors.Is(err, ErrRejected)); a returned
+// record returns a *reject.Error (errors.Is(err, reject.ErrRejected)); a returned
 // Record always has a non-empty series, a finite y, Inputs finite inputs
 // and at most MaxFutureRows rows of Planned finite values.
 //
@@ -146,16 +102,16 @@ type Record struct {
 // allocations.
 func (d *Decoder) Decode(key, value []byte, ts time.Time) (Record, error) {
 	if d.MaxBytes > 0 && len(value) > d.MaxBytes {
-		return Record{}, reject(ReasonOversize, "%d bytes, limit %d", len(value), d.MaxBytes)
+		return Record{}, reject.Errorf(reject.Oversize, "%d bytes, limit %d", len(value), d.MaxBytes)
 	}
 	if !json.Valid(value) {
 		var v any // only for the message: a rejected record may allocate
-		return Record{}, reject(ReasonInvalidJSON, "%v", errOr(json.Unmarshal(value, &v), "not valid JSON"))
+		return Record{}, reject.Errorf(reject.InvalidJSON, "%v", errOr(json.Unmarshal(value, &v), "not valid JSON"))
 	}
 	var series, t, y, u, future []byte // raw values; nil: absent
 	obj := objectScanner{doc: value}
 	if !obj.open() {
-		return Record{}, reject(ReasonInvalidJSON, "not an object")
+		return Record{}, reject.Errorf(reject.InvalidJSON, "not an object")
 	}
 	for obj.next() {
 		switch {
@@ -175,52 +131,52 @@ func (d *Decoder) Decode(key, value []byte, ts time.Time) (Record, error) {
 	if present(series) {
 		var ok bool
 		if rec.Series, ok = jsonString(series); !ok {
-			return Record{}, reject(ReasonMissingSeries, "%s is not a string", d.Fields.Series)
+			return Record{}, reject.Errorf(reject.MissingSeries, "%s is not a string", d.Fields.Series)
 		}
 		// The key decides the partition, and a series must be read from one
 		// partition only (one Learner): a series field may not differ
 		// from a key.
 		if len(key) > 0 && rec.Series != "" && string(key) != rec.Series {
-			return Record{}, reject(ReasonSeriesKey, "%s %s under the key %s; key the record by its series id",
+			return Record{}, reject.Errorf(reject.SeriesKey, "%s %s under the key %s; key the record by its series id",
 				d.Fields.Series, quoteShort(rec.Series), quoteShort(string(key)))
 		}
 	} else {
 		rec.Series = string(key)
 	}
 	if rec.Series == "" {
-		return Record{}, reject(ReasonMissingSeries, "no %s field and no key", d.Fields.Series)
+		return Record{}, reject.Errorf(reject.MissingSeries, "no %s field and no key", d.Fields.Series)
 	}
 	if err := d.checkSeries(rec.Series); err != nil {
 		return Record{}, err
 	}
 	if y == nil {
-		return Record{}, reject(ReasonMissingY, "no %s field", d.Fields.Y)
+		return Record{}, reject.Errorf(reject.MissingY, "no %s field", d.Fields.Y)
 	}
 	var err error
 	if rec.Y, err = finiteNumber(y); err != nil {
-		reason := ReasonBadY
+		reason := reject.BadY
 		if nonFiniteString(y) || looksNumeric(y) {
-			reason = ReasonNonFiniteY
+			reason = reject.NonFiniteY
 		}
-		return Record{}, reject(reason, "%s: %v", d.Fields.Y, err)
+		return Record{}, reject.Errorf(reason, "%s: %v", d.Fields.Y, err)
 	}
 	if present(u) {
 		n, ok := arrayLen(u)
 		if !ok {
-			return Record{}, reject(ReasonBadInputs, "%s is not an array", d.Fields.U)
+			return Record{}, reject.Errorf(reject.BadInputs, "%s is not an array", d.Fields.U)
 		}
 		if d.Inputs >= 0 && n != d.Inputs {
-			return Record{}, reject(ReasonBadInputs, "%d inputs, want %d", n, d.Inputs)
+			return Record{}, reject.Errorf(reject.BadInputs, "%d inputs, want %d", n, d.Inputs)
 		}
 		rec.U = make([]float64, n)
 		elems := arrayScanner{doc: u}
 		for i := 0; elems.next(); i++ {
 			if rec.U[i], err = finiteNumber(elems.value); err != nil {
-				return Record{}, reject(ReasonNonFiniteInput, "%s[%d]: %v", d.Fields.U, i, err)
+				return Record{}, reject.Errorf(reject.NonFiniteInput, "%s[%d]: %v", d.Fields.U, i, err)
 			}
 		}
 	} else if d.Inputs > 0 {
-		return Record{}, reject(ReasonBadInputs, "no %s field, want %d inputs", d.Fields.U, d.Inputs)
+		return Record{}, reject.Errorf(reject.BadInputs, "no %s field, want %d inputs", d.Fields.U, d.Inputs)
 	}
 	if present(future) {
 		if rec.Future, err = d.futureRows(future); err != nil {
@@ -230,7 +186,7 @@ func (d *Decoder) Decode(key, value []byte, ts time.Time) (Record, error) {
 	rec.T, rec.IsTime = ts.UnixMilli(), true
 	if present(t) {
 		if rec.T, rec.IsTime, err = d.parseTime(t); err != nil {
-			return Record{}, reject(ReasonBadTime, "%s: %v", d.Fields.T, err)
+			return Record{}, reject.Errorf(reject.BadTime, "%s: %v", d.Fields.T, err)
 		}
 	}
 	return rec, nil
@@ -238,17 +194,17 @@ func (d *Decoder) Decode(key, value []byte, ts time.Time) (Record, error) {
 
 // futureRows decodes the raw future field, present and not null: first
 // its shape (an array of at most MaxFutureRows arrays of Planned values, or
-// of one width when Planned < 0: ReasonBadFuture), then the values
-// (ReasonNonFiniteFuture), so that the reason does not depend on which row
+// of one width when Planned < 0: reject.BadFuture), then the values
+// (reject.NonFiniteFuture), so that the reason does not depend on which row
 // comes first. The rows share one backing array.
 func (d *Decoder) futureRows(raw []byte) ([][]float64, error) {
 	f := d.Fields.Future
 	n, ok := arrayLen(raw)
 	switch {
 	case !ok:
-		return nil, reject(ReasonBadFuture, "%s is not an array of rows", f)
+		return nil, reject.Errorf(reject.BadFuture, "%s is not an array of rows", f)
 	case n > MaxFutureRows:
-		return nil, reject(ReasonBadFuture, "%s has %d rows, at most %d", f, n, MaxFutureRows)
+		return nil, reject.Errorf(reject.BadFuture, "%s has %d rows, at most %d", f, n, MaxFutureRows)
 	case n == 0:
 		return nil, nil
 	}
@@ -258,13 +214,13 @@ func (d *Decoder) futureRows(raw []byte) ([][]float64, error) {
 		w, ok := arrayLen(rows.value)
 		switch {
 		case !ok:
-			return nil, reject(ReasonBadFuture, "%s[%d] is not an array", f, h)
+			return nil, reject.Errorf(reject.BadFuture, "%s[%d] is not an array", f, h)
 		case width < 0:
 			width = w
 		case w != width && d.Planned >= 0:
-			return nil, reject(ReasonBadFuture, "%s[%d] has %d values, want %d planned inputs", f, h, w, width)
+			return nil, reject.Errorf(reject.BadFuture, "%s[%d] has %d values, want %d planned inputs", f, h, w, width)
 		case w != width:
-			return nil, reject(ReasonBadFuture, "%s[%d] has %d values, %s[0] has %d", f, h, w, f, width)
+			return nil, reject.Errorf(reject.BadFuture, "%s[%d] has %d values, %s[0] has %d", f, h, w, f, width)
 		}
 	}
 	vals := make([]float64, n*width)
@@ -276,7 +232,7 @@ func (d *Decoder) futureRows(raw []byte) ([][]float64, error) {
 		for i := 0; elems.next(); i++ {
 			v, err := finiteNumber(elems.value)
 			if err != nil {
-				return nil, reject(ReasonNonFiniteFuture, "%s[%d][%d]: %v", f, h, i, err)
+				return nil, reject.Errorf(reject.NonFiniteFuture, "%s[%d][%d]: %v", f, h, i, err)
 			}
 			out[h][i] = v
 		}
@@ -293,14 +249,14 @@ func (d *Decoder) checkSeries(id string) error {
 		limit = DefaultMaxSeriesBytes
 	}
 	if len(id) > limit {
-		return reject(ReasonBadSeries, "series id of %d bytes, limit %d: %s…", len(id), limit, quoteShort(id))
+		return reject.Errorf(reject.BadSeries, "series id of %d bytes, limit %d: %s…", len(id), limit, quoteShort(id))
 	}
 	if !utf8.ValidString(id) {
-		return reject(ReasonBadSeries, "series id %s is not UTF-8", quoteShort(id))
+		return reject.Errorf(reject.BadSeries, "series id %s is not UTF-8", quoteShort(id))
 	}
 	for i, r := range id {
 		if unicode.IsControl(r) {
-			return reject(ReasonBadSeries, "series id %s has a control character (%U) at byte %d", quoteShort(id), r, i)
+			return reject.Errorf(reject.BadSeries, "series id %s has a control character (%U) at byte %d", quoteShort(id), r, i)
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamd/streamd/internal/calendar"
+	"github.com/streamd/streamd/internal/reject"
 )
 
 var ts = time.UnixMilli(1_700_000_000_000)
@@ -74,7 +75,7 @@ func TestDecodeTimeUnit(t *testing.T) {
 	}
 	d := &Decoder{Fields: DefaultFields, Unit: calendar.Seconds}
 	_, err := d.Decode([]byte("s"), []byte(`{"t":9223372036854776,"y":1}`), ts)
-	if re := (*RejectError)(nil); !errors.As(err, &re) || re.Reason != ReasonBadTime || !strings.Contains(re.Detail, "overflow") {
+	if re := (*reject.Error)(nil); !errors.As(err, &re) || re.Reason != reject.BadTime || !strings.Contains(re.Detail, "overflow") {
 		t.Errorf("seconds overflowing ms: %v, want bad_time", err)
 	}
 }
@@ -111,50 +112,50 @@ func TestDecodeFutureAnyWidth(t *testing.T) {
 func TestDecodeRejects(t *testing.T) {
 	for _, tc := range []struct {
 		name, key, value string
-		reason           Reason
+		reason           reject.Reason
 	}{
-		{"invalid json", "s", `{"y":1,`, ReasonInvalidJSON},
-		{"not an object", "s", `[1,2]`, ReasonInvalidJSON},
-		{"trailing data", "s", `{"y":1,"u":[0]} {}`, ReasonInvalidJSON},
-		{"trailing bracket", "s", `{"y":1,"u":[0]}]`, ReasonInvalidJSON},
-		{"missing y", "s", `{"t":1,"u":[0]}`, ReasonMissingY},
-		{"y NaN string", "s", `{"y":"NaN","u":[0]}`, ReasonNonFiniteY},
-		{"y overflows to Inf", "s", `{"y":1e999,"u":[0]}`, ReasonNonFiniteY},
-		{"y null", "s", `{"y":null,"u":[0]}`, ReasonBadY},
-		{"y a numeric string", "s", `{"y":"1.5","u":[0]}`, ReasonBadY},
-		{"y true", "s", `{"y":true,"u":[0]}`, ReasonBadY},
-		{"y an array", "s", `{"y":[1],"u":[0]}`, ReasonBadY},
-		{"y Infinity string", "s", `{"y":"-Infinity","u":[0]}`, ReasonNonFiniteY},
-		{"series under another key", "k", `{"series":"x","y":1,"u":[0]}`, ReasonSeriesKey},
-		{"series id too long", "", `{"series":"` + strings.Repeat("x", 33) + `","y":1,"u":[0]}`, ReasonBadSeries},
-		{"key too long", strings.Repeat("k", 33), `{"y":1,"u":[0]}`, ReasonBadSeries},
-		{"series with NUL", "", `{"series":"a\u0000b","y":1,"u":[0]}`, ReasonBadSeries},
-		{"series with a newline", "", `{"series":"a\nb","y":1,"u":[0]}`, ReasonBadSeries},
-		{"series with an ANSI escape", "", `{"series":"\u001b[31mred","y":1,"u":[0]}`, ReasonBadSeries},
-		{"key not UTF-8", "a\xffb", `{"y":1,"u":[0]}`, ReasonBadSeries},
-		{"wrong u length", "s", `{"y":1,"u":[0,1]}`, ReasonBadInputs},
-		{"u missing", "s", `{"y":1}`, ReasonBadInputs},
-		{"u not an array", "s", `{"y":1,"u":3}`, ReasonBadInputs},
-		{"u overflows", "s", `{"y":1,"u":[-1e400]}`, ReasonNonFiniteInput},
-		{"bad t", "s", `{"y":1,"u":[0],"t":"yesterday"}`, ReasonBadTime},
-		{"fractional t", "s", `{"y":1,"u":[0],"t":1.5}`, ReasonBadTime},
-		{"no key and no series", "", `{"y":1,"u":[0]}`, ReasonMissingSeries},
-		{"series not a string", "s", `{"series":7,"y":1,"u":[0]}`, ReasonMissingSeries},
-		{"oversize", "s", `{"y":1,"u":[0],"pad":"` + strings.Repeat("x", 300) + `"}`, ReasonOversize},
-		{"future not an array", "s", `{"y":1,"u":[0],"future":{"h":1}}`, ReasonBadFuture},
-		{"future a flat list", "s", `{"y":1,"u":[0],"future":[1,2]}`, ReasonBadFuture},
-		{"future row null", "s", `{"y":1,"u":[0],"future":[[1,2],null]}`, ReasonBadFuture},
-		{"future row too short", "s", `{"y":1,"u":[0],"future":[[1,2],[3]]}`, ReasonBadFuture},
-		{"future shape before values", "s", `{"y":1,"u":[0],"future":[[1,"x"],[3]]}`, ReasonBadFuture},
-		{"future value a string", "s", `{"y":1,"u":[0],"future":[[1,2],[3,"4"]]}`, ReasonNonFiniteFuture},
-		{"future value overflows", "s", `{"y":1,"u":[0],"future":[[1,1e400]]}`, ReasonNonFiniteFuture},
-		{"future checked before t", "s", `{"y":1,"u":[0],"future":[[1]],"t":"soon"}`, ReasonBadFuture},
-		{"t a quoted integer", "s", `{"y":1,"u":[0],"t":"1037"}`, ReasonBadTime},
-		{"t true", "s", `{"y":1,"u":[0],"t":true}`, ReasonBadTime},
+		{"invalid json", "s", `{"y":1,`, reject.InvalidJSON},
+		{"not an object", "s", `[1,2]`, reject.InvalidJSON},
+		{"trailing data", "s", `{"y":1,"u":[0]} {}`, reject.InvalidJSON},
+		{"trailing bracket", "s", `{"y":1,"u":[0]}]`, reject.InvalidJSON},
+		{"missing y", "s", `{"t":1,"u":[0]}`, reject.MissingY},
+		{"y NaN string", "s", `{"y":"NaN","u":[0]}`, reject.NonFiniteY},
+		{"y overflows to Inf", "s", `{"y":1e999,"u":[0]}`, reject.NonFiniteY},
+		{"y null", "s", `{"y":null,"u":[0]}`, reject.BadY},
+		{"y a numeric string", "s", `{"y":"1.5","u":[0]}`, reject.BadY},
+		{"y true", "s", `{"y":true,"u":[0]}`, reject.BadY},
+		{"y an array", "s", `{"y":[1],"u":[0]}`, reject.BadY},
+		{"y Infinity string", "s", `{"y":"-Infinity","u":[0]}`, reject.NonFiniteY},
+		{"series under another key", "k", `{"series":"x","y":1,"u":[0]}`, reject.SeriesKey},
+		{"series id too long", "", `{"series":"` + strings.Repeat("x", 33) + `","y":1,"u":[0]}`, reject.BadSeries},
+		{"key too long", strings.Repeat("k", 33), `{"y":1,"u":[0]}`, reject.BadSeries},
+		{"series with NUL", "", `{"series":"a\u0000b","y":1,"u":[0]}`, reject.BadSeries},
+		{"series with a newline", "", `{"series":"a\nb","y":1,"u":[0]}`, reject.BadSeries},
+		{"series with an ANSI escape", "", `{"series":"\u001b[31mred","y":1,"u":[0]}`, reject.BadSeries},
+		{"key not UTF-8", "a\xffb", `{"y":1,"u":[0]}`, reject.BadSeries},
+		{"wrong u length", "s", `{"y":1,"u":[0,1]}`, reject.BadInputs},
+		{"u missing", "s", `{"y":1}`, reject.BadInputs},
+		{"u not an array", "s", `{"y":1,"u":3}`, reject.BadInputs},
+		{"u overflows", "s", `{"y":1,"u":[-1e400]}`, reject.NonFiniteInput},
+		{"bad t", "s", `{"y":1,"u":[0],"t":"yesterday"}`, reject.BadTime},
+		{"fractional t", "s", `{"y":1,"u":[0],"t":1.5}`, reject.BadTime},
+		{"no key and no series", "", `{"y":1,"u":[0]}`, reject.MissingSeries},
+		{"series not a string", "s", `{"series":7,"y":1,"u":[0]}`, reject.MissingSeries},
+		{"oversize", "s", `{"y":1,"u":[0],"pad":"` + strings.Repeat("x", 300) + `"}`, reject.Oversize},
+		{"future not an array", "s", `{"y":1,"u":[0],"future":{"h":1}}`, reject.BadFuture},
+		{"future a flat list", "s", `{"y":1,"u":[0],"future":[1,2]}`, reject.BadFuture},
+		{"future row null", "s", `{"y":1,"u":[0],"future":[[1,2],null]}`, reject.BadFuture},
+		{"future row too short", "s", `{"y":1,"u":[0],"future":[[1,2],[3]]}`, reject.BadFuture},
+		{"future shape before values", "s", `{"y":1,"u":[0],"future":[[1,"x"],[3]]}`, reject.BadFuture},
+		{"future value a string", "s", `{"y":1,"u":[0],"future":[[1,2],[3,"4"]]}`, reject.NonFiniteFuture},
+		{"future value overflows", "s", `{"y":1,"u":[0],"future":[[1,1e400]]}`, reject.NonFiniteFuture},
+		{"future checked before t", "s", `{"y":1,"u":[0],"future":[[1]],"t":"soon"}`, reject.BadFuture},
+		{"t a quoted integer", "s", `{"y":1,"u":[0],"t":"1037"}`, reject.BadTime},
+		{"t true", "s", `{"y":1,"u":[0],"t":true}`, reject.BadTime},
 	} {
 		_, err := decoder().Decode([]byte(tc.key), []byte(tc.value), ts)
-		var re *RejectError
-		if !errors.As(err, &re) || !errors.Is(err, ErrRejected) {
+		var re *reject.Error
+		if !errors.As(err, &re) || !errors.Is(err, reject.ErrRejected) {
 			t.Errorf("%s: accepted or untyped error %v", tc.name, err)
 			continue
 		}
@@ -179,8 +180,8 @@ func FuzzDecode(f *testing.F) {
 		f.Add([]byte("k"), []byte(s))
 		f.Add([]byte(nil), []byte(s))
 	}
-	known := map[Reason]bool{}
-	for _, r := range Reasons {
+	known := map[reject.Reason]bool{}
+	for _, r := range reject.Reasons {
 		known[r] = true
 	}
 	f.Fuzz(func(t *testing.T, key, value []byte) {
@@ -188,7 +189,7 @@ func FuzzDecode(f *testing.F) {
 			{Fields: DefaultFields, MaxBytes: 256, Inputs: -1, Unit: calendar.Millis}} {
 			got, err := d.Decode(key, value, ts)
 			want, wantErr := referenceDecode(d, key, value, ts)
-			var re, wantRe *RejectError
+			var re, wantRe *reject.Error
 			errors.As(err, &re)
 			errors.As(wantErr, &wantRe)
 			switch {
@@ -202,7 +203,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		rec, err := decoder().Decode(key, value, ts)
 		if err != nil {
-			var re *RejectError
+			var re *reject.Error
 			if !errors.As(err, &re) || !known[re.Reason] {
 				t.Fatalf("error %v is not a known rejection", err)
 			}
@@ -254,7 +255,7 @@ func TestDecodeFutureRowBound(t *testing.T) {
 		t.Errorf("%d rows: %d decoded, %v", MaxFutureRows, len(got.Future), err)
 	}
 	_, err = d.Decode([]byte("s"), rows(MaxFutureRows+1), ts)
-	if re := (*RejectError)(nil); !errors.As(err, &re) || re.Reason != ReasonBadFuture || !strings.Contains(re.Detail, "10001 rows, at most 10000") {
+	if re := (*reject.Error)(nil); !errors.As(err, &re) || re.Reason != reject.BadFuture || !strings.Contains(re.Detail, "10001 rows, at most 10000") {
 		t.Errorf("%d rows: %v, want bad_future", MaxFutureRows+1, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/streamd/streamd/internal/calendar"
+	"github.com/streamd/streamd/internal/reject"
 )
 
 // referenceDecode is the decoder as it was before it scanned values in
@@ -18,12 +19,12 @@ import (
 // or the same reason, for any key and value.
 func referenceDecode(d *Decoder, key, value []byte, ts time.Time) (Record, error) {
 	if d.MaxBytes > 0 && len(value) > d.MaxBytes {
-		return Record{}, reject(ReasonOversize, "%d bytes, limit %d", len(value), d.MaxBytes)
+		return Record{}, reject.Errorf(reject.Oversize, "%d bytes, limit %d", len(value), d.MaxBytes)
 	}
 	var obj map[string]json.RawMessage
 	// Unmarshal, unlike a Decoder, rejects anything after the object.
 	if err := json.Unmarshal(value, &obj); err != nil || obj == nil {
-		return Record{}, reject(ReasonInvalidJSON, "%v", errOr(err, "not an object"))
+		return Record{}, reject.Errorf(reject.InvalidJSON, "%v", errOr(err, "not an object"))
 	}
 	present := func(field string) (json.RawMessage, bool) { // null counts as absent
 		raw, ok := obj[field]
@@ -32,27 +33,27 @@ func referenceDecode(d *Decoder, key, value []byte, ts time.Time) (Record, error
 	var rec Record
 	if raw, ok := present(d.Fields.Series); ok {
 		if err := json.Unmarshal(raw, &rec.Series); err != nil {
-			return Record{}, reject(ReasonMissingSeries, "%s is not a string", d.Fields.Series)
+			return Record{}, reject.Errorf(reject.MissingSeries, "%s is not a string", d.Fields.Series)
 		}
 		if len(key) > 0 && rec.Series != "" && string(key) != rec.Series {
-			return Record{}, reject(ReasonSeriesKey, "series field differs from the key")
+			return Record{}, reject.Errorf(reject.SeriesKey, "series field differs from the key")
 		}
 	} else {
 		rec.Series = string(key)
 	}
 	if rec.Series == "" {
-		return Record{}, reject(ReasonMissingSeries, "no %s field and no key", d.Fields.Series)
+		return Record{}, reject.Errorf(reject.MissingSeries, "no %s field and no key", d.Fields.Series)
 	}
 	limit := d.MaxSeriesBytes
 	if limit <= 0 {
 		limit = DefaultMaxSeriesBytes
 	}
 	if len(rec.Series) > limit || !utf8.ValidString(rec.Series) || strings.IndexFunc(rec.Series, unicode.IsControl) >= 0 {
-		return Record{}, reject(ReasonBadSeries, "bad series id")
+		return Record{}, reject.Errorf(reject.BadSeries, "bad series id")
 	}
 	raw, ok := obj[d.Fields.Y]
 	if !ok {
-		return Record{}, reject(ReasonMissingY, "no %s field", d.Fields.Y)
+		return Record{}, reject.Errorf(reject.MissingY, "no %s field", d.Fields.Y)
 	}
 	var yv any
 	json.Unmarshal(raw, &yv)
@@ -60,36 +61,36 @@ func referenceDecode(d *Decoder, key, value []byte, ts time.Time) (Record, error
 	switch v := yv.(type) {
 	case string:
 		if err == nil || !slices.Contains([]string{"NaN", "nan", "Inf", "+Inf", "-Inf", "inf", "-inf", "Infinity", "-Infinity", "+Infinity"}, v) {
-			return Record{}, reject(ReasonBadY, "not a number")
+			return Record{}, reject.Errorf(reject.BadY, "not a number")
 		}
-		return Record{}, reject(ReasonNonFiniteY, "not finite")
+		return Record{}, reject.Errorf(reject.NonFiniteY, "not finite")
 	case float64, nil:
 		if err != nil && yv == nil && bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-			return Record{}, reject(ReasonBadY, "null")
+			return Record{}, reject.Errorf(reject.BadY, "null")
 		}
 		if err != nil {
-			return Record{}, reject(ReasonNonFiniteY, "%s: %v", d.Fields.Y, err) // an overflow Unmarshal refuses
+			return Record{}, reject.Errorf(reject.NonFiniteY, "%s: %v", d.Fields.Y, err) // an overflow Unmarshal refuses
 		}
 	default:
-		return Record{}, reject(ReasonBadY, "not a number")
+		return Record{}, reject.Errorf(reject.BadY, "not a number")
 	}
 	rec.Y = y
 	if raw, ok := present(d.Fields.U); ok {
 		var us []json.RawMessage
 		if err := json.Unmarshal(raw, &us); err != nil {
-			return Record{}, reject(ReasonBadInputs, "%s is not an array", d.Fields.U)
+			return Record{}, reject.Errorf(reject.BadInputs, "%s is not an array", d.Fields.U)
 		}
 		if d.Inputs >= 0 && len(us) != d.Inputs {
-			return Record{}, reject(ReasonBadInputs, "%d inputs, want %d", len(us), d.Inputs)
+			return Record{}, reject.Errorf(reject.BadInputs, "%d inputs, want %d", len(us), d.Inputs)
 		}
 		rec.U = make([]float64, len(us))
 		for i, r := range us {
 			if rec.U[i], err = finiteNumber(r); err != nil {
-				return Record{}, reject(ReasonNonFiniteInput, "%s[%d]: %v", d.Fields.U, i, err)
+				return Record{}, reject.Errorf(reject.NonFiniteInput, "%s[%d]: %v", d.Fields.U, i, err)
 			}
 		}
 	} else if d.Inputs > 0 {
-		return Record{}, reject(ReasonBadInputs, "no %s field, want %d inputs", d.Fields.U, d.Inputs)
+		return Record{}, reject.Errorf(reject.BadInputs, "no %s field, want %d inputs", d.Fields.U, d.Inputs)
 	}
 	if raw, ok := present(d.Fields.Future); ok && d.Fields.Future != "" {
 		if rec.Future, err = referenceFuture(d, raw); err != nil {
@@ -99,7 +100,7 @@ func referenceDecode(d *Decoder, key, value []byte, ts time.Time) (Record, error
 	rec.T, rec.IsTime = ts.UnixMilli(), true
 	if raw, ok := present(d.Fields.T); ok {
 		if rec.T, rec.IsTime, err = referenceParseTime(d, raw); err != nil {
-			return Record{}, reject(ReasonBadTime, "%s: %v", d.Fields.T, err)
+			return Record{}, reject.Errorf(reject.BadTime, "%s: %v", d.Fields.T, err)
 		}
 	}
 	return rec, nil
@@ -115,10 +116,10 @@ func referenceFuture(d *Decoder, raw json.RawMessage) ([][]float64, error) {
 	}
 	var rows []json.RawMessage
 	if !isArray(raw) || json.Unmarshal(raw, &rows) != nil {
-		return nil, reject(ReasonBadFuture, "%s is not an array of rows", f)
+		return nil, reject.Errorf(reject.BadFuture, "%s is not an array of rows", f)
 	}
 	if len(rows) > MaxFutureRows {
-		return nil, reject(ReasonBadFuture, "%s has %d rows, at most %d", f, len(rows), MaxFutureRows)
+		return nil, reject.Errorf(reject.BadFuture, "%s has %d rows, at most %d", f, len(rows), MaxFutureRows)
 	}
 	if len(rows) == 0 {
 		return nil, nil
@@ -126,14 +127,14 @@ func referenceFuture(d *Decoder, raw json.RawMessage) ([][]float64, error) {
 	cells := make([][]json.RawMessage, len(rows))
 	for h, r := range rows {
 		if !isArray(r) || json.Unmarshal(r, &cells[h]) != nil {
-			return nil, reject(ReasonBadFuture, "%s[%d] is not an array", f, h)
+			return nil, reject.Errorf(reject.BadFuture, "%s[%d] is not an array", f, h)
 		}
 		want := d.Planned
 		if want < 0 {
 			want = len(cells[0])
 		}
 		if len(cells[h]) != want {
-			return nil, reject(ReasonBadFuture, "%s[%d] has %d values, want %d", f, h, len(cells[h]), want)
+			return nil, reject.Errorf(reject.BadFuture, "%s[%d] has %d values, want %d", f, h, len(cells[h]), want)
 		}
 	}
 	out := make([][]float64, len(rows))
@@ -142,7 +143,7 @@ func referenceFuture(d *Decoder, raw json.RawMessage) ([][]float64, error) {
 		for i, c := range row {
 			v, err := finiteNumber(c)
 			if err != nil {
-				return nil, reject(ReasonNonFiniteFuture, "%s[%d][%d]: %v", f, h, i, err)
+				return nil, reject.Errorf(reject.NonFiniteFuture, "%s[%d][%d]: %v", f, h, i, err)
 			}
 			out[h][i] = v
 		}
