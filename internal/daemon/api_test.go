@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/segmentio/kafka-go"
-
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
 	"github.com/streamd/streamd/internal/source"
@@ -46,8 +44,8 @@ func whatIfFixture(t testing.TB, hc HTTPConfig) (*Daemon, *http.ServeMux) {
 	hc.WhatIfMaxHorizon = max(hc.WhatIfMaxHorizon, 1)
 	d := &Daemon{cfg: Config{HTTP: hc}, dir: newDirectory(), whatIfSlots: make(chan struct{}, hc.WhatIfMaxConcurrent), quit: make(chan struct{}),
 		metrics: newMetrics(), pool: newWorkerPool(2)}
-	r := &partitionRun{d: d, reg: reg, reqs: make(chan *ownerReq), gone: make(chan struct{}), quit: make(chan struct{}),
-		done: newCompletions()}
+	r := newPartitionRun(d, source.Partition{})
+	r.reg = reg
 	stopped := make(chan struct{})
 	go func() { // the partition goroutine's part in what-if forecasts
 		defer close(stopped)
@@ -236,16 +234,10 @@ func TestHTTPTLSAndAuth(t *testing.T) {
 	server, client, stranger := selfSigned(t, &ca, "localhost"), selfSigned(t, &ca), selfSigned(t, nil)
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.Leaf)
-	d, err := Open(Config{Brokers: c.ListenAddrs(), Group: "g", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
-		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
-		Registry: online.RegistryConfig{Default: learnerConfig()}, Listen: "127.0.0.1:0", Transport: &kafka.Transport{},
-		SessionTimeout: 6 * time.Second,
-		HTTP: HTTPConfig{Token: "s3cret", TLS: &tls.Config{Certificates: []tls.Certificate{server}, ClientCAs: pool,
-			ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS12}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	cfg := testConfig(c.ListenAddrs())
+	cfg.HTTP = HTTPConfig{Token: "s3cret", TLS: &tls.Config{Certificates: []tls.Certificate{server}, ClientCAs: pool,
+		ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS12}}
+	d := mustOpen(t, cfg)
 	base := "https://" + d.Addr().String()
 	do := func(cert *tls.Certificate, token, path string) int {
 		t.Helper()

@@ -607,8 +607,8 @@ func BenchmarkPartitionRecord(b *testing.B) {
 	d := &Daemon{cfg: Config{Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
 		Registry: online.RegistryConfig{Default: cfg}, CheckpointRecords: DefaultCheckpointRecords}, metrics: newMetrics(), dir: newDirectory()}
 	d.cfg.Decoder.Inputs = -1
-	r := &partitionRun{d: d, next: -1, committed: -1, watermark: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
-		bytes: map[string]int{}, applied: map[string]int64{}, dirty: newDirtySeries(1), lastStep: time.Now()}
+	r := newPartitionRun(d, source.Partition{})
+	r.dirty = newDirtySeries(1)
 	reg, err := online.NewRegistry(r.registryConfig())
 	if err != nil {
 		b.Fatal(err)

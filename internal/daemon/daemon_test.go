@@ -13,12 +13,10 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/segmentio/kafka-go"
-	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
-	"github.com/streamd/streamd/internal/source"
 )
 
 func learnerConfig() online.Config {
@@ -103,13 +101,10 @@ func TestDaemonEndToEnd(t *testing.T) {
 	}
 	in.Close()
 
-	d, err := Open(Config{Brokers: addrs, Group: "streamd", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
-		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 512},
-		Registry: online.RegistryConfig{Default: learnerConfig()}, Listen: "127.0.0.1:0",
-		SessionTimeout: 6 * time.Second, Transport: &kafka.Transport{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testConfig(addrs)
+	cfg.Group = "streamd"
+	cfg.Decoder.MaxBytes = 512
+	d := mustOpen(t, cfg)
 	// Per series: one message at the first fit (forecast only) and one per
 	// later record.
 	want := nSeries * (n - online.FirstFit + 1)
@@ -245,16 +240,4 @@ func httpGet(t *testing.T, url string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
-}
-
-// testCluster starts a one-broker Kafka-protocol cluster for the test, with
-// the topics of the given partition count, closed when the test ends.
-func testCluster(t testing.TB, partitions int32, topics ...string) *kfake.Cluster {
-	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topics...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
 }

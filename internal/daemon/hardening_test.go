@@ -170,13 +170,13 @@ func TestOversizeDeadLetterDoesNotStall(t *testing.T) {
 		{"refused", "g2", "forecasts2", 0}, // the default, 1 MB: more than the topic takes
 	} {
 		var logs logBuffer
-		d, err := Open(Config{Brokers: addrs, Group: tc.group, InputTopics: []string{"series"}, ForecastTopic: tc.forecasts,
-			DeadLetterTopic: "dlq", DeadLetterMaxBytes: tc.deadMax, Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 50000},
-			Registry: online.RegistryConfig{Default: learnerConfig()}, SessionTimeout: 6 * time.Second,
-			Transport: &kafka.Transport{}, Logger: logs.logger()})
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := testConfig(addrs)
+		cfg.Group = tc.group
+		cfg.ForecastTopic = tc.forecasts
+		cfg.DeadLetterMaxBytes = tc.deadMax
+		cfg.Decoder.MaxBytes = 50000
+		cfg.Logger = logs.logger()
+		d := mustOpen(t, cfg)
 		got := drain(ctx, t, addrs, tc.forecasts, want)
 		if err := d.Close(); err != nil {
 			t.Fatalf("%s: close: %v", tc.name, err)
@@ -264,21 +264,6 @@ func httpStatus(url string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
-}
-
-// waitFor polls cond every 20 ms until it holds or ctx ends (a test failure
-// naming what).
-func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
 }
 
 // Readiness says why: with the brokers not yet reachable, the daemon does
@@ -401,13 +386,10 @@ func TestHostileRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs logBuffer
-	d, err := Open(Config{Brokers: addrs, Group: "g", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
-		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
-		Registry: online.RegistryConfig{Default: learnerConfig(), MaxSeries: 2}, SessionTimeout: 6 * time.Second,
-		Transport: &kafka.Transport{}, Logger: logs.logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testConfig(addrs)
+	cfg.Registry.MaxSeries = 2
+	cfg.Logger = logs.logger()
+	d := mustOpen(t, cfg)
 	want := n - online.FirstFit + 1
 	got := drain(ctx, t, addrs, "forecasts", want)
 	dead := drain(ctx, t, addrs, "dlq", len(bad))
@@ -537,14 +519,8 @@ func TestHugeValueDoesNotPoison(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.Close()
-	d, err := Open(Config{Brokers: addrs, Group: "g", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
-		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
-		Registry: online.RegistryConfig{Default: learnerConfig()}, Listen: "127.0.0.1:0", SessionTimeout: 6 * time.Second,
-		Transport: &kafka.Transport{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	cfg := testConfig(addrs)
+	d := mustOpen(t, cfg)
 	want := 2 * (n - online.FirstFit + 1)
 	got := drain(ctx, t, addrs, "forecasts", want)
 	if len(got) != want {

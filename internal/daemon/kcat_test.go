@@ -12,11 +12,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/segmentio/kafka-go"
 
-	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
-	"github.com/streamd/streamd/internal/source"
 )
 
 // kcatPath finds kcat, an independent Kafka client (Debian package kcat).
@@ -51,13 +48,7 @@ func TestKcatInterop(t *testing.T) {
 	if out, err := produce.CombinedOutput(); err != nil {
 		t.Fatalf("kcat -P: %v\n%s", err, out)
 	}
-	d, err := Open(Config{Brokers: []string{addr}, Group: "g", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
-		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
-		Registry: online.RegistryConfig{Default: learnerConfig()}, SessionTimeout: 6 * time.Second, Transport: &kafka.Transport{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	mustOpen(t, testConfig([]string{addr}))
 	want := n - 100 + 1
 	consume := exec.CommandContext(ctx, kcat, "-C", "-b", addr, "-t", "forecasts", "-o", "beginning",
 		"-c", fmt.Sprint(want), "-f", "%k\t%s\n")
@@ -81,13 +72,9 @@ func TestKcatInterop(t *testing.T) {
 // The daemon's metrics pass Prometheus' own lint (names, units, help):
 // those of an opened daemon, so that the gauges Open registers count too.
 func TestMetricsLint(t *testing.T) {
-	d, err := Open(Config{Brokers: []string{"127.0.0.1:1"}, Group: "g", InputTopics: []string{"series"},
-		ForecastTopic: "forecasts", DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
-		Registry: online.RegistryConfig{Default: learnerConfig()}, Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	cfg := testConfig([]string{"127.0.0.1:1"})
+	cfg.Workers = 1
+	d := mustOpen(t, cfg)
 	n, err := testutil.GatherAndCount(d.metrics.registry)
 	if err != nil {
 		t.Fatal(err)

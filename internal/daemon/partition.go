@@ -59,12 +59,23 @@ type partitionRun struct {
 	// every record below it is in the restored state (or was rejected, or
 	// belongs to a series evicted since), so it is skipped unread.
 	watermark int64
-	// With a state topic: store writes the partition's checkpoints;
-	// applied holds each series' last input offset, dirty the series
-	// changed (or evicted) since their last checkpoint, by checkpoint slot
-	// (state.go), stateEnd the state partition's
-	// end offset when restored; steps counts the checkpoint steps, the
-	// last at lastStep with r.next at stepNext; dueIDs is a step's buffer.
+	checkpointing
+	// reqs carries the HTTP API's work on a series' Learner (what-if
+	// forecasts), which this goroutine runs or hands to a worker; gone is
+	// closed when the partition run ends.
+	reqs chan *ownerReq
+	gone chan struct{}
+	heavyWork
+}
+
+// checkpointing is a partition's checkpoint state (state.go), with a state
+// topic: store writes the partition's checkpoints; applied holds each
+// series' last input offset, dirty the series changed (or evicted) since
+// their last checkpoint, by checkpoint slot, stateEnd the state
+// partition's end offset when restored; steps counts the checkpoint
+// steps, the last at lastStep with the partition's next offset at
+// stepNext; dueIDs is a step's buffer.
+type checkpointing struct {
 	store    *checkpoint.Store
 	applied  map[string]int64
 	dirty    dirtySeries
@@ -73,19 +84,28 @@ type partitionRun struct {
 	lastStep time.Time
 	stepNext int64
 	dueIDs   []string
-	// reqs carries the HTTP API's work on a series' Learner (what-if
-	// forecasts), which this goroutine runs or hands to a worker; gone is
-	// closed when the partition run ends.
-	reqs chan *ownerReq
-	gone chan struct{}
-	// Heavy work (pool.go): busy holds the series whose Learner a worker
-	// owns, with the records and requests waiting for it; queued counts
-	// the records waiting; done brings the workers' completions back; quit
-	// is closed when the partition stops taking them.
+}
+
+// heavyWork is a partition's side of the worker pool (pool.go): busy holds
+// the series whose Learner a worker owns, with the records and requests
+// waiting for it; queued counts the records waiting; done brings the
+// workers' completions back; quit is closed when the partition stops
+// taking them.
+type heavyWork struct {
 	busy   map[string]*seriesWork
 	queued int
 	done   *completions
 	quit   chan struct{}
+}
+
+// newPartitionRun returns the run of partition p of d, before its restore.
+func newPartitionRun(d *Daemon, p source.Partition) *partitionRun {
+	r := &partitionRun{d: d, p: p, next: -1, committed: -1, watermark: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
+		hist: map[string]*history{}, bytes: map[string]int{}, reqs: make(chan *ownerReq), gone: make(chan struct{}),
+		checkpointing: checkpointing{store: d.stores[p.Topic], applied: map[string]int64{}, lastStep: time.Now()},
+		heavyWork:     heavyWork{quit: make(chan struct{}), done: newCompletions()}}
+	r.dirty = newDirtySeries(r.stepsPerInterval())
+	return r
 }
 
 // partition handles one assigned partition until its generation ends. With
@@ -100,12 +120,7 @@ type partitionRun struct {
 func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	d.assigned.Add(1)
 	defer d.assigned.Add(-1)
-	r := &partitionRun{d: d, p: p, next: -1, committed: -1, watermark: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
-		hist:  map[string]*history{},
-		bytes: map[string]int{}, applied: map[string]int64{}, lastStep: time.Now(),
-		store: d.stores[p.Topic], reqs: make(chan *ownerReq), gone: make(chan struct{}), quit: make(chan struct{}),
-		done: newCompletions()}
-	r.dirty = newDirtySeries(r.stepsPerInterval())
+	r := newPartitionRun(d, p)
 	if d.pool != nil {
 		d.pool.watch(p.Messages)
 		defer d.pool.unwatch(p.Messages)

@@ -26,10 +26,7 @@ import (
 // is never written (checkpointStep only encodes).
 func pooledRun(t *testing.T, d *Daemon, withState bool) *partitionRun {
 	t.Helper()
-	r := &partitionRun{d: d, next: -1, committed: -1, watermark: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
-		bytes: map[string]int{}, applied: map[string]int64{}, lastStep: time.Now(), reqs: make(chan *ownerReq),
-		gone: make(chan struct{}), quit: make(chan struct{}), done: newCompletions()}
-	r.dirty = newDirtySeries(r.stepsPerInterval())
+	r := newPartitionRun(d, source.Partition{})
 	if withState {
 		r.store = &checkpoint.Store{}
 	}

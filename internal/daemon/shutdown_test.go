@@ -49,12 +49,8 @@ func TestGracefulShutdownCommitsWhatWasPublished(t *testing.T) {
 		produced <- k
 	}()
 
-	d, err := Open(Config{Brokers: addrs, Group: "g", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
-		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
-		Registry: online.RegistryConfig{Default: learnerConfig()}, SessionTimeout: 6 * time.Second, Transport: &kafka.Transport{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testConfig(addrs)
+	d := mustOpen(t, cfg)
 	r := kafka.NewReader(kafka.ReaderConfig{Brokers: addrs, Topic: "forecasts", Partition: 0, MaxWait: 250 * time.Millisecond})
 	defer r.Close()
 	for seen := 0; seen < 300; seen++ { // mid-stream: some hundreds of forecasts in

@@ -13,7 +13,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/segmentio/kafka-go"
-	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/streamd/streamd/internal/checkpoint"
 	"github.com/streamd/streamd/internal/online"
@@ -183,34 +182,13 @@ func (fc *forecastCollector) stop(t *testing.T) {
 func stateFixture(t *testing.T, partitions, nSeries, n int, timeout time.Duration) (addrs []string, ctx context.Context,
 	ref map[forecastKey]sink.Message, fc *forecastCollector) {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(partitions), "series", "forecasts", "dlq"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	c := testCluster(t, int32(partitions), "series", "forecasts", "dlq")
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 	ref = referenceForecasts(t, nSeries, n)
 	fc = collectForecasts(ctx, c.ListenAddrs(), partitions, ref)
 	t.Cleanup(func() { fc.stop(t) })
 	return c.ListenAddrs(), ctx, ref, fc
-}
-
-// stateConfig is a daemon with a state topic over "series".
-func stateConfig(addrs []string, checkpointRecords int) Config {
-	return Config{Brokers: addrs, Group: "g", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
-		DeadLetterTopic: "dlq", StateTopic: "state", CheckpointRecords: checkpointRecords,
-		Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096}, Registry: online.RegistryConfig{Default: learnerConfig()},
-		SessionTimeout: 6 * time.Second, Transport: &kafka.Transport{}, Listen: "127.0.0.1:0"}
-}
-
-func stateDaemon(t *testing.T, addrs []string, checkpointRecords int) *Daemon {
-	t.Helper()
-	d, err := Open(stateConfig(addrs, checkpointRecords))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
 }
 
 // A restart continues every series from its checkpoint: the forecasts after
@@ -257,12 +235,9 @@ func TestRebalanceHandsStateOver(t *testing.T) {
 	defer a.Close()
 	b := stateDaemon(t, addrs, 1000)
 	// Both members own partitions before any record arrives.
-	for a.assigned.Load() == 0 || b.assigned.Load() == 0 || a.assigned.Load()+b.assigned.Load() != 8 {
-		if ctx.Err() != nil {
-			t.Fatal("the two members never shared the partitions")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitFor(ctx, t, "the two members to share the partitions", func() bool {
+		return a.assigned.Load() > 0 && b.assigned.Load() > 0 && a.assigned.Load()+b.assigned.Load() == 8
+	})
 	produceRange(ctx, t, addrs, nSeries, n, 0, cut)
 	fc.waitFor(ctx, t, ref, cut)
 	if err := b.Close(); err != nil {
@@ -270,9 +245,7 @@ func TestRebalanceHandsStateOver(t *testing.T) {
 	}
 	produceRange(ctx, t, addrs, nSeries, n, cut, n)
 	fc.waitFor(ctx, t, ref, n)
-	for a.assigned.Load() != 8 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(ctx, t, "a to own every partition", func() bool { return a.assigned.Load() == 8 })
 	fromTopic := testutil.ToFloat64(a.metrics.restores.WithLabelValues("state_topic"))
 	fromMemory := testutil.ToFloat64(a.metrics.restores.WithLabelValues("memory"))
 	if fromMemory == 0 || fromTopic == 0 {
@@ -340,9 +313,7 @@ func TestCloseIsBoundedWhenPublishingFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for testutil.ToFloat64(d.metrics.records) == 0 && ctx.Err() == nil {
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(ctx, t, "the first record", func() bool { return testutil.ToFloat64(d.metrics.records) > 0 })
 	time.Sleep(2 * time.Second) // the queue fills; the partition goroutine blocks on it
 	if got := testutil.ToFloat64(d.metrics.records); got >= 3000 {
 		t.Logf("all %v records handled before Close: the queue did not fill", got)
@@ -412,8 +383,8 @@ func checkpointStepsCoverTheWatermark(t *testing.T, every int) {
 	cfg.CheckpointEvery = time.Hour // only the record count decides
 	d := &Daemon{cfg: cfg, metrics: newMetrics(), dir: newDirectory()}
 	d.cfg.Decoder.Inputs = -1
-	r := &partitionRun{d: d, next: -1, committed: -1, watermark: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
-		bytes: map[string]int{}, applied: map[string]int64{}, dirty: newDirtySeries(steps), lastStep: time.Now(), store: &checkpoint.Store{}}
+	r := newPartitionRun(d, source.Partition{})
+	r.dirty, r.store = newDirtySeries(steps), &checkpoint.Store{}
 	reg, err := online.NewRegistry(r.registryConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -548,8 +519,8 @@ func TestStateBudgetEvicts(t *testing.T) {
 	cfg.Logger = logs.logger()
 	d := &Daemon{cfg: cfg, metrics: newMetrics(), dir: newDirectory()}
 	d.cfg.Decoder.Inputs = -1
-	r := &partitionRun{d: d, next: -1, committed: -1, watermark: -1, touched: map[string]*sink.Message{}, scores: map[string]*oneStep{},
-		bytes: map[string]int{}, applied: map[string]int64{}, dirty: newDirtySeries(1), lastStep: time.Now()}
+	r := newPartitionRun(d, source.Partition{})
+	r.dirty = newDirtySeries(1)
 	reg, err := online.NewRegistry(r.registryConfig())
 	if err != nil {
 		t.Fatal(err)

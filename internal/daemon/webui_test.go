@@ -22,7 +22,6 @@ import (
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/robust"
 	"github.com/streamd/streamd/internal/sink"
-	"github.com/streamd/streamd/internal/source"
 )
 
 // TestFanBands: each side of a step's band scales with the normal quantile
@@ -263,14 +262,11 @@ func TestWebViewInBrowser(t *testing.T) {
 	lc := learnerConfig()
 	lc.Horizon = 20
 	lc.Robust = online.Robust{Enabled: true, Weights: robust.DefaultWeights(), Window: 50, Scale: robust.ScaleIQR, Clean: true}
-	d, err := Open(Config{Brokers: addrs, Group: "web", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
-		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 512},
-		Registry: online.RegistryConfig{Default: lc}, Listen: "127.0.0.1:0", SessionTimeout: 6 * time.Second,
-		Transport: &kafka.Transport{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	cfg := testConfig(addrs)
+	cfg.Group = "web"
+	cfg.Decoder.MaxBytes = 512
+	cfg.Registry.Default = lc
+	d := mustOpen(t, cfg)
 	base := "http://" + d.Addr().String()
 	latest := func(want int64) []float64 { // the API's latest forecast of "web", once it was issued at want
 		t.Helper()
@@ -450,13 +446,9 @@ func TestWebViewInBrowser(t *testing.T) {
 // for its requests).
 func TestEventStreamEndsAtClose(t *testing.T) {
 	c := testCluster(t, 1, "series", "forecasts", "dlq")
-	d, err := Open(Config{Brokers: c.ListenAddrs(), Group: "g", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
-		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 512},
-		Registry: online.RegistryConfig{Default: learnerConfig()}, Listen: "127.0.0.1:0", SessionTimeout: 6 * time.Second,
-		Transport: &kafka.Transport{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testConfig(c.ListenAddrs())
+	cfg.Decoder.MaxBytes = 512
+	d := mustOpen(t, cfg)
 	resp, err := http.Get("http://" + d.Addr().String() + "/v1/events/series")
 	if err != nil {
 		t.Fatal(err)

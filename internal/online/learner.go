@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
-	"math/rand/v2"
 	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -407,32 +405,6 @@ func (l *Learner) LastT() int64 { return l.lastT }
 // Outliers returns the number of learned samples flagged as outliers.
 func (l *Learner) Outliers() int64 { return l.outliers }
 
-// weigh returns the robust weight of a one-step residual e (model units) with
-// predictive variance variance, whether it is an outlier, and records e in
-// the residual scale. Weight 1 and no outlier when robust reweighting is off.
-func (l *Learner) weigh(e, variance float64) (v float64, outlier bool) {
-	if l.rscale == nil {
-		return 1, false
-	}
-	s := math.Sqrt(variance)
-	n := l.rscale.Len()
-	if n >= robustMinResiduals {
-		if rs := l.rscale.Scale(); rs > 0 {
-			s = rs
-		}
-	}
-	r := e / s
-	l.rscale.Add(e)
-	if n < robustMinResiduals && l.learned < int64(l.cfg.Warmup) {
-		// A model fitted on the first values predicts its own noise level
-		// too low, and flagging by it would clean most of the next values
-		// away; until the residuals' robust scale exists, only gross errors
-		// are stopped (grossError).
-		return 1, false
-	}
-	return l.cfg.Robust.Weights.Weight(r), !(math.Abs(r) <= l.cfg.Robust.Weights.C2)
-}
-
 // Config returns the Learner's configuration.
 func (l *Learner) Config() Config { return l.cfg }
 
@@ -585,17 +557,6 @@ const (
 	grossRun = 3
 )
 
-// grossError applies the gate to the standardised value y with one-step
-// prediction mean and variance (model units), counting the run.
-func (l *Learner) grossError(y, mean, variance float64) bool {
-	if !(math.Abs(y-mean) > grossZ*math.Sqrt(variance) || math.Abs(y) > grossZ) {
-		l.gross = 0
-		return false
-	}
-	l.gross++
-	return l.gross < grossRun
-}
-
 // keep adds a sample to the raw samples the re-choices use, dropping the oldest
 // beyond Warmup (a series that could not be fitted by then keeps trying on
 // its last Warmup samples).
@@ -669,59 +630,11 @@ func (l *Learner) quantile() (q, df float64) {
 	return l.tQ, 0
 }
 
-// retunePhase offsets the retunes in the period n, in [0, n): a hash of the
-// frozen normalisation. Series that start together (a fleet onboarded at
-// once, a daemon started on a backlog) would otherwise retune at the same
-// sample for ever after, and a daemon serving them would stall on all their
-// retunes at once (about 20 fits each). It depends only on the warm-up data,
-// which the checkpoint keeps, so a backtest and a restored Learner retune at
-// the same samples as the daemon.
-func (l *Learner) retunePhase(n int64) int64 {
-	h := (math.Float64bits(l.yLoc) ^ bits.RotateLeft64(math.Float64bits(l.yScale), 32)) * 0x9e3779b97f4a7c15
-	return int64((h >> 32) % uint64(n))
-}
-
 // retuneMinGain is the log-evidence gain (nats) a new width needs over the
 // current one, both fitted to the same recent samples, to replace it:
 // "positive" evidence on Kass and Raftery's scale (a Bayes factor above 3
 // would be 1.1 nats; 2 keeps a series from flapping between close widths).
 const retuneMinGain = 2
-
-// retune is the periodic level-3 re-run: the width search of the fit
-// (SearchSigma2 around the median squared distance) on the model's window
-// of recent samples, with the lags kept. When the best width beats the
-// current one by retuneMinGain in log evidence on those samples, the model
-// is refitted on them at that width: what it learned from older samples is
-// dropped — the price of following a drifting series — and the lag history
-// is kept. It costs about 20 fits on W samples and runs on the caller's
-// goroutine, every RetuneEvery learned samples from a per-series phase
-// (retunePhase).
-func (l *Learner) retune() bool {
-	cfg := l.model.Config()
-	X, y, v := l.model.Window()
-	n := cfg.Embedding.Dim()
-	if len(y) < 2*cfg.Size {
-		return false
-	}
-	search, err := narx.SearchSigma2(cfg, X, y, narx.MedianSqDist(X, n, 2000, cfg.Seed))
-	if err != nil {
-		return false
-	}
-	cur, err := narx.NewModel(cfg)
-	if err != nil || cur.Fit(X, y, nil) != nil || search.Best.LogEvidence < cur.LogEvidence()+retuneMinGain {
-		return false
-	}
-	cfg.Kernel.Sigma2 = search.Best.Sigma2
-	m, err := narx.NewModel(cfg)
-	if err != nil || m.Fit(X, y, v) != nil {
-		return false
-	}
-	if l.tuneGamma() {
-		_ = m.SetGamma(l.model.Info().Gamma) // the validated γ stays
-	}
-	l.model = m
-	return true
-}
 
 // fillGap keeps the lag history aligned in time across a gap: when t moved
 // k > 1 steps (the step frozen at the fit; k rounded, so jitter below half a
@@ -927,89 +840,6 @@ func (l *Learner) schedule() {
 	}
 }
 
-// fitWeighted fits cfg on the warm-up window. With robust reweighting it is
-// the book's weighted LS-SVM (§5.2): fit, robust scale of the residuals,
-// weights, refit, until no weight moves by more than 1e-3 (at most
-// robustFitIter fits). With Clean, a value flagged as an outlier is replaced
-// by its fitted value in the later regressors' lags, and ys is updated in
-// place so that the lag history is primed with cleaned values. Targets stay
-// as observed: their weights bound them. (A cleaned target would come back
-// with weight 1 at the next fit, its residual gone, and pin the fit to the
-// contaminated fit it was taken from: on the noisy sinc with 3 gross
-// outliers it cost seeds 5, 7 and 10 53 %, 14 % and 14 % of RMSE,
-// TestWarmupCleaningKeepsOutliersWeighted.)
-// Each fit re-decides the cleaning from the observed values.
-func (l *Learner) fitWeighted(cfg narx.Config, ys, us []float64) (*narx.Model, error) {
-	depth := cfg.Embedding.Depth()
-	var v, observed []float64
-	for iter := 0; ; iter++ {
-		m, err := narx.NewModel(cfg)
-		if err != nil {
-			return nil, err
-		}
-		X, y := embed(cfg.Embedding, ys, us, l.nu, depth)
-		if observed != nil {
-			copy(y, observed[depth:])
-		}
-		if err := m.Fit(X, y, v); err != nil {
-			return nil, err
-		}
-		// Fewer residuals than robustMinResiduals give no robust scale to
-		// judge them by (a fit on the first values nearly interpolates them).
-		if !l.cfg.Robust.Enabled || iter == robustFitIter-1 || len(y) < robustMinResiduals {
-			return m, nil
-		}
-		next, e, s, moved := l.reweigh(m, X, y, v)
-		if !(s > 0) {
-			return m, nil // a perfect fit: nothing to reweigh
-		}
-		if l.cfg.Robust.Clean {
-			if observed == nil {
-				observed = slices.Clone(ys)
-			}
-			for k := range e {
-				ys[depth+k] = observed[depth+k]
-				if !(math.Abs(e[k]/s) <= l.cfg.Robust.Weights.C2) {
-					ys[depth+k] -= e[k] // the fitted value
-				}
-			}
-		}
-		v = next
-		if moved < 1e-3 {
-			return m, nil
-		}
-	}
-}
-
-// reweigh returns the robust weights of m's in-sample residuals on (X, y),
-// the residuals, their robust scale ŝ (0 for a perfect fit) and the largest
-// change of a weight from prev (nil meaning all 1).
-func (l *Learner) reweigh(m *narx.Model, X, y, prev []float64) (v, e []float64, s, moved float64) {
-	n := len(X) / max(len(y), 1)
-	e = make([]float64, len(y))
-	for k := range y {
-		e[k] = y[k] - m.Predict(X[k*n:(k+1)*n])
-	}
-	if l.cfg.Robust.Scale == robust.ScaleMAD {
-		s = robust.MADScale(e, nil)
-	} else {
-		s = robust.IQRScale(e, nil)
-	}
-	if !(s > 0) {
-		return nil, e, 0, 0
-	}
-	v = make([]float64, len(y))
-	for k := range e {
-		v[k] = l.cfg.Robust.Weights.Weight(e[k] / s)
-		p := 1.0
-		if prev != nil {
-			p = prev[k]
-		}
-		moved = max(moved, math.Abs(v[k]-p))
-	}
-	return v, e, s, moved
-}
-
 // robustFitIter bounds the weighted refits of the warm-up (the book finds two
 // or three enough).
 const robustFitIter = 4
@@ -1036,166 +866,6 @@ func (l *Learner) setStructure(m *narx.Model) {
 	l.model = m
 	l.hist = narx.NewHistory(e)
 	l.x = make([]float64, e.Dim())
-}
-
-// tuneSize sets the working-set size used while ranking structures.
-func (l *Learner) tuneSize(trial *narx.Config) {
-	if l.cfg.TuneSize > 0 {
-		trial.Size = l.cfg.TuneSize
-	}
-}
-
-// fitStructure returns the kernel width to use for trial on (X, y) — by the
-// level-3 search when asked, else the configured one — and the log evidence
-// of the fit.
-func (l *Learner) fitStructure(trial *narx.Config, X, y []float64) (sigma2, logEv float64, err error) {
-	if l.cfg.AutoSigma2 && trial.Kernel.Type == narx.RBF {
-		res, err := narx.SearchSigma2(*trial, X, y, narx.MedianSqDist(X, trial.Embedding.Dim(), 2000, trial.Seed))
-		if err != nil {
-			return 0, 0, err
-		}
-		return res.Best.Sigma2, res.Best.LogEvidence, nil
-	}
-	m, err := narx.NewModel(*trial)
-	if err != nil {
-		return 0, 0, err
-	}
-	if err := m.Fit(X, y, nil); err != nil {
-		return 0, 0, err
-	}
-	return trial.Kernel.Sigma2, m.LogEvidence(), nil
-}
-
-// chooseByRobustCV implements TuneRobustCV. Candidates are compared on the
-// same targets (those after the largest candidate lag) and the same folds.
-func (l *Learner) chooseByRobustCV(cfg *narx.Config, cands [][]int, ys, us []float64) error {
-	from := 0
-	for _, c := range cands {
-		e := cfg.Embedding
-		e.YLags = c
-		from = max(from, e.Depth())
-	}
-	N := len(ys) - from
-	if N < 2*cvFolds {
-		return fmt.Errorf("online: robust cross-validation needs ≥ %d targets (got %d)", 2*cvFolds, N)
-	}
-	// Fold assignment, shared by all candidates. Without lags of y the
-	// samples are exchangeable: a seeded shuffle per repeat. With lags, a
-	// validation target also sits in the regressors of the next depth rows,
-	// so folds are contiguous blocks (shifted between repeats) and training
-	// rows within depth of the block are left out (blocked CV).
-	gap := 0
-	for _, c := range cands {
-		if len(c) > 0 {
-			gap = max(gap, c[len(c)-1])
-		}
-	}
-	folds := make([][]int, cvRepeats)
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0xcf))
-	for r := range folds {
-		folds[r] = make([]int, N)
-		if gap == 0 {
-			for i, p := range rng.Perm(N) {
-				folds[r][p] = i % cvFolds
-			}
-			continue
-		}
-		shift := r * N / (cvFolds * cvRepeats)
-		for i := range folds[r] {
-			folds[r][i] = ((i + shift) % N) * cvFolds / N
-		}
-	}
-	best, bestScore := narx.Config{}, math.Inf(1)
-	var sq, scratch []float64
-	for _, c := range cands {
-		trial := *cfg
-		trial.Embedding.YLags = c
-		l.tuneSize(&trial)
-		X, y := embed(trial.Embedding, ys, us, l.nu, from)
-		n := trial.Embedding.Dim()
-		widths := []float64{trial.Kernel.Sigma2}
-		if l.cfg.AutoSigma2 && trial.Kernel.Type == narx.RBF {
-			center := narx.MedianSqDist(X, n, 2000, trial.Seed)
-			widths = widths[:0]
-			for k := -3; k <= 3; k++ {
-				widths = append(widths, center*math.Pow(2, float64(k)))
-			}
-		}
-		for _, w := range widths {
-			t := trial
-			t.Kernel.Sigma2 = w
-			sq = sq[:0]
-			for r := range folds {
-				for f := 0; f < cvFolds; f++ {
-					var Xt, yt, Xv, yv []float64
-					fr := folds[r]
-					for i, fi := range fr {
-						switch {
-						case fi == f:
-							Xv, yv = append(Xv, X[i*n:(i+1)*n]...), append(yv, y[i])
-						case gap > 0 && nearFold(fr, i, f, gap):
-							// within the lag window of the validation block
-						default:
-							Xt, yt = append(Xt, X[i*n:(i+1)*n]...), append(yt, y[i])
-						}
-					}
-					m, err := l.fitRobustly(t, Xt, yt)
-					if err != nil {
-						return err
-					}
-					for i, v := range yv {
-						d := v - m.Predict(Xv[i*n:(i+1)*n])
-						sq = append(sq, d*d)
-					}
-				}
-			}
-			if cap(scratch) < len(sq) {
-				scratch = make([]float64, len(sq))
-			}
-			if score := robust.TrimmedMean(sq, scratch, 0, cvTrim); score < bestScore || best.Size == 0 {
-				bestScore, best = score, t
-			}
-		}
-	}
-	best.Size = cfg.Size
-	*cfg = best
-	return nil
-}
-
-// nearFold reports whether row i lies within gap rows of a row of fold f.
-func nearFold(folds []int, i, f, gap int) bool {
-	for j := max(0, i-gap); j <= min(len(folds)-1, i+gap); j++ {
-		if folds[j] == f {
-			return true
-		}
-	}
-	return false
-}
-
-// fitRobustly fits cfg on (X, y), reweighted as in fitWeighted when robust
-// weighting is on (without cleaning: the folds' regressors are fixed).
-func (l *Learner) fitRobustly(cfg narx.Config, X, y []float64) (*narx.Model, error) {
-	var v []float64
-	for iter := 0; ; iter++ {
-		m, err := narx.NewModel(cfg)
-		if err != nil {
-			return nil, err
-		}
-		if err := m.Fit(X, y, v); err != nil {
-			return nil, err
-		}
-		if !l.cfg.Robust.Enabled || iter == robustFitIter-1 {
-			return m, nil
-		}
-		next, _, s, moved := l.reweigh(m, X, y, v)
-		if !(s > 0) {
-			return m, nil
-		}
-		v = next
-		if moved < 1e-3 {
-			return m, nil
-		}
-	}
 }
 
 // embed returns the regressors (row-major) and targets for targets k ≥ from
