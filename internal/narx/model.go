@@ -110,8 +110,9 @@ var ErrNotFitted = errors.New("narx: model is not fitted")
 //	ŷ(x) = wᵀφ(x) + b,  φ(x) = F k_S(x),  F Ω Fᵀ = I,  θ = [w; b] = (A + D/γ)⁻¹ r,
 //
 // with A, r the forgetting-weighted statistics kept by recursive.RLS, and the
-// working set S kept current by the entropy swap test; a swap changes F, A
-// and the inverse of A + D/γ by low-rank terms (swap.go).
+// working set S chosen at the fit (Config.Selection) and kept current by
+// swaps (Config.SwapRule), each of which changes F, A and the inverse of
+// A + D/γ by low-rank terms (swap.go).
 //
 // A Model is not safe for concurrent use: it is owned by one goroutine.
 type Model struct {
@@ -126,32 +127,55 @@ type Model struct {
 	rng *rand.Rand
 	win *window
 
-	// Per-sample buffers, allocated at the fit: the prepared regressor, its
-	// kernel column and features (kept from Observe to Learn), and the dual
-	// coefficients cached by Dual. Workspaces of the rare operations (swap,
-	// calibration refit) are borrowed from a shared pool per call (see
-	// recursive.Pool), not kept per model.
-	x, k, psi, alpha []float64
-	prepared         bool
-	kxx              float64
+	fitted bool
+	preparedSample
+	swapState
+	level2State
+	calibrationState
+}
+
+// preparedSample holds the per-sample buffers, allocated at the fit: the
+// prepared regressor, its kernel column and features (kept from Observe to
+// Learn). Workspaces of the rare operations (swap, calibration refit) are
+// borrowed from a shared pool per call (see recursive.GetFloats), not kept
+// per model.
+type preparedSample struct {
+	x, k, psi []float64
+	prepared  bool
+	kxx       float64
 	// nextReady: x, k, ψ and kxx hold the first step of the last Forecast,
 	// computed there for the regressor the next Observe will most likely
 	// get (Observe reuses them if its x is bit-identical).
 	nextReady bool
+}
 
-	fitted       bool
+// swapState counts the working set's swaps: accepted, refused by the
+// statistics (swapFailures), samples since the last test, and feature-map
+// refreshes.
+type swapState struct {
 	swaps        int
-	basisRefresh int
 	sinceSwap    int
-	sinceNoise   int
-	noiseVar     float64
-	dEff         float64
-	alphaFresh   bool
 	swapFailures int
-	level2       Level2
+	basisRefresh int
+}
 
-	// Calibration of the Nyström-residual variance (calibrate.go) and the
-	// prediction of the last Observe it is fed with.
+// level2State is the level-2 inference (evidence.go): the noise variance
+// and effective degrees of freedom of the last refresh, the samples since
+// it, and the dual coefficients Dual caches (alphaFresh: valid for the
+// current θ).
+type level2State struct {
+	noiseVar   float64
+	dEff       float64
+	sinceNoise int
+	level2     Level2
+	alpha      []float64
+	alphaFresh bool
+}
+
+// calibrationState is the calibration of the predictive variance
+// (calibrate.go), the samples since its last refit, and the prediction of
+// the last Observe it is fed with.
+type calibrationState struct {
 	cal                           *calibration
 	sinceCal                      int
 	lastMean, lastN, lastP, lastB float64
@@ -189,8 +213,8 @@ func (m *Model) Config() Config { return m.cfg }
 // Fitted reports whether Fit has succeeded.
 func (m *Model) Fitted() bool { return m.fitted }
 
-// Fit is the batch fit (book §6.2.2, Algorithm 6.2): entropy-selected working set
-// from the N rows of X (N×n row-major), Nyström features, and the weighted ridge
+// Fit is the batch fit (book §6.2.2, Algorithm 6.2): a working set selected
+// (Config.Selection) from the N rows of X (N×n row-major), Nyström features, and the weighted ridge
 // statistics of all N samples (weights v, nil meaning 1, times λ^{N−k}).
 // O(N·M·(n+M) + M³ + trials·M·n). Non-finite data is an error and leaves m
 // unchanged; a failure further on (a decomposition that does not converge)
