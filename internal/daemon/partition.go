@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -96,6 +97,9 @@ type heavyWork struct {
 	queued int
 	done   *completions
 	quit   chan struct{}
+	// stalled tells the pool this partition is not reading its input
+	// (workerPool.behind); nil without a pool.
+	stalled *atomic.Bool
 }
 
 // newPartitionRun returns the run of partition p of d, before its restore.
@@ -122,7 +126,7 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	defer d.assigned.Add(-1)
 	r := newPartitionRun(d, p)
 	if d.pool != nil {
-		d.pool.watch(p.Messages)
+		r.stalled = d.pool.watch(p.Messages)
 		defer d.pool.unwatch(p.Messages)
 	}
 	if r.store != nil {
@@ -182,6 +186,9 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 		in := p.Messages
 		if r.queued >= maxQueued { // busy series hold enough records: wait for their work
 			in = nil
+		}
+		if r.stalled != nil && r.stalled.Load() != (in == nil) {
+			r.stalled.Store(in == nil)
 		}
 		select {
 		case m, ok := <-in:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -78,17 +79,21 @@ type workerPool struct {
 	workers int
 
 	inMu   sync.Mutex
-	inputs map[<-chan kafka.Message]struct{} // the partitions' inputs
+	inputs map[<-chan kafka.Message]*atomic.Bool // the partitions' inputs, with their stalled flags
 }
 
-// watch and unwatch add and remove a partition's input for behind.
-func (p *workerPool) watch(in <-chan kafka.Message) {
+// watch and unwatch add and remove a partition's input for behind. The
+// partition sets the flag watch returns while it has stopped reading its
+// input to wait for its busy series' work (maxQueued).
+func (p *workerPool) watch(in <-chan kafka.Message) *atomic.Bool {
 	p.inMu.Lock()
 	defer p.inMu.Unlock()
 	if p.inputs == nil {
-		p.inputs = map[<-chan kafka.Message]struct{}{}
+		p.inputs = map[<-chan kafka.Message]*atomic.Bool{}
 	}
-	p.inputs[in] = struct{}{}
+	stalled := new(atomic.Bool)
+	p.inputs[in] = stalled
+	return stalled
 }
 
 func (p *workerPool) unwatch(in <-chan kafka.Message) {
@@ -98,12 +103,14 @@ func (p *workerPool) unwatch(in <-chan kafka.Message) {
 }
 
 // behind reports whether a partition has liveBehind records or more
-// waiting in its input.
+// waiting in its input while it is reading it: one that has stopped to
+// wait for its busy series' work waits for the pool, and pacing the pool
+// would only slow both (through a backlog, every partition would).
 func (p *workerPool) behind() bool {
 	p.inMu.Lock()
 	defer p.inMu.Unlock()
-	for in := range p.inputs {
-		if len(in) >= liveBehind {
+	for in, stalled := range p.inputs {
+		if len(in) >= liveBehind && !stalled.Load() {
 			return true
 		}
 	}

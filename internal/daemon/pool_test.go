@@ -471,13 +471,14 @@ func TestShutdownAbandonsHeavyWork(t *testing.T) {
 
 // The pacer holds a worker to a quarter of a CPU only while a partition is
 // behind its input: after 20 ms of work it pauses 3 × 20 ms when an input
-// holds liveBehind records, and not at all when the inputs are short.
+// holds liveBehind records, and not at all when the inputs are short or
+// their partition has stopped reading to wait for the pool.
 // time.Sleep sleeps at least as long as asked, so the first bound is
 // exact; the second only needs the pause to be absent.
 func TestPacerYieldsOnlyWhilePartitionsAreBehind(t *testing.T) {
 	p := &workerPool{}
 	in := make(chan kafka.Message, 2*liveBehind)
-	p.watch(in)
+	stalled := p.watch(in)
 	defer p.unwatch(in)
 	pc := &pacer{pool: p}
 	work := 20 * time.Millisecond
@@ -497,6 +498,15 @@ func TestPacerYieldsOnlyWhilePartitionsAreBehind(t *testing.T) {
 	if d := time.Since(start); d < yieldRatio*work {
 		t.Errorf("%d records waiting: paused %v, want at least %v", len(in), d, yieldRatio*work)
 	}
+	// A partition that stopped reading waits for the pool: no pause.
+	stalled.Store(true)
+	pc.since = time.Now().Add(-work)
+	start = time.Now()
+	pc.pace()
+	if d := time.Since(start); d >= work {
+		t.Errorf("%d records waiting at a stalled partition: paused %v", len(in), d)
+	}
+	stalled.Store(false)
 	p.unwatch(in)
 	pc.since = time.Now().Add(-work)
 	start = time.Now()
