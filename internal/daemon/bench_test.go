@@ -420,15 +420,7 @@ func runLatency(b *testing.B, rate int, withState bool, consumers int) latencyRu
 	defer cancel()
 	w, _ := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
 	defer w.Close()
-	var recs []sink.Record
-	for k := 0; k < settled; k++ {
-		for s := 0; s < nSeries; s++ {
-			recs = append(recs, record(s, k))
-		}
-	}
-	if err := w.WriteRecords(ctx, recs...); err != nil {
-		b.Fatal(err)
-	}
+	recs := writeBacklog(ctx, b, w, nSeries, settled, record)
 	// The measured records, in production order: i is series i%nSeries's
 	// record settled+i/nSeries, sentAt[i] when its write started.
 	total := measured * nSeries
@@ -745,15 +737,7 @@ func runOnboarding(b *testing.B, rate, workers, whatIfs int) {
 	defer cancel()
 	w, _ := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
 	defer w.Close()
-	var recs []sink.Record
-	for k := 0; k < settled; k++ {
-		for s := 0; s < nSeries; s++ {
-			recs = append(recs, record(s, k))
-		}
-	}
-	if err := w.WriteRecords(ctx, recs...); err != nil {
-		b.Fatal(err)
-	}
+	recs := writeBacklog(ctx, b, w, nSeries, settled, record)
 	// The live records in production order: per tick of the established
 	// series' records, the new series' at the same rate per series, from
 	// the second second on.
@@ -904,4 +888,21 @@ func runOnboarding(b *testing.B, rate, workers, whatIfs int) {
 			b.ReportMetric(quantileMs(whatIfLat, 1), "whatif-max-ms")
 		}
 	}
+}
+
+// writeBacklog writes the first settled records of series 0..nSeries−1 in
+// one write, every series' record k before any record k+1, and returns
+// the slice it wrote (for reuse).
+func writeBacklog(ctx context.Context, b *testing.B, w *sink.KafkaWriter, nSeries, settled int, record func(s, k int) sink.Record) []sink.Record {
+	b.Helper()
+	recs := make([]sink.Record, 0, nSeries*settled)
+	for k := 0; k < settled; k++ {
+		for s := 0; s < nSeries; s++ {
+			recs = append(recs, record(s, k))
+		}
+	}
+	if err := w.WriteRecords(ctx, recs...); err != nil {
+		b.Fatal(err)
+	}
+	return recs
 }

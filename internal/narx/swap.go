@@ -3,6 +3,8 @@ package narx
 import (
 	"math"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
@@ -49,11 +51,14 @@ func (m *Model) swap(j int, minGain float64) bool {
 	}
 	d := math.Sqrt(d2)
 	w := m.win
-	buf := recursive.GetFloats(4*M + 2*(M+2) + w.cap)
+	buf := recursive.GetFloats(4*M + 2*(M+2) + 3*w.cap)
 	defer recursive.PutFloats(buf)
 	z, g, kc, col := buf[:M], buf[M:2*M], buf[2*M:3*M], buf[3*M:4*M]
 	a, u := buf[4*M:5*M+1], buf[5*M+1:6*M+3]
-	kx := buf[6*M+3 : 6*M+3+w.cap] // K(x_i, x) by window slot
+	rest := buf[6*M+3:]
+	kx := rest[:w.cap]            // K(x_i, x) by window slot
+	cw := rest[w.cap : 2*w.cap]   // c_i, then c_i e_i, by slot
+	ew := rest[2*w.cap : 3*w.cap] // k_S(x_i)ᵀz, then e_i, by slot
 	f := m.fm.f
 
 	// z = Fᵀφ(x).
@@ -61,28 +66,40 @@ func (m *Model) swap(j int, minGain float64) bool {
 	for r := 0; r < M; r++ {
 		floats.AddScaled(z, phi[r], f[r*M:(r+1)*M])
 	}
-	// The border from the window, newest first: g = Σ c e k_S(x_i), so
-	// that Σ c φ(x_i) e_i = F g.
-	clear(g)
+	// The border from the window: e_i = (K(x_i, x) − k_S(x_i)ᵀz)/d and
+	// g = Σ c e k_S(x_i), so that Σ c φ(x_i) e_i = F g. The samples held
+	// are the slots [lo, hi) of the ring (all of it once full, else the
+	// ones pushed since slot 0), so both sums are products of the kept
+	// columns with a vector (two W×M passes of the assembly kernels).
+	lo, hi := 0, w.cap
+	if w.count < w.cap {
+		lo, hi = 1, w.count+1
+	}
 	lam := m.cfg.Forgetting
 	c := 1.0
-	var bias, diag, rhs float64
-	for age := 0; age < w.count; age++ {
+	for age := 0; age < w.count; age++ { // c by age, newest first
 		slot := ((w.head-age)%w.cap + w.cap) % w.cap
-		ki := w.k[slot*M : (slot+1)*M]
 		// As Kernel.Column computes entry j once x is member j: the
 		// window's new column, bit for bit what a restore recomputes.
 		kx[slot] = m.cfg.Kernel.Eval(m.x, w.x[slot*n:(slot+1)*n])
-		ci := w.v[slot] * c
+		cw[slot] = w.v[slot] * c
 		c *= lam
-		if ci == 0 {
-			continue
+	}
+	var bias, diag, rhs float64
+	if rows := hi - lo; rows > 0 {
+		kw := blas64.General{Rows: rows, Cols: M, Stride: M, Data: w.k[lo*M : hi*M]}
+		blas64.Gemv(blas.NoTrans, 1, kw, blas64.Vector{N: M, Inc: 1, Data: z}, 0, blas64.Vector{N: rows, Inc: 1, Data: ew[lo:hi]})
+		for i := lo; i < hi; i++ {
+			e := (kx[i] - ew[i]) / d
+			ce := cw[i] * e
+			ew[i], cw[i] = e, ce
+			bias += ce
+			diag += ce * e
+			rhs += ce * w.y[i]
 		}
-		e := (kx[slot] - floats.Dot(z, ki)) / d
-		floats.AddScaled(g, ci*e, ki)
-		bias += ci * e
-		diag += ci * e * e
-		rhs += ci * e * w.y[slot]
+		blas64.Gemv(blas.Trans, 1, kw, blas64.Vector{N: rows, Inc: 1, Data: cw[lo:hi]}, 0, blas64.Vector{N: M, Inc: 1, Data: g})
+	} else {
+		clear(g)
 	}
 	m.fm.apply(a[:M], g)
 	a[M] = bias
