@@ -270,19 +270,18 @@ func TestWebViewInBrowser(t *testing.T) {
 	base := "http://" + d.Addr().String()
 	latest := func(want int64) []float64 { // the API's latest forecast of "web", once it was issued at want
 		t.Helper()
-		for ctx.Err() == nil {
+		var means []float64
+		waitFor(ctx, t, fmt.Sprintf("the API's forecast issued at t=%d", want), func() bool {
 			var s SeriesSummary
-			if json.Unmarshal([]byte(httpGet(t, base+"/v1/series/web")), &s) == nil && s.Latest != nil && s.Latest.T == want {
-				means := make([]float64, len(s.Latest.Steps))
-				for i, st := range s.Latest.Steps {
-					means[i] = st.Mean
-				}
-				return means
+			if json.Unmarshal([]byte(httpGet(t, base+"/v1/series/web")), &s) != nil || s.Latest == nil || s.Latest.T != want {
+				return false
 			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatalf("no forecast issued at t=%d", want)
-		return nil
+			for _, st := range s.Latest.Steps {
+				means = append(means, st.Mean)
+			}
+			return true
+		})
+		return means
 	}
 	want := latest(n)
 
@@ -325,24 +324,23 @@ func TestWebViewInBrowser(t *testing.T) {
 	// returns its means as drawn (the data the chart's points carry).
 	drawn := func(issued int64) []float64 {
 		t.Helper()
-		for ctx.Err() == nil {
-			js := `(() => { const e = document.querySelector('#fan-mean'); return e && e.dataset.issued == ` +
-				fmt.Sprint(issued) + ` ? e.dataset.mean : ''; })()`
+		var means []float64
+		js := `(() => { const e = document.querySelector('#fan-mean'); return e && e.dataset.issued == ` +
+			fmt.Sprint(issued) + ` ? e.dataset.mean : ''; })()`
+		waitFor(ctx, t, fmt.Sprintf("the page to draw the forecast issued at t=%d", issued), func() bool {
 			s, err := chromedp.Run(bctx, chromedp.Evaluate[string](js))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s != "" {
-				var means []float64
-				if err := json.Unmarshal([]byte(s), &means); err != nil {
-					t.Fatal(err)
-				}
-				return means
+			if s == "" {
+				return false
 			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatalf("the page never drew the forecast issued at t=%d", issued)
-		return nil
+			if err := json.Unmarshal([]byte(s), &means); err != nil {
+				t.Fatal(err)
+			}
+			return true
+		})
+		return means
 	}
 
 	run(chromedp.Navigate(base + "/ui/series.html?id=web"))
@@ -397,19 +395,17 @@ func TestWebViewInBrowser(t *testing.T) {
 	run(chromedp.Navigate(base + "/ui/"))
 	order := func() string {
 		t.Helper()
-		for ctx.Err() == nil {
-			s, err := chromedp.Run(bctx, chromedp.Evaluate[string](
+		var s string
+		waitFor(ctx, t, "the overview to list the two series", func() bool {
+			var err error
+			s, err = chromedp.Run(bctx, chromedp.Evaluate[string](
 				`[...document.querySelectorAll('#series tbody tr')].map(r => r.dataset.series).join(',')`))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.Count(s, ",") == 1 {
-				return s
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatal("the overview never listed the two series")
-		return ""
+			return strings.Count(s, ",") == 1
+		})
+		return s
 	}
 	if got := order(); got != "other,web" {
 		t.Errorf("overview by id: %s", got)
@@ -419,20 +415,14 @@ func TestWebViewInBrowser(t *testing.T) {
 	var items []SeriesSummary
 	items, _, _ = d.dir.page(0, 10, false, "rmse", true)
 	run(chromedp.Evaluate[chromedp.Void](`document.querySelector('th[data-sort="rmse"]').click()`))
-	for ctx.Err() == nil {
+	waitFor(ctx, t, "the overview to sort by one-step error", func() bool {
 		s, err := chromedp.Run(bctx, chromedp.Evaluate[string](
 			`document.querySelector('th.sorted-desc')?.dataset.sort + ':' + [...document.querySelectorAll('#series tbody tr')].map(r => r.dataset.series).join(',')`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s == "rmse:"+items[0].ID+","+items[1].ID {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if ctx.Err() != nil {
-		t.Fatal("the overview did not sort by one-step error")
-	}
+		return s == "rmse:"+items[0].ID+","+items[1].ID
+	})
 	shot("streamd-webui-overview.png")
 	mu.Lock()
 	defer mu.Unlock()
