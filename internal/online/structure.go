@@ -623,14 +623,18 @@ func (l *Learner) validateForms(perForm []structure, ys []float64) structure {
 
 // finishChoice completes the winner: with TuneIterated or TuneRobustCV the
 // lags and width are ranked by that criterion within its form and kernel
-// (when the samples allow it), else an inferred width is searched again on
+// when the samples allow it (else the evidence's choice stands), else an
+// inferred width is searched again on
 // all the winner's targets (the ranking used the targets common to every
 // candidate, which the deepest lags cut short).
 func (l *Learner) finishChoice(best *structure, sets [][]int) error {
 	d := best.data
 	if l.cfg.Tuning != TuneEvidence && l.tuningFits(len(d.ws)) {
 		cfg := best.cfg
-		return l.chooseStructureTuned(&cfg, sets, d.ws, d.us, &best.cfg)
+		err := l.chooseStructureTuned(&cfg, sets, d.ws, d.us, &best.cfg)
+		if !errors.Is(err, errTuningSamples) {
+			return err
+		}
 	}
 	if !best.searched {
 		return nil

@@ -496,6 +496,37 @@ func TestConfiguredLagsJoinAsTheDataAllow(t *testing.T) {
 	}
 }
 
+// Every tuning criterion serves a short series with deep lags: where its
+// folds or validation origins leave a fit too few targets (lags 1..20 on
+// 64 samples: blocked 5-fold CV drops every training row within 20 of the
+// validation block), the evidence's choice stands and the series goes on
+// forecasting; no Observe fails.
+func TestTuningWithTooFewSamplesKeepsTheEvidenceChoice(t *testing.T) {
+	for _, tuning := range []Tuning{TuneRobustCV, TuneIterated} {
+		cfg := testConfig()
+		cfg.Model.Embedding.YLags = narx.Lags(20)
+		cfg.Model.Kernel = narx.Kernel{Type: narx.RBF, Sigma2: 8}
+		cfg.Model.AutoGamma, cfg.AutoSigma2 = true, true
+		cfg.Tuning, cfg.Horizon = tuning, 20
+		cfg.Warmup = 150
+		l, err := NewLearner(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last Result
+		for i, v := range noisySine(150, 0.1, 4) {
+			res, err := l.Observe(Observation{T: int64(i), Y: v})
+			if err != nil {
+				t.Fatalf("tuning %v: value %d: %v", tuning, i+1, err)
+			}
+			last = res
+		}
+		if !last.Fitted || len(last.Forecast) != cfg.Horizon {
+			t.Errorf("tuning %v: fitted %v, %d forecast steps", tuning, last.Fitted, len(last.Forecast))
+		}
+	}
+}
+
 // TestObserveDoesNotAllocate: once the last re-choice is done, an
 // observation with its one-step prediction, update and forecast allocates
 // nothing (the daemon's per-record path).

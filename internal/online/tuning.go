@@ -1,7 +1,7 @@
 package online
 
 import (
-	"fmt"
+	"errors"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -55,7 +55,7 @@ func (l *Learner) chooseByIteratedValidation(cfg *narx.Config, cands [][]int, ys
 		trial.Embedding.YLags = c
 		l.tuneSize(&trial)
 		depth := trial.Embedding.Depth()
-		if train-depth < 2 {
+		if train-depth < minTargets(trial.Embedding.Dim()) {
 			continue
 		}
 		X, y := embed(trial.Embedding, ys[:train], us[:train*l.nu], l.nu, depth)
@@ -97,7 +97,7 @@ func (l *Learner) chooseByIteratedValidation(cfg *narx.Config, cands [][]int, ys
 		}
 	}
 	if best.Size == 0 {
-		return fmt.Errorf("online: no lag candidate fits the warm-up window")
+		return errTuningSamples
 	}
 	best.Size = cfg.Size
 	*cfg = best
@@ -180,6 +180,12 @@ func (l *Learner) fitStructure(trial *narx.Config, X, y []float64) (sigma2, logE
 	return trial.Kernel.Sigma2, m.LogEvidence(), nil
 }
 
+// errTuningSamples says that the samples so far are too few for the
+// configured Tuning to rank the candidates (a fold's training rows, or the
+// targets before the first validation origin, fewer than a fit needs): the
+// evidence's choice stands until a later re-choice.
+var errTuningSamples = errors.New("online: too few samples for the configured tuning")
+
 // chooseByRobustCV implements TuneRobustCV. Candidates are compared on the
 // same targets (those after the largest candidate lag) and the same folds.
 func (l *Learner) chooseByRobustCV(cfg *narx.Config, cands [][]int, ys, us []float64) error {
@@ -191,7 +197,7 @@ func (l *Learner) chooseByRobustCV(cfg *narx.Config, cands [][]int, ys, us []flo
 	}
 	N := len(ys) - from
 	if N < 2*cvFolds {
-		return fmt.Errorf("online: robust cross-validation needs ≥ %d targets (got %d)", 2*cvFolds, N)
+		return errTuningSamples
 	}
 	// Fold assignment, shared by all candidates. Without lags of y the
 	// samples are exchangeable: a seeded shuffle per repeat. With lags, a
@@ -252,6 +258,10 @@ func (l *Learner) chooseByRobustCV(cfg *narx.Config, cands [][]int, ys, us []flo
 						default:
 							Xt, yt = append(Xt, X[i*n:(i+1)*n]...), append(yt, y[i])
 						}
+					}
+					if len(yt) < minTargets(n) {
+						// The blocked folds leave too few rows to fit.
+						return errTuningSamples
 					}
 					m, err := l.fitRobustly(t, Xt, yt)
 					if err != nil {
