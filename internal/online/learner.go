@@ -594,9 +594,11 @@ func (l *Learner) back(mean, sd float64) ForecastStep {
 	}
 	const maxExp = 700 // e^700 ≈ 1e304: finite, and so are sums of a few
 	v := min(sd*sd, maxExp)
-	return ForecastStep{Mean: math.Exp(min(mean, maxExp)),
-		Std: math.Sqrt(math.Expm1(v)) * math.Exp(min(mean+v/2, maxExp)),
-		Lo:  math.Exp(min(lo, maxExp)), Hi: math.Exp(min(hi, maxExp))}
+	// The log-normal std √(e^v − 1)·e^(mean + v/2), its exponent capped as
+	// a whole: capping the factors apart overflows their product.
+	lnStd := 0.5*math.Log(math.Expm1(v)) + mean + v/2
+	return ForecastStep{Mean: math.Exp(min(mean, maxExp)), Std: math.Exp(min(lnStd, maxExp)),
+		Lo: math.Exp(min(lo, maxExp)), Hi: math.Exp(min(hi, maxExp))}
 }
 
 // quantile returns the interval's half-width in predictive standard
@@ -604,11 +606,12 @@ func (l *Learner) back(mean, sd float64) ForecastStep {
 // its own one-step errors, it is that distribution's (a Student-t of ν =
 // narx.Info.DF scaled to the variance, or the normal). Before, it is
 // Student's t with ν = n_c − d_eff degrees of freedom, the residual degrees
-// of freedom the noise level is estimated with (level 2), when ν is finite
-// and positive, else the normal: on a few samples the estimated noise level
-// is itself uncertain, and integrating it out under its posterior gives the
-// t (a normal with an inverse-gamma variance); on many, t → normal. It is
-// computed again only when ν changes. df is the model's ν (0: none).
+// of freedom the noise level is estimated with (level 2), at least minNu,
+// when ν is finite, else the normal: on a few samples the estimated noise
+// level is itself uncertain, and integrating it out under its posterior
+// gives the t (a normal with an inverse-gamma variance); on many, t →
+// normal. It is computed again only when ν changes. df is the model's ν
+// (0: none).
 func (l *Learner) quantile() (q, df float64) {
 	info := l.model.Info()
 	if info.DF > 0 {
@@ -619,9 +622,10 @@ func (l *Learner) quantile() (q, df float64) {
 		return l.tQ, info.DF
 	}
 	nu := info.SamplesWeight - info.DEff
-	if !(nu > 0) || math.IsInf(nu, 0) {
+	if math.IsNaN(nu) || math.IsInf(nu, 0) {
 		return l.z, 0
 	}
+	nu = max(nu, minNu)
 	// Negative keys: this t's quantiles are cached apart from the model's.
 	if -nu != l.tNu {
 		l.tNu = -nu
@@ -629,6 +633,14 @@ func (l *Learner) quantile() (q, df float64) {
 	}
 	return l.tQ, 0
 }
+
+// minNu is the fewest residual degrees of freedom the band's t is given. A
+// model that (nearly) interpolates its samples (d_eff → n_c, an RBF of a
+// narrow width on a few values) leaves none, and the t's quantile grows
+// without bound as ν → 0; at ν = 1, a Cauchy's, the 95 % band is ±12.7
+// standard deviations: wide, as a noise level estimated from nothing
+// should make it, and finite.
+const minNu = 1
 
 // retuneMinGain is the log-evidence gain (nats) a new width needs over the
 // current one, both fitted to the same recent samples, to replace it:

@@ -175,8 +175,8 @@ var errNoStructure = errors.New("online: too few samples for any structure")
 
 // lagSets returns the lag sets the re-choice ranks on N samples. With
 // configured lags: those lags, less the ones too deep for the samples so far
-// (depth + 2 over half of them; lag 1 if none fits), which join as the
-// series grows. With LagCandidates: the orders 1..p whose depth fits in half
+// (depth + 2 over half of them) or too many for them (fewer targets than
+// minTargets), lag 1 if none fits; they join as the series grows. With LagCandidates: the orders 1..p whose depth fits in half
 // the samples, and with proposed periods s (periods) the seasonal sets
 // 1..p ∪ {s} and 1..p ∪ {s, s+1} (p = 1, 2, 3), an autoregression on the
 // season's previous values as a seasonal ARIMA's, and with a second period
@@ -187,8 +187,12 @@ func (l *Learner) lagSets(N int, periods []int) [][]int {
 		lags := l.cfg.Model.Embedding.YLags
 		var ok []int
 		for _, a := range lags {
-			if fits(a) {
-				ok = append(ok, a)
+			// a joins once its depth fits and the set with it still has
+			// the targets a fit needs (a differenced form has one fewer).
+			e := l.cfg.Model.Embedding
+			e.YLags = append(ok[:len(ok):len(ok)], a)
+			if fits(a) && N-e.Depth()-1 >= minTargets(e.Dim()) {
+				ok = e.YLags
 			}
 		}
 		switch {

@@ -494,6 +494,26 @@ func TestConfiguredLagsJoinAsTheDataAllow(t *testing.T) {
 	if !last.Fitted || len(last.Forecast) == 0 {
 		t.Errorf("lags [30] on 40 samples: fitted %v, %d forecast steps", last.Fitted, len(last.Forecast))
 	}
+	// Many lags join as the targets allow: lags 1..p fit N samples with
+	// N − p − 1 ≥ 2(p + 1) targets, p = 4 of 16.
+	cfg.Model.Embedding.YLags = narx.Lags(30)
+	many, _ := NewLearner(cfg)
+	if got := many.lagSets(16, nil); !slices.Equal(got[0], narx.Lags(4)) {
+		t.Errorf("lags 1..30 on 16 samples: %v, want 1..4", got)
+	}
+	first := 0
+	for i, v := range noisySine(40, 0.1, 2) {
+		res, err := many.Observe(Observation{T: int64(i), Y: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == 0 && len(res.Forecast) > 0 {
+			first = i + 1
+		}
+	}
+	if first == 0 || first > FirstFit {
+		t.Errorf("lags 1..30: first forecast at value %d, want %d", first, FirstFit)
+	}
 }
 
 // Every tuning criterion serves a short series with deep lags: where its
@@ -524,6 +544,41 @@ func TestTuningWithTooFewSamplesKeepsTheEvidenceChoice(t *testing.T) {
 		if !last.Fitted || len(last.Forecast) != cfg.Horizon {
 			t.Errorf("tuning %v: fitted %v, %d forecast steps", tuning, last.Fitted, len(last.Forecast))
 		}
+	}
+}
+
+// A model that interpolates its few samples (an RBF of a very narrow width)
+// has no residual degrees of freedom left; its bands are those of a t with
+// ν = minNu, wide and finite, never infinite or NaN.
+func TestInterpolatingModelHasFiniteBands(t *testing.T) {
+	cfg := testConfig()
+	cfg.Model.Kernel = narx.Kernel{Type: narx.RBF, Sigma2: 0.001}
+	cfg.Model.AutoGamma = true
+	cfg.Warmup = 500
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forecasts := 0
+	for i, v := range noisySine(40, 0.1, 3) {
+		res, err := l.Observe(Observation{T: int64(i), Y: 100 + 50*v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range res.Forecast {
+			forecasts++
+			for _, x := range []float64{st.Mean, st.Std, st.Lo, st.Hi} {
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					t.Fatalf("value %d: step %+v is not finite", i+1, st)
+				}
+			}
+			if !(st.Lo < st.Mean && st.Mean < st.Hi) {
+				t.Fatalf("value %d: step %+v: band does not hold the mean", i+1, st)
+			}
+		}
+	}
+	if forecasts == 0 {
+		t.Fatal("no forecast")
 	}
 }
 
