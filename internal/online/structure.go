@@ -173,26 +173,28 @@ func (s structure) better(t structure) bool {
 // re-choice.
 var errNoStructure = errors.New("online: too few samples for any structure")
 
-// lagSets returns the lag sets the re-choice ranks on N samples. With
-// configured lags: those lags, less the ones too deep for the samples so far
-// (depth + 2 over half of them) or too many for them (fewer targets than
-// minTargets), lag 1 if none fits; they join as the series grows. With LagCandidates: the orders 1..p whose depth fits in half
-// the samples, and with proposed periods s (periods) the seasonal sets
-// 1..p ∪ {s} and 1..p ∪ {s, s+1} (p = 1, 2, 3), an autoregression on the
-// season's previous values as a seasonal ARIMA's, and with a second period
-// s2 the sets 1..p ∪ {s, s+1, s2}.
-func (l *Learner) lagSets(N int, periods []int) [][]int {
-	fits := func(depth int) bool { return 2*(depth+2) <= N }
+// lagSets returns the lag sets the re-choice ranks on N samples, each of
+// which fits them: its depth + 2 at most half the samples, and enough
+// targets left (minTargets) with the inputs' lags. With configured lags:
+// the longest prefix of those lags that fits, lag 1 if none does; the rest
+// join as the series grows. With LagCandidates: the orders 1..p that fit
+// (lag 1 if none does), and with proposed periods s (periods) the seasonal
+// sets 1..p ∪ {s} and 1..p ∪ {s, s+1} (p = 1, 2, 3), an autoregression on
+// the season's previous values as a seasonal ARIMA's, and with a second
+// period s2 the sets 1..p ∪ {s, s+1, s2}, those that fit.
+func (l *Learner) lagSets(N int, periods []int, inputLags [][]int) [][]int {
+	// A set fits when its depth + 2 is at most half the samples and it
+	// leaves a fit the targets it needs (a differenced form has one fewer).
+	fits := func(ylags []int) bool {
+		e := narx.Embedding{YLags: ylags, InputLags: inputLags}
+		return 2*(e.Depth()+2) <= N && N-e.Depth()-1 >= minTargets(e.Dim())
+	}
 	if len(l.cfg.LagCandidates) == 0 {
 		lags := l.cfg.Model.Embedding.YLags
 		var ok []int
 		for _, a := range lags {
-			// a joins once its depth fits and the set with it still has
-			// the targets a fit needs (a differenced form has one fewer).
-			e := l.cfg.Model.Embedding
-			e.YLags = append(ok[:len(ok):len(ok)], a)
-			if fits(a) && N-e.Depth()-1 >= minTargets(e.Dim()) {
-				ok = e.YLags
+			if set := append(ok[:len(ok):len(ok)], a); fits(set) {
+				ok = set
 			}
 		}
 		switch {
@@ -204,22 +206,60 @@ func (l *Learner) lagSets(N int, periods []int) [][]int {
 		return [][]int{ok}
 	}
 	var sets [][]int
-	for _, p := range l.cfg.LagCandidates {
-		if fits(p) {
-			sets = append(sets, narx.Lags(p))
+	add := func(set []int) {
+		if fits(set) {
+			sets = append(sets, set)
 		}
 	}
-	if len(periods) == 0 || !fits(periods[0]+1) {
+	for _, p := range l.cfg.LagCandidates {
+		add(narx.Lags(p))
+	}
+	if len(sets) == 0 {
+		sets = append(sets, []int{1})
+	}
+	if len(periods) == 0 {
 		return sets
 	}
 	s := periods[0]
 	for p := 1; p <= 3 && p < s-1; p++ {
-		sets = append(sets, append(narx.Lags(p), s), append(narx.Lags(p), s, s+1))
-		if len(periods) > 1 && periods[1] > s+1 && fits(periods[1]) {
-			sets = append(sets, append(narx.Lags(p), s, s+1, periods[1]))
+		add(append(narx.Lags(p), s))
+		add(append(narx.Lags(p), s, s+1))
+		if len(periods) > 1 && periods[1] > s+1 {
+			add(append(narx.Lags(p), s, s+1, periods[1]))
 		}
 	}
 	return sets
+}
+
+// inputLags returns the input lags the re-choice ranks on N samples: the
+// configured ones less those too deep for the samples so far (as for y's),
+// and, while lag 1 of y with them would leave a fit fewer targets than
+// minTargets, less whole inputs from the last on (the calendar's columns
+// come after the user's inputs, so they go first). They join as the series
+// grows: a series with many inputs forecasts from its first values on the
+// lags of y and the inputs its samples can carry.
+func (l *Learner) inputLags(N int) [][]int {
+	fits := func(depth int) bool { return 2*(depth+2) <= N }
+	cfg := l.cfg.Model.Embedding.InputLags
+	out := make([][]int, len(cfg))
+	for i, ls := range cfg {
+		for _, a := range ls {
+			if fits(a) {
+				out[i] = append(out[i], a)
+			}
+		}
+	}
+	e := narx.Embedding{InputLags: out}
+	if len(l.cfg.Model.Embedding.YLags) > 0 || len(l.cfg.LagCandidates) > 0 {
+		e.YLags = []int{1}
+	}
+	for i := len(out) - 1; i >= 0 && N-e.Depth()-1 < minTargets(e.Dim()); i-- {
+		if e.Dim() == len(out[i]) {
+			break // the last regressor stays: a static regression needs one
+		}
+		out[i] = nil
+	}
+	return out
 }
 
 // forms returns the forms the re-choice ranks: Config.Forms, less Log when a
@@ -385,7 +425,8 @@ func (l *Learner) detectPeriod(ys []float64) int {
 func (l *Learner) choose(ys, us []float64) (structure, error) {
 	N := len(ys)
 	floor := l.logFloor(ys)
-	sets := l.lagSets(N, l.periods(ys))
+	inLags := l.inputLags(N)
+	sets := l.lagSets(N, l.periods(ys), inLags)
 	forms := l.forms(ys)
 	kernels := l.cfg.Kernels
 	if len(kernels) == 0 {
@@ -394,8 +435,7 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 	// The common targets: samples from the deepest candidate on.
 	from := 0
 	for _, s := range sets {
-		e := l.cfg.Model.Embedding
-		e.YLags = s
+		e := narx.Embedding{YLags: s, InputLags: inLags}
 		for _, f := range forms {
 			from = max(from, e.Depth()+boolInt(f.Diff))
 		}
@@ -436,6 +476,7 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 		return structure{data: d, cfg: c, score: ev, searched: search, atBound: bound, fits: true}, nil
 	}
 	base := l.cfg.Model
+	base.Embedding.InputLags = inLags
 	none := structure{score: math.Inf(-1), atBound: true}
 	perForm := make([]structure, len(data))
 	for i := range perForm {

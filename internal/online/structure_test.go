@@ -475,10 +475,10 @@ func TestConfiguredLagsJoinAsTheDataAllow(t *testing.T) {
 	cfg.Model.Embedding.YLags = []int{1, 2, 30}
 	cfg.Warmup = 100
 	l, _ := NewLearner(cfg)
-	if got := l.lagSets(20, nil); len(got) != 1 || !slices.Equal(got[0], []int{1, 2}) {
+	if got := l.lagSets(20, nil, nil); len(got) != 1 || !slices.Equal(got[0], []int{1, 2}) {
 		t.Errorf("20 samples: %v", got)
 	}
-	if got := l.lagSets(64, nil); !slices.Equal(got[0], []int{1, 2, 30}) {
+	if got := l.lagSets(64, nil, nil); !slices.Equal(got[0], []int{1, 2, 30}) {
 		t.Errorf("64 samples: %v", got)
 	}
 	cfg.Model.Embedding.YLags = []int{30}
@@ -498,7 +498,7 @@ func TestConfiguredLagsJoinAsTheDataAllow(t *testing.T) {
 	// N − p − 1 ≥ 2(p + 1) targets, p = 4 of 16.
 	cfg.Model.Embedding.YLags = narx.Lags(30)
 	many, _ := NewLearner(cfg)
-	if got := many.lagSets(16, nil); !slices.Equal(got[0], narx.Lags(4)) {
+	if got := many.lagSets(16, nil, nil); !slices.Equal(got[0], narx.Lags(4)) {
 		t.Errorf("lags 1..30 on 16 samples: %v, want 1..4", got)
 	}
 	first := 0
@@ -579,6 +579,51 @@ func TestInterpolatingModelHasFiniteBands(t *testing.T) {
 	}
 	if forecasts == 0 {
 		t.Fatal("no forecast")
+	}
+}
+
+// Inputs join as the samples allow, like lags: six inputs at lags 0 and 1
+// (12 regressors) are more than 16 values can fit with two targets per
+// parameter, yet the series forecasts from its 16th value, on the inputs
+// its samples carry (the last ones left out first), and with all of them
+// once it has values enough.
+func TestInputsJoinAsTheDataAllow(t *testing.T) {
+	cfg := testConfig()
+	const nu = 6
+	cfg.Model.Embedding.InputLags = make([][]int, nu)
+	for i := range cfg.Model.Embedding.InputLags {
+		cfg.Model.Embedding.InputLags[i] = []int{0, 1}
+	}
+	cfg.LagCandidates = []int{1, 2, 3}
+	cfg.Warmup = 128
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.inputLags(16); len(got[0]) != 2 || len(got[nu-1]) != 0 {
+		t.Errorf("16 samples: input lags %v, want the first inputs' kept and the last's left out", got)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	first := 0
+	u := make([]float64, nu)
+	for i := range 200 {
+		for k := range u {
+			u[k] = rng.NormFloat64()
+		}
+		res, err := l.Observe(Observation{T: int64(i), Y: u[0] + 0.5*u[nu-1] + 0.1*rng.NormFloat64(), U: u})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == 0 && len(res.Forecast) > 0 {
+			first = i + 1
+		}
+	}
+	if first != FirstFit {
+		t.Errorf("first forecast at value %d, want %d", first, FirstFit)
+	}
+	e := l.Model().Config().Embedding
+	if got := e.Dim() - len(e.YLags); got != 2*nu {
+		t.Errorf("after 200 values the model has %d input regressors, want %d", got, 2*nu)
 	}
 }
 
