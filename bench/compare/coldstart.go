@@ -19,29 +19,19 @@ func (e *env) coldstart(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	runs := e.backtestEach(ctx, series, fcDir, func(nn3Series) []string {
+		return []string{"--protocol", "prequential", "--horizon", "1"}
+	})
 	type result struct {
 		score coldScore
 		fail  string
 		secs  float64
 	}
 	results := make([]result, len(series))
-	e.parallel(len(series), func(i int) {
-		s := series[i]
-		out := filepath.Join(fcDir, s.Name+".jsonl")
-		r := e.streamd(ctx, "backtest", "--data", s.File, "--protocol", "prequential", "--horizon", "1", "--forecasts", out)
-		results[i].secs = r.Elapsed.Seconds()
-		if r.Err != nil {
-			results[i].fail = r.reason()
-		}
+	for i, r := range runs {
 		// Score what was written even after a failure (nothing, usually).
-		var fc map[int]oneStep
-		if msgs, err := readMessagesFile(out); err == nil {
-			fc = oneStepForecasts(msgs)
-		} else if r.Err == nil {
-			results[i].fail = "unreadable forecasts: " + err.Error()
-		}
-		results[i].score = scoreColdstart(s.Train, fc, coldFrom)
-	})
+		results[i] = result{score: scoreColdstart(series[i].Train, oneStepForecasts(r.msgs), coldFrom), fail: r.fail, secs: r.secs}
+	}
 
 	var scores []coldScore
 	var rows [][]string

@@ -73,6 +73,39 @@ type methodRun struct {
 	Filled bool                // failures scored as naive forecasts without band
 }
 
+// seriesRun is one series' streamd backtest: its forecast messages (nil
+// when none could be read), the failure if any, and the wall time.
+type seriesRun struct {
+	msgs []message
+	fc   forecast
+	fail string
+	secs float64
+}
+
+// backtestEach runs streamd backtest on every series in parallel with the
+// protocol flags args gives it, its forecast messages to fcDir/NAME.jsonl,
+// and reads them back (also after a failed run: whatever was written).
+func (e *env) backtestEach(ctx context.Context, series []nn3Series, fcDir string, args func(nn3Series) []string) []seriesRun {
+	runs := make([]seriesRun, len(series))
+	e.parallel(len(series), func(i int) {
+		s := series[i]
+		out := filepath.Join(fcDir, s.Name+".jsonl")
+		r := e.streamd(ctx, append(append([]string{"backtest", "--data", s.File}, args(s)...), "--forecasts", out)...)
+		runs[i].secs = r.Elapsed.Seconds()
+		if r.Err != nil {
+			runs[i].fail = r.reason()
+		}
+		msgs, err := readMessagesFile(out)
+		switch {
+		case err == nil:
+			runs[i].msgs = msgs
+		case r.Err == nil:
+			runs[i].fail = "unreadable forecasts: " + err.Error()
+		}
+	})
+	return runs
+}
+
 // prepareNN3 loads the NN3 training columns and lays out the suite's output
 // directory afresh: one file of values per series under data/, and an empty
 // forecasts/.
@@ -103,30 +136,20 @@ func (e *env) nn3(ctx context.Context) error {
 
 	// streamd: the default configuration, one iterated forecast per series.
 	sd := methodRun{Name: "streamd (defaults)", Fc: map[string]forecast{}, Fail: map[string]string{}, Secs: map[string]float64{}}
-	type result struct {
-		fc   forecast
-		fail string
-		secs float64
-	}
-	results := make([]result, len(series))
-	e.parallel(len(series), func(i int) {
-		s := series[i]
-		out := filepath.Join(fcDir, s.Name+".jsonl")
-		r := e.streamd(ctx, "backtest", "--data", s.File, "--protocol", "iterated",
-			"--train", strconv.Itoa(len(s.Train)), "--horizon", strconv.Itoa(nn3Horizon), "--forecasts", out)
-		results[i].secs = r.Elapsed.Seconds()
-		if r.Err != nil {
-			results[i].fail = r.reason()
-			return
-		}
-		msgs, err := readMessagesFile(out)
-		if err == nil {
-			results[i].fc, err = iteratedForecast(msgs, nn3Horizon)
-		}
-		if err != nil {
-			results[i].fail = "no usable forecast: " + err.Error()
-		}
+	results := e.backtestEach(ctx, series, fcDir, func(s nn3Series) []string {
+		return []string{"--protocol", "iterated", "--train", strconv.Itoa(len(s.Train)), "--horizon", strconv.Itoa(nn3Horizon)}
 	})
+	for i := range results {
+		r := &results[i]
+		if r.fail != "" {
+			continue
+		}
+		fc, err := iteratedForecast(r.msgs, nn3Horizon)
+		if err != nil {
+			r.fail = "no usable forecast: " + err.Error()
+		}
+		r.fc = fc
+	}
 	for i, r := range results {
 		name := series[i].Name
 		sd.Secs[name] = r.secs
