@@ -336,9 +336,19 @@ func (d *Daemon) whatIf(w http.ResponseWriter, req *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "shutting down"})
 		return
 	}
+	// The slot is given back before the answer is written: a client that
+	// sends its next request once it has read an answer must find it free.
+	held := false
+	release := func() {
+		if held {
+			held = false
+			<-d.whatIfSlots
+		}
+	}
+	defer release() // also if the forecast panics
 	select {
 	case d.whatIfSlots <- struct{}{}:
-		defer func() { <-d.whatIfSlots }()
+		held = true
 	default:
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusTooManyRequests, map[string]string{
@@ -361,6 +371,7 @@ func (d *Daemon) whatIf(w http.ResponseWriter, req *http.Request) {
 		msg = sink.Message{Series: id, T: l.LastT(), IssuedAt: time.Now().UTC(), Model: ModelInfoOf(l)}
 		SetSteps(&msg, steps)
 	})
+	release()
 	switch {
 	case errors.Is(err, errNotOwned):
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})

@@ -73,6 +73,19 @@ func whatIfFixture(t testing.TB, hc HTTPConfig) (*Daemon, *http.ServeMux) {
 	return d, mux
 }
 
+// slotWatch records how many what-if slots are held when the answer's
+// status is written.
+type slotWatch struct {
+	*httptest.ResponseRecorder
+	slots       chan struct{}
+	heldAtWrite int
+}
+
+func (s *slotWatch) WriteHeader(code int) {
+	s.heldAtWrite = len(s.slots)
+	s.ResponseRecorder.WriteHeader(code)
+}
+
 func post(mux http.Handler, path, body string) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
 	mux.ServeHTTP(rec, httptest.NewRequest("POST", path, strings.NewReader(body)))
@@ -136,6 +149,13 @@ func TestWhatIfBodiesAndLimits(t *testing.T) {
 	<-d.whatIfSlots
 	if rec := post(mux, "/v1/series/s/forecast", `{"horizon":2}`); rec.Code != 200 {
 		t.Errorf("after the slot was freed: %d %s", rec.Code, rec.Body.String())
+	}
+	// The slot is free again by the time the answer is written: a client
+	// that sends its next request once it has read an answer meets no 429.
+	sw := &slotWatch{ResponseRecorder: httptest.NewRecorder(), slots: d.whatIfSlots, heldAtWrite: -1}
+	mux.ServeHTTP(sw, httptest.NewRequest("POST", "/v1/series/s/forecast", strings.NewReader(`{"horizon":2}`)))
+	if sw.Code != 200 || sw.heldAtWrite != 0 {
+		t.Errorf("answer %d written with %d slots held, want 200 with none", sw.Code, sw.heldAtWrite)
 	}
 	d.closing.Store(true)
 	if rec := post(mux, "/v1/series/s/forecast", `{"horizon":2}`); rec.Code != http.StatusServiceUnavailable {
