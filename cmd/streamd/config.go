@@ -783,10 +783,12 @@ func (m *ModelConfig) validate(p *problems, at string) {
 		p.add(at+".forgetting", "must be in (0, 1] (got %v)", m.Forgetting)
 	}
 	if depthOK {
-		// The last re-choice needs one regressor at least; a working set
-		// larger than the regressors is cut to their number.
-		if need := m.depth() + 1; m.Warmup < need {
-			p.add(at+".warmup", "must be ≥ largest lag + 1 = %d (got %d)", need, m.Warmup)
+		// The last re-choice is on the last warmup values: every configured
+		// lag and input must fit them (a working set larger than the
+		// regressors is cut to their number).
+		if need := online.MinWarmup(m.embedding(), m.calendarDim()); m.Warmup < need {
+			p.add(at+".warmup", "must be ≥ %d for every configured lag and input to join the model (lags to %d, %d regressors with the calendar's) (got %d)",
+				need, m.depth(), m.embedding().Dim()+m.calendarDim(), m.Warmup)
 		}
 	}
 	if m.Transform != "auto" && m.Transform != "none" && m.Transform != "log" {
@@ -1014,6 +1016,31 @@ func (m *ModelConfig) yLags() []int {
 		return narx.Lags(c[len(c)-1])
 	}
 	return m.Lags.resolve()
+}
+
+// embedding is the configured regressors of a valid model section: its
+// lags of y (lag 1 with lags: auto) and its inputs' lags.
+func (m *ModelConfig) embedding() narx.Embedding {
+	e := narx.Embedding{YLags: m.yLags()}
+	if m.Lags.Auto {
+		e.YLags = []int{1}
+	}
+	for range m.Inputs {
+		e.InputLags = append(e.InputLags, m.InputLags.resolve())
+	}
+	return e
+}
+
+// calendarDim is the number of inputs the calendar features add (those
+// that parse; the others are reported by the calendar's validation).
+func (m *ModelConfig) calendarDim() int {
+	n := 0
+	for _, name := range m.Calendar.Features {
+		if f, err := calendar.ParseFeature(name); err == nil {
+			n += f.Dim()
+		}
+	}
+	return n
 }
 
 // depth is the largest lag of a valid model section.

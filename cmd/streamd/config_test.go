@@ -123,8 +123,10 @@ func TestBadConfig(t *testing.T) {
 		{"poly degree", "model: {kernel: {type: poly, degree: 0}}\n", []string{"model.kernel.degree", "got 0"}},
 		{"gamma negative", "model: {gamma: -1}\n", []string{"model.gamma", "got -1"}},
 		{"forgetting", "model: {forgetting: 1.5}\n", []string{"model.forgetting", "got 1.5"}},
-		{"warm-up within the lags", "model: {lags: 20, warmup: 20}\n",
-			[]string{"model.warmup", "21", "got 20"}},
+		{"warm-up within the lags", "model: {lags: 20, warmup: 20}\n", // 20 lags: 20 + 1 + 2·21 values
+			[]string{"model.warmup", "must be ≥ 63", "got 20"}},
+		{"warm-up for the inputs", "model: {lags: 2, inputs: 3, input_lags: [0, 1], calendar: {features: [day_of_week]}, warmup: 34}\n",
+			[]string{"model.warmup", "must be ≥ 35", "15 regressors", "got 34"}}, // 2 + 6 + 7 regressors: depth 2 + 1 + 2·(15 + 1)
 		{"transform", "model: {transform: sqrt}\n", []string{"model.transform", `"sqrt"`}},
 		{"difference", "model: {difference: 2}\n", []string{"model.difference", "got 2"}},
 		{"season", "model: {season: 1}\n", []string{"model.season", "got 1"}},
@@ -314,7 +316,7 @@ func TestAutoLagCandidates(t *testing.T) {
 		{"model: {lags: auto, working_set: 100, warmup: 500}", autoLagOrders},
 		{"model: {lags: auto, working_set: 10, warmup: 20}", []int{1, 2, 3, 4, 6, 8}}, // p < warmup/2
 		{"model: {lags: auto, working_set: 100, warmup: 12}", []int{1, 2, 3, 4}},      // M is cut to the regressors
-		{"model: {lags: auto, working_set: 2, warmup: 4}", []int{1}},                  // the least that works
+		{"model: {lags: auto, working_set: 2, warmup: 10}", []int{1, 2, 3, 4}},        // the least that works: lag 1 and 8 targets
 	} {
 		c, err := ParseConfig([]byte(tc.yaml))
 		if err != nil {
@@ -332,6 +334,10 @@ func TestAutoLagCandidates(t *testing.T) {
 	if _, err := ParseConfig([]byte("model: {lags: auto, working_set: 2, warmup: 3}")); err == nil ||
 		!strings.Contains(err.Error(), "model.warmup: must be ≥ 4 with lags: auto") {
 		t.Errorf("too short a warm-up for auto: %v", err)
+	}
+	if _, err := ParseConfig([]byte("model: {lags: auto, working_set: 2, warmup: 9}")); err == nil ||
+		!strings.Contains(err.Error(), "model.warmup: must be ≥ 10") {
+		t.Errorf("too short a warm-up for lag 1 and 8 targets: %v", err)
 	}
 }
 

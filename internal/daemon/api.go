@@ -345,7 +345,7 @@ func (d *Daemon) whatIf(w http.ResponseWriter, req *http.Request) {
 			<-d.whatIfSlots
 		}
 	}
-	defer release() // also if the forecast panics
+	defer release() // also if this handler panics
 	select {
 	case d.whatIfSlots <- struct{}{}:
 		held = true

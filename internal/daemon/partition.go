@@ -127,6 +127,7 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	r := newPartitionRun(d, p)
 	if d.pool != nil {
 		r.stalled = d.pool.watch(p.Messages)
+		r.stalled.Store(true) // not reading its input until restored
 		defer d.pool.unwatch(p.Messages)
 	}
 	if r.store != nil {
@@ -596,6 +597,9 @@ func (r *partitionRun) flush(ctx context.Context, final bool) bool {
 // time (settle); what is not done by then is abandoned, and its records
 // are not committed.
 func (r *partitionRun) flushFinal() {
+	if r.stalled != nil {
+		r.stalled.Store(true) // it reads no more input: the pool owes it its work
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), r.d.finalTimeout())
 	defer cancel()
 	r.settle(ctx)

@@ -84,8 +84,10 @@ func (m *Model) SetState(s ModelState) error {
 		return fmt.Errorf("narx: state: working set does not fit dimension %d", n)
 	}
 	W := m.cfg.Window
+	// Until the ring is full its samples are slots 1..count (push advances
+	// head before it writes), so head is count then.
 	if len(s.WinX) != W*n || len(s.WinY) != W || len(s.WinV) != W || s.WinCount < 0 || s.WinCount > W ||
-		s.WinHead < 0 || s.WinHead >= W {
+		s.WinHead < 0 || s.WinHead >= W || s.WinCount < W && s.WinHead != s.WinCount {
 		return fmt.Errorf("narx: state: window does not fit W = %d", W)
 	}
 	if len(s.CalE2) != calWindow || len(s.CalN) != calWindow || len(s.CalP) != calWindow || len(s.CalB) != calWindow ||

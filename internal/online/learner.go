@@ -152,15 +152,38 @@ const (
 	ScaleNone
 )
 
+// MinWarmup returns the fewest values on which a re-choice fits the whole
+// structure of e, with calendar more inputs at lag 0: depth + 2 at most
+// half the values, and two targets per parameter (minTargets). A series
+// keeps at most Warmup values for its re-choices, so with fewer some lags
+// or inputs could never join its model (lagSets, inputLags).
+func MinWarmup(e narx.Embedding, calendar int) int {
+	d, n := e.Depth(), e.Dim()+calendar
+	return max(2*(d+2), d+1+minTargets(n))
+}
+
+// minWarmup is MinWarmup of c's configured structure: its lags of y (lag
+// 1 with LagCandidates, which are checked on their own) and every input.
+func (c Config) minWarmup() int {
+	e := c.Model.Embedding
+	if len(c.LagCandidates) > 0 {
+		e.YLags = []int{1}
+	}
+	calendar := c.Calendar.Dim()
+	if c.calendarAdded {
+		calendar = 0 // already among the inputs
+	}
+	return MinWarmup(e, calendar)
+}
+
 // Validate reports the first problem with c, or nil.
 func (c Config) Validate() error {
 	if err := c.Model.Validate(); err != nil {
 		return err
 	}
-	depth := c.Model.Embedding.Depth()
 	switch {
-	case c.Warmup < depth+1:
-		return fmt.Errorf("warmup must be ≥ %d (largest lag + 1) (got %d)", depth+1, c.Warmup)
+	case c.Warmup < c.minWarmup():
+		return fmt.Errorf("warmup must be ≥ %d for every configured lag and input to join the model (got %d)", c.minWarmup(), c.Warmup)
 	case c.Horizon < 0:
 		return fmt.Errorf("horizon must be ≥ 0 (got %d)", c.Horizon)
 	case c.Every < 1:
@@ -596,8 +619,11 @@ func (l *Learner) back(mean, sd float64) ForecastStep {
 	v := min(sd*sd, maxExp)
 	// The log-normal std √(e^v − 1)·e^(mean + v/2), its exponent capped as
 	// a whole: capping the factors apart overflows their product.
-	lnStd := 0.5*math.Log(math.Expm1(v)) + mean + v/2
-	return ForecastStep{Mean: math.Exp(min(mean, maxExp)), Std: math.Exp(min(lnStd, maxExp)),
+	std := 0.0
+	if v > 0 {
+		std = math.Exp(min(0.5*math.Log(math.Expm1(v))+mean+v/2, maxExp))
+	}
+	return ForecastStep{Mean: math.Exp(min(mean, maxExp)), Std: std,
 		Lo: math.Exp(min(lo, maxExp)), Hi: math.Exp(min(hi, maxExp))}
 }
 
@@ -607,7 +633,7 @@ func (l *Learner) back(mean, sd float64) ForecastStep {
 // narx.Info.DF scaled to the variance, or the normal). Before, it is
 // Student's t with ν = n_c − d_eff degrees of freedom, the residual degrees
 // of freedom the noise level is estimated with (level 2), at least minNu,
-// when ν is finite, else the normal: on a few samples the estimated noise
+// when ν is finite and positive, else the normal: on a few samples the estimated noise
 // level is itself uncertain, and integrating it out under its posterior
 // gives the t (a normal with an inverse-gamma variance); on many, t →
 // normal. It is computed again only when ν changes. df is the model's ν
@@ -622,7 +648,7 @@ func (l *Learner) quantile() (q, df float64) {
 		return l.tQ, info.DF
 	}
 	nu := info.SamplesWeight - info.DEff
-	if math.IsNaN(nu) || math.IsInf(nu, 0) {
+	if !(nu > 0) || math.IsInf(nu, 0) {
 		return l.z, 0
 	}
 	nu = max(nu, minNu)

@@ -15,8 +15,13 @@ import (
 )
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
-// rejects every other version with ErrSnapshotVersion.
-const SnapshotVersion = 6
+// reads it and version 6 (which lacks learnerState.InputLags: its models
+// had every configured input lag) and rejects every other version with
+// ErrSnapshotVersion.
+const SnapshotVersion = 7
+
+// snapshotV6 is the previous version still read.
+const snapshotV6 = 6
 
 var snapshotMagic = [4]byte{'S', 'D', 'L', 'S'}
 
@@ -52,6 +57,11 @@ type learnerState struct {
 	// configKeys renders it: a restore under another one says which keys
 	// changed (ConfigChanged).
 	Config []string
+
+	// InputLags are the input lags of the model (calendar columns
+	// included), which the fit may have chosen fewer of than configured.
+	// It must stay the last field: version 6 ends before it.
+	InputLags [][]int
 }
 
 // MarshalBinary encodes the Learner's complete state: magic, version (uint16,
@@ -66,7 +76,8 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 		YLoc: l.yLoc, YScale: l.yScale, ULoc: slices.Clone(l.uLoc), UScale: slices.Clone(l.uScale),
 		Outliers: l.outliers,
 		LastT:    l.lastT, HaveT: l.haveT, Step: l.step, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
-		Config: configKeys(l.cfg),
+		Config:    configKeys(l.cfg),
+		InputLags: l.model.Config().Embedding.InputLags,
 	}
 	if l.rscale != nil {
 		rs := l.rscale.State()
@@ -83,13 +94,21 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	if len(b) < 6 || !bytes.Equal(b[:4], snapshotMagic[:]) {
 		return fmt.Errorf("online: not a learner snapshot")
 	}
-	if v := binary.BigEndian.Uint16(b[4:6]); v != SnapshotVersion {
-		return fmt.Errorf("%w: %d (this build reads %d)", ErrSnapshotVersion, v, SnapshotVersion)
+	v := binary.BigEndian.Uint16(b[4:6])
+	if v != SnapshotVersion && v != snapshotV6 {
+		return fmt.Errorf("%w: %d (this build reads %d and %d)", ErrSnapshotVersion, v, snapshotV6, SnapshotVersion)
 	}
 	var st learnerState
 	d := decoder{b: b[6:]}
-	if err := d.decodeValue(reflect.ValueOf(&st).Elem()); err != nil {
-		return fmt.Errorf("online: decode snapshot: %w", err)
+	sv := reflect.ValueOf(&st).Elem()
+	fields := sv.NumField()
+	if v == snapshotV6 {
+		fields-- // no InputLags
+	}
+	for i := range fields {
+		if err := d.decodeValue(sv.Field(i)); err != nil {
+			return fmt.Errorf("online: decode snapshot: %w", err)
+		}
 	}
 	if len(d.b) != 0 {
 		return fmt.Errorf("online: decode snapshot: %d bytes after the state", len(d.b))
@@ -99,8 +118,14 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		return err
 	}
 	if st.Model.Fitted {
-		mc := l.cfg.Model
+		mc := fresh.cfg.Model
 		mc.Embedding.YLags = st.YLags
+		if v != snapshotV6 {
+			if len(st.InputLags) != fresh.nu {
+				return fmt.Errorf("online: snapshot has %d inputs' lags, the configuration %d inputs", len(st.InputLags), fresh.nu)
+			}
+			mc.Embedding.InputLags = st.InputLags
+		}
 		mc.Summed = st.Form.Diff
 		m, err := narx.NewModel(mc)
 		if err != nil {

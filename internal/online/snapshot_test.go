@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -183,5 +185,99 @@ func TestRestoreUnderAnotherConfiguration(t *testing.T) {
 	}
 	if got := r.Model().Config().Embedding.YLags; !slices.Equal(got, narx.Lags(5)) {
 		t.Errorf("restored lags %v, want the learned 1..5", got)
+	}
+}
+
+// A model fitted on fewer input lags than configured (inputs join as the
+// values allow) is restored with its own input lags, and continues
+// bit-identically, through the re-choice that lets every input in.
+func TestSnapshotOfAModelWithFewerInputs(t *testing.T) {
+	cfg := testConfig()
+	const nu = 6
+	cfg.Model.Embedding.InputLags = make([][]int, nu)
+	for i := range cfg.Model.Embedding.InputLags {
+		cfg.Model.Embedding.InputLags[i] = []int{0, 1}
+	}
+	cfg.LagCandidates = []int{1, 2}
+	cfg.Warmup = 64
+	rng := rand.New(rand.NewPCG(3, 3))
+	obs := make([]Observation, 120)
+	for i := range obs {
+		u := make([]float64, nu)
+		for k := range u {
+			u[k] = rng.NormFloat64()
+		}
+		obs[i] = Observation{T: int64(i), Y: u[0] - u[nu-1] + 0.1*rng.NormFloat64(), U: u}
+	}
+	a, _ := NewLearner(cfg)
+	for _, o := range obs[:20] {
+		if _, err := a.Observe(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e := a.Model().Config().Embedding; e.Dim()-len(e.YLags) == 2*nu {
+		t.Fatalf("20 values: every input lag in (%v); the test needs fewer", e.InputLags)
+	}
+	snap, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := NewLearner(cfg)
+	if err := b.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range obs[20:] {
+		ra, _ := a.Observe(o)
+		rb, err := b.Observe(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ra.Prediction != rb.Prediction || len(ra.Forecast) != len(rb.Forecast) ||
+			len(ra.Forecast) > 0 && ra.Forecast[0] != rb.Forecast[0] {
+			t.Fatalf("value %d: %+v vs %+v", 21+i, ra, rb)
+		}
+	}
+	if e := b.Model().Config().Embedding; e.Dim()-len(e.YLags) != 2*nu {
+		t.Errorf("after %d values the restored model has input lags %v, want all", len(obs), e.InputLags)
+	}
+}
+
+// A version-6 snapshot (before learnerState.InputLags) is still read: its
+// model had every configured input lag.
+func TestSnapshotVersion6IsRead(t *testing.T) {
+	cfg := testConfig()
+	cfg.Model.Embedding.InputLags = [][]int{{0, 2}}
+	y := noisySine(300, 0.1, 7)
+	obs := func(i int) Observation {
+		return Observation{T: int64(i), Y: y[i], U: []float64{math.Sin(0.05 * float64(i))}}
+	}
+	a, _ := NewLearner(cfg)
+	for i := range 200 {
+		if _, err := a.Observe(obs(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, _ := a.MarshalBinary()
+	// Re-encode it as version 6 wrote it: every field but the last.
+	var st learnerState
+	d := decoder{b: snap[6:]}
+	if err := d.decodeValue(reflect.ValueOf(&st).Elem()); err != nil {
+		t.Fatal(err)
+	}
+	v6 := append(append([]byte(nil), snap[:4]...), 0, snapshotV6)
+	sv := reflect.ValueOf(st)
+	for i := range sv.NumField() - 1 {
+		v6 = encodeValue(v6, sv.Field(i))
+	}
+	b, _ := NewLearner(cfg)
+	if err := b.UnmarshalBinary(v6); err != nil {
+		t.Fatal(err)
+	}
+	for i := 200; i < len(y); i++ {
+		ra, _ := a.Observe(obs(i))
+		rb, err := b.Observe(obs(i))
+		if err != nil || ra.Prediction != rb.Prediction {
+			t.Fatalf("value %d: %v %v vs %v", i+1, err, ra.Prediction, rb.Prediction)
+		}
 	}
 }

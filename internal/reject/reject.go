@@ -15,8 +15,10 @@ import (
 type Reason string
 
 // The reasons. The decoder checks a record in this order, the first
-// failure naming it; the learner checks the last six again on its own API
-// and adds TNotIncreasing.
+// failure naming it; the learner checks NonFiniteY, BadInputs,
+// NonFiniteInput, BadFuture and NonFiniteFuture again on its own API and
+// adds TNotIncreasing; the daemon gives BadTime to a t of another kind
+// than its series' earlier ones.
 const (
 	Oversize        Reason = "oversize"            // value larger than the configured limit
 	InvalidJSON     Reason = "invalid_json"        // not a JSON object
