@@ -40,14 +40,7 @@ func TestLagOrderByEvidence(t *testing.T) {
 		t.Errorf("chose lags %v, want 1..2", got)
 	}
 	// A snapshot taken after the choice restores the chosen structure.
-	snap, err := l.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, _ := NewLearner(cfg)
-	if err := r.UnmarshalBinary(snap); err != nil {
-		t.Fatal(err)
-	}
+	r := restored(t, cfg, l)
 	for i, v := range nonlinearAR2(600, 1)[450:] {
 		o := Observation{T: int64(450 + i), Y: v}
 		a, _ := l.Observe(o)
@@ -143,14 +136,7 @@ func TestIteratedTuningHoldsValidatedGamma(t *testing.T) {
 	if want := vm.Info().Gamma; g != want || mc.Gamma != want {
 		t.Errorf("final γ %g (config %g), want the validated %g", g, mc.Gamma, want)
 	}
-	snap, err := l.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, _ := NewLearner(cfg)
-	if err := r.UnmarshalBinary(snap); err != nil {
-		t.Fatal(err)
-	}
+	r := restored(t, cfg, l)
 	swapped := 0
 	for i, v := range y[400:] {
 		o := Observation{T: int64(400 + i), Y: v}

@@ -188,16 +188,29 @@ func TestRestoreUnderAnotherConfiguration(t *testing.T) {
 	}
 }
 
+// restored returns a Learner of cfg restored from l's snapshot.
+func restored(t testing.TB, cfg Config, l *Learner) *Learner {
+	t.Helper()
+	snap, err := l.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // A model fitted on fewer input lags than configured (inputs join as the
 // values allow) is restored with its own input lags, and continues
 // bit-identically, through the re-choice that lets every input in.
 func TestSnapshotOfAModelWithFewerInputs(t *testing.T) {
-	cfg := testConfig()
 	const nu = 6
-	cfg.Model.Embedding.InputLags = make([][]int, nu)
-	for i := range cfg.Model.Embedding.InputLags {
-		cfg.Model.Embedding.InputLags[i] = []int{0, 1}
-	}
+	cfg := manyInputsConfig(nu)
 	cfg.LagCandidates = []int{1, 2}
 	cfg.Warmup = 64
 	rng := rand.New(rand.NewPCG(3, 3))
@@ -218,14 +231,7 @@ func TestSnapshotOfAModelWithFewerInputs(t *testing.T) {
 	if e := a.Model().Config().Embedding; e.Dim()-len(e.YLags) == 2*nu {
 		t.Fatalf("20 values: every input lag in (%v); the test needs fewer", e.InputLags)
 	}
-	snap, err := a.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := NewLearner(cfg)
-	if err := b.UnmarshalBinary(snap); err != nil {
-		t.Fatal(err)
-	}
+	b := restored(t, cfg, a)
 	for i, o := range obs[20:] {
 		ra, _ := a.Observe(o)
 		rb, err := b.Observe(o)

@@ -582,18 +582,24 @@ func TestInterpolatingModelHasFiniteBands(t *testing.T) {
 	}
 }
 
+// manyInputsConfig is testConfig with nu inputs, each at lags 0 and 1.
+func manyInputsConfig(nu int) Config {
+	cfg := testConfig()
+	cfg.Model.Embedding.InputLags = make([][]int, nu)
+	for i := range cfg.Model.Embedding.InputLags {
+		cfg.Model.Embedding.InputLags[i] = []int{0, 1}
+	}
+	return cfg
+}
+
 // Inputs join as the samples allow, like lags: six inputs at lags 0 and 1
 // (12 regressors) are more than 16 values can fit with two targets per
 // parameter, yet the series forecasts from its 16th value, on the inputs
 // its samples carry (the last ones left out first), and with all of them
 // once it has values enough.
 func TestInputsJoinAsTheDataAllow(t *testing.T) {
-	cfg := testConfig()
 	const nu = 6
-	cfg.Model.Embedding.InputLags = make([][]int, nu)
-	for i := range cfg.Model.Embedding.InputLags {
-		cfg.Model.Embedding.InputLags[i] = []int{0, 1}
-	}
+	cfg := manyInputsConfig(nu)
 	cfg.LagCandidates = []int{1, 2, 3}
 	cfg.Warmup = 128
 	l, err := NewLearner(cfg)
