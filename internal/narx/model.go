@@ -414,8 +414,9 @@ func (m *Model) VarianceParts() (noise, param, nystrom float64) {
 }
 
 // Learn applies target y with weight v ≥ 0 to the regressor given to the last
-// Observe: the O(M) entropy swap test (see SwapInterval), then the RLS update
-// O(r²). Returns whether a swap was accepted. Non-finite y
+// Observe: every SwapInterval samples the swap test of Config.SwapRule (the
+// gain rule's candidate O(M²) and its border O(W·M), the entropy rule's
+// O(M)), then the RLS update O(r²). Returns whether a swap was accepted. Non-finite y
 // or v (which the caller should have rejected) leave the model unchanged.
 // No allocation unless a swap is accepted (once the shared pools hold the
 // scratch space of the RLS update; see recursive.Pool).
