@@ -225,11 +225,28 @@ func (l *Learner) chooseByRobustCV(cfg *narx.Config, cands [][]int, ys, us []flo
 			folds[r][i] = ((i + shift) % N) * cvFolds / N
 		}
 	}
+	// The fewest training rows a fold leaves (the same for every
+	// candidate: the folds and the gap are shared).
+	minTrain := N
+	for _, fr := range folds {
+		for f := 0; f < cvFolds; f++ {
+			rows := 0
+			for i, fi := range fr {
+				if fi != f && !(gap > 0 && nearFold(fr, i, f, gap)) {
+					rows++
+				}
+			}
+			minTrain = min(minTrain, rows)
+		}
+	}
 	best, bestScore := narx.Config{}, math.Inf(1)
 	var sq, scratch []float64
 	for _, c := range cands {
 		trial := *cfg
 		trial.Embedding.YLags = c
+		if minTrain < minTargets(trial.Embedding.Dim()) {
+			continue // too many parameters for the folds' rows
+		}
 		l.tuneSize(&trial)
 		X, y := embed(trial.Embedding, ys, us, l.nu, from)
 		n := trial.Embedding.Dim()
@@ -259,10 +276,6 @@ func (l *Learner) chooseByRobustCV(cfg *narx.Config, cands [][]int, ys, us []flo
 							Xt, yt = append(Xt, X[i*n:(i+1)*n]...), append(yt, y[i])
 						}
 					}
-					if len(yt) < minTargets(n) {
-						// The blocked folds leave too few rows to fit.
-						return errTuningSamples
-					}
 					m, err := l.fitRobustly(t, Xt, yt)
 					if err != nil {
 						return err
@@ -280,6 +293,9 @@ func (l *Learner) chooseByRobustCV(cfg *narx.Config, cands [][]int, ys, us []flo
 				bestScore, best = score, t
 			}
 		}
+	}
+	if best.Size == 0 {
+		return errTuningSamples
 	}
 	best.Size = cfg.Size
 	*cfg = best
