@@ -154,9 +154,11 @@ const (
 
 // MinWarmup returns the fewest values on which a re-choice fits the whole
 // structure of e, with calendar more inputs at lag 0: depth + 2 at most
-// half the values, and two targets per parameter (minTargets). A series
-// keeps at most Warmup values for its re-choices, so with fewer some lags
-// or inputs could never join its model (lagSets, inputLags).
+// half the values, and two targets per parameter (minTargets), with one
+// value to spare for a differenced form's first. The re-choices rank only
+// structures their values can carry so (lagSets, inputLags), and a series
+// keeps at most Warmup values for them, so with fewer some lags or inputs
+// could never join its model.
 func MinWarmup(e narx.Embedding, calendar int) int {
 	d, n := e.Depth(), e.Dim()+calendar
 	return max(2*(d+2), d+1+minTargets(n))

@@ -183,11 +183,8 @@ var errNoStructure = errors.New("online: too few samples for any structure")
 // the season's previous values as a seasonal ARIMA's, and with a second
 // period s2 the sets 1..p ∪ {s, s+1, s2}, those that fit.
 func (l *Learner) lagSets(N int, periods []int, inputLags [][]int) [][]int {
-	// A set fits when its depth + 2 is at most half the samples and it
-	// leaves a fit the targets it needs (a differenced form has one fewer).
 	fits := func(ylags []int) bool {
-		e := narx.Embedding{YLags: ylags, InputLags: inputLags}
-		return 2*(e.Depth()+2) <= N && N-e.Depth()-1 >= minTargets(e.Dim())
+		return N >= MinWarmup(narx.Embedding{YLags: ylags, InputLags: inputLags}, 0)
 	}
 	if len(l.cfg.LagCandidates) == 0 {
 		lags := l.cfg.Model.Embedding.YLags
@@ -239,12 +236,11 @@ func (l *Learner) lagSets(N int, periods []int, inputLags [][]int) [][]int {
 // grows: a series with many inputs forecasts from its first values on the
 // lags of y and the inputs its samples can carry.
 func (l *Learner) inputLags(N int) [][]int {
-	fits := func(depth int) bool { return 2*(depth+2) <= N }
 	cfg := l.cfg.Model.Embedding.InputLags
 	out := make([][]int, len(cfg))
 	for i, ls := range cfg {
 		for _, a := range ls {
-			if fits(a) {
+			if 2*(a+2) <= N { // its depth, as for y's
 				out[i] = append(out[i], a)
 			}
 		}
@@ -253,7 +249,7 @@ func (l *Learner) inputLags(N int) [][]int {
 	if len(l.cfg.Model.Embedding.YLags) > 0 || len(l.cfg.LagCandidates) > 0 {
 		e.YLags = []int{1}
 	}
-	for i := len(out) - 1; i >= 0 && N-e.Depth()-1 < minTargets(e.Dim()); i-- {
+	for i := len(out) - 1; i >= 0 && N < MinWarmup(e, 0); i-- {
 		if e.Dim() == len(out[i]) {
 			break // the last regressor stays: a static regression needs one
 		}
