@@ -201,35 +201,49 @@ func (c *calibration) phase() int {
 }
 
 // refit re-estimates the scales, ν and τ once calMin residuals are in: for
-// each ν of calDF the scales by EM from the previous ν's, keeping the ν and
-// scales of the largest likelihood; then τ. O(calWindow·len(calDF)·calIters),
-// a few EM steps per ν in the steady state.
+// each ν of calDF the scales by EM from the previous ν's, then the τ that
+// puts the level's share of the residuals inside that ν's band; the ν (with
+// its scales and τ) whose τ-scaled distribution — the one the band and the
+// std report — gives the window the largest likelihood is kept. Ranking ν
+// before τ would rank distributions other than the ones used: a heavy tail
+// fits a few large residuals, and τ then narrows its centre to hold the
+// level's share, so that the central bands cover too little.
+// O(calWindow·len(calDF)·(calIters + log calWindow)), a few EM steps per ν
+// in the steady state.
 func (c *calibration) refit() {
 	if c.count < calMin {
 		return
 	}
+	// Scratch for the sorted ratios, borrowed for this refit only.
+	z2 := recursive.GetFloats(c.count)
+	defer recursive.PutFloats(z2)
 	s := c.s
-	bestS, bestDF, bestL := s, c.df, math.Inf(-1)
+	bestS, bestDF, bestTau, bestL := s, c.df, c.tau, math.Inf(-1)
 	for _, df := range calDF {
 		c.fitScales(&s, df)
-		if l := c.logLik(&s, df); l > bestL {
-			bestS, bestDF, bestL = s, df, l
+		tau := c.tauFor(&s, df, z2)
+		scaled := [3]float64{tau * s[0], tau * s[1], tau * s[2]}
+		if l := c.logLik(&scaled, df); l > bestL {
+			bestS, bestDF, bestTau, bestL = s, df, tau, l
 		}
 	}
 	if math.IsNaN(bestL) || math.IsInf(bestL, 0) {
 		return
 	}
-	c.s, c.df = bestS, bestDF
-	// Scratch for the sorted ratios, borrowed for this refit only.
-	z2 := recursive.GetFloats(c.count)
-	defer recursive.PutFloats(z2)
+	c.s, c.df, c.tau = bestS, bestDF, bestTau
+}
+
+// tauFor is τ for scales s at ν = df: the ratio of the level-quantile of
+// e_k²/v_k over the window to the fitted distribution's, within
+// [calMinTau, calMaxTau]. z2 is scratch of c.count values.
+func (c *calibration) tauFor(s *[3]float64, df float64, z2 []float64) float64 {
 	for i := 0; i < c.count; i++ {
-		z2[i] = c.e2[i] / c.v(&c.s, i)
+		z2[i] = c.e2[i] / c.v(s, i)
 	}
 	slices.Sort(z2)
 	q := z2[min(int(math.Ceil(c.level*float64(len(z2))))-1, len(z2)-1)]
-	zq := c.quantile(c.level)
-	c.tau = min(max(q/(zq*zq), calMinTau), calMaxTau)
+	zq := StandardQuantile(df, c.level)
+	return min(max(q/(zq*zq), calMinTau), calMaxTau)
 }
 
 // quantile is the (1+level)/2 quantile of the fitted distribution of
