@@ -201,9 +201,10 @@ func (d *Daemon) Series(offset, limit int) ([]SeriesSummary, int) {
 // errNotOwned: the series is not (or no longer) on this instance.
 var errNotOwned = errors.New("series not owned by this instance")
 
-// onOwner runs fn with series id's Learner owned — on a worker after the
-// series' work in flight, or on its partition goroutine without a pool —
-// and waits for it. fn does not run once ctx has ended.
+// onOwner runs fn with series id's Learner owned — on its partition
+// goroutine, after the series' work in flight — and waits for it. fn holds
+// up the partition: it must be cheap (a copy, a read). It does not run once
+// ctx has ended.
 func (d *Daemon) onOwner(ctx context.Context, id string, fn func(l *online.Learner)) error {
 	r, _, ok := d.dir.lookup(id)
 	if !ok {
@@ -357,20 +358,27 @@ func (d *Daemon) whatIf(w http.ResponseWriter, req *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), 10*time.Second)
 	defer cancel()
+	// The series is held only for the copy: its records go on while the
+	// forecast, milliseconds at a long horizon, runs here.
+	var c *online.Learner
+	var info sink.ModelInfo
+	err = d.onOwner(ctx, id, func(l *online.Learner) {
+		c, info = l.ForecastCopy(), ModelInfoOf(l)
+	})
 	var msg sink.Message
 	var ferr error
-	err = d.onOwner(ctx, id, func(l *online.Learner) {
-		if l.Inputs() == 0 && len(body.Inputs) > 0 {
+	if err == nil {
+		if c.Inputs() == 0 && len(body.Inputs) > 0 {
 			ferr = errors.New("the series' model has no inputs; leave inputs out")
-			return
+		} else {
+			steps := make([]online.ForecastStep, body.Horizon)
+			err = d.whatIfs.run(ctx, func() { ferr = c.Forecast(steps, body.Inputs) })
+			if err == nil && ferr == nil {
+				msg = sink.Message{Series: id, T: c.LastT(), IssuedAt: time.Now().UTC(), Model: info}
+				SetSteps(&msg, steps)
+			}
 		}
-		steps := make([]online.ForecastStep, body.Horizon)
-		if ferr = l.Forecast(steps, body.Inputs); ferr != nil {
-			return
-		}
-		msg = sink.Message{Series: id, T: l.LastT(), IssuedAt: time.Now().UTC(), Model: ModelInfoOf(l)}
-		SetSteps(&msg, steps)
-	})
+	}
 	release()
 	switch {
 	case errors.Is(err, errNotOwned):

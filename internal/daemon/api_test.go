@@ -43,7 +43,8 @@ func whatIfFixture(t testing.TB, hc HTTPConfig) (*Daemon, *http.ServeMux) {
 	hc.WhatIfMaxConcurrent = max(hc.WhatIfMaxConcurrent, 1)
 	hc.WhatIfMaxHorizon = max(hc.WhatIfMaxHorizon, 1)
 	d := &Daemon{cfg: Config{HTTP: hc}, dir: newDirectory(), whatIfSlots: make(chan struct{}, hc.WhatIfMaxConcurrent), quit: make(chan struct{}),
-		metrics: newMetrics(), pool: newWorkerPool(2)}
+		metrics: newMetrics(), pool: newWorkerPool(2), whatIfs: newWhatIfLane()}
+	d.whatIfs.pool = d.pool
 	r := newPartitionRun(d, source.Partition{})
 	r.reg = reg
 	stopped := make(chan struct{})
@@ -160,6 +161,38 @@ func TestWhatIfBodiesAndLimits(t *testing.T) {
 	d.closing.Store(true)
 	if rec := post(mux, "/v1/series/s/forecast", `{"horizon":2}`); rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("closing: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// A what-if holds its series only for the copy of its model: while its
+// forecast waits for the lane (held here by the test), the series' owner
+// goes on observing with the Learner, and the answer is the forecast from
+// the state at the copy (t = 150, not the 151 observed meanwhile).
+func TestWhatIfDoesNotHoldItsSeries(t *testing.T) {
+	d, mux := whatIfFixture(t, HTTPConfig{WhatIfMaxConcurrent: 1, WhatIfMaxHorizon: 50})
+	d.whatIfs.slot <- struct{}{} // a forecast under way
+	answer := make(chan *httptest.ResponseRecorder)
+	go func() { answer <- post(mux, "/v1/series/s/forecast", `{"horizon":3}`) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	waitFor(ctx, t, "the what-if to wait for the lane", func() bool { return d.whatIfs.waiting.Load() == 1 })
+	var lastT int64
+	if err := d.onOwner(ctx, "s", func(l *online.Learner) {
+		if _, err := l.Observe(online.Observation{T: 151, Y: 10}); err != nil {
+			t.Error(err)
+		}
+		lastT = l.LastT()
+	}); err != nil || lastT != 151 {
+		t.Fatalf("the series was held by its what-if: %v (t %d)", err, lastT)
+	}
+	<-d.whatIfs.slot
+	rec := <-answer
+	var got struct {
+		T     int64       `json:"t"`
+		Steps []sink.Step `json:"steps"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != 200 || got.T != 150 || len(got.Steps) != 3 || got.Steps[0].T != 151 {
+		t.Fatalf("what-if answered %d %s, want the forecast from t = 150", rec.Code, rec.Body.String())
 	}
 }
 

@@ -19,9 +19,10 @@ import (
 // of a record's work is its series' O(M²) online update, which it does
 // inline. A few Observes are heavy (online.Learner.Heavy): the fits and
 // re-choices of the structure while a series warms up, and the periodic
-// level-3 retunes, 0.1–6 s each; a what-if forecast at a long horizon takes
-// as long. Run inline, each would hold up every other series of the
-// partition. They run instead on the daemon's worker pool (Config.Workers
+// level-3 retunes, 0.1–6 s each. Run inline, each would hold up every
+// other series of the partition. (A what-if forecast holds its series only
+// for an O(M²) copy of the model, online.Learner.ForecastCopy, and runs on
+// the HTTP handler's goroutine.) They run instead on the daemon's worker pool (Config.Workers
 // goroutines shared by every partition), one at a time per series:
 //
 // Ownership. A series' Learner belongs to its partition goroutine, except
@@ -43,8 +44,8 @@ import (
 // Order. A busy series' later records and what-if requests wait in its
 // queue in arrival order. At the completion the goroutine finishes the
 // job's record as handle does (scores, history, forecast message,
-// touched), then works down the queue: light records inline, the next
-// heavy record or what-if back to the pool. Each series so sees its records
+// touched), then works down the queue: light records and what-if requests
+// (their copies) inline, the next heavy record back to the pool. Each series so sees its records
 // in input order, and its results are those of an unpooled run bit for bit
 // (registry evictions aside: a busy series is never the one evicted); only
 // other series' records overtake it, and the forecast topic orders
@@ -138,13 +139,55 @@ func (c *pacer) pace() {
 
 // waitLive waits while a partition is behind its input, at most
 // whatIfYield or until ctx ends: a what-if forecast starts when the live
-// records leave room for it (it holds its series' records while it runs,
-// and at a long horizon costs milliseconds of CPU).
+// records leave room for it (at a long horizon it costs milliseconds of
+// the CPU they need).
 func (p *workerPool) waitLive(ctx context.Context) {
 	deadline := time.Now().Add(whatIfYield)
 	for p.behind() && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// whatIfLane computes the what-if forecasts (on their requests'
+// goroutines, from copies of the models) one at a time, and while a
+// partition is behind its input each waits first for yieldRatio times the
+// previous one's duration (at most yieldMax): the forecasts take at most
+// one CPU, and a quarter of one while the live records need the rest. At a
+// horizon of 1 000 a forecast costs milliseconds; eight clients sending
+// them back to back would otherwise take the CPUs the partitions need.
+type whatIfLane struct {
+	slot    chan struct{} // capacity 1: the forecast running
+	pool    *workerPool   // for behind; nil without a pool: no pauses
+	last    time.Duration // the previous forecast's duration, under slot
+	waiting atomic.Int64  // forecasts waiting for the slot
+}
+
+func newWhatIfLane() *whatIfLane { return &whatIfLane{slot: make(chan struct{}, 1)} }
+
+// run runs f in the lane, unless ctx ends first (its error is returned).
+func (w *whatIfLane) run(ctx context.Context, f func()) error {
+	w.waiting.Add(1)
+	select {
+	case w.slot <- struct{}{}:
+		w.waiting.Add(-1)
+	case <-ctx.Done():
+		w.waiting.Add(-1)
+		return ctx.Err()
+	}
+	defer func() { <-w.slot }()
+	if w.pool != nil && w.last > 0 && w.pool.behind() {
+		t := time.NewTimer(min(yieldRatio*w.last, yieldMax))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	start := time.Now()
+	f()
+	w.last = time.Since(start)
+	return nil
 }
 
 // whatIfYield bounds how long a what-if waits for the live records.
@@ -247,24 +290,17 @@ type heavyJob struct {
 func (j *heavyJob) run() {
 	select {
 	case <-j.r.quit:
-		if j.item.req != nil {
-			j.item.req.reply(errNotOwned)
-		}
 		return
 	default:
 	}
-	if q := j.item.req; q != nil {
-		q.serve(j.l)
-	} else {
-		if hook := j.r.d.cfg.beforeHeavy; hook != nil {
-			hook(j.id)
-		}
-		start := time.Now()
-		j.res, j.err = j.l.Observe(observation(j.item.rec))
-		m := j.r.d.metrics
-		m.heavyJobs.Inc()
-		m.heavySeconds.Observe(time.Since(start).Seconds())
+	if hook := j.r.d.cfg.beforeHeavy; hook != nil {
+		hook(j.id)
 	}
+	start := time.Now()
+	j.res, j.err = j.l.Observe(observation(j.item.rec))
+	m := j.r.d.metrics
+	m.heavyJobs.Inc()
+	m.heavySeconds.Observe(time.Since(start).Seconds())
 	j.r.done.put(j)
 }
 
@@ -363,15 +399,6 @@ func (r *partitionRun) dispatch(id string, l *online.Learner, item workItem) {
 	}
 	j := &heavyJob{r: r, id: id, l: l, item: item}
 	w.job = j
-	if item.req != nil {
-		// A what-if starts at once on a goroutine of its own rather than
-		// waiting in the pool behind other series' fits: its series'
-		// records wait for it, and a forecast takes milliseconds where a
-		// fit takes seconds. How many run at once is bounded by the HTTP
-		// API (http.what_if.max_concurrent).
-		go j.run()
-		return
-	}
 	r.d.pool.submit(j)
 }
 
@@ -381,16 +408,14 @@ func (r *partitionRun) dispatch(id string, l *online.Learner, item workItem) {
 func (r *partitionRun) complete(j *heavyJob) {
 	w := r.busy[j.id]
 	w.job = nil
-	if j.item.req == nil {
-		r.finish(j.l, j.item.m, j.item.rec, j.res, j.err)
-	}
+	r.finish(j.l, j.item.m, j.item.rec, j.res, j.err)
 	for len(w.queue) > 0 {
 		it := w.queue[0]
 		w.queue[0] = workItem{}
 		w.queue = w.queue[1:]
 		if it.req != nil {
-			r.dispatch(j.id, w.l, it)
-			return
+			it.req.serve(w.l)
+			continue
 		}
 		r.queued--
 		if r.observe(w.l, it.m, it.rec) {
@@ -401,22 +426,19 @@ func (r *partitionRun) complete(j *heavyJob) {
 	r.d.busySeries.Add(-1)
 }
 
-// request serves a what-if request on the series' Learner: on a worker,
-// behind the series' work in flight, or inline without a pool.
+// request serves a what-if request on the series' Learner: inline when the
+// series is idle, else behind its work in flight (complete serves it).
 func (r *partitionRun) request(q *ownerReq) {
 	if w := r.busy[q.id]; w != nil {
 		w.queue = append(w.queue, workItem{req: q})
 		return
 	}
 	l, ok := r.reg.Lookup(q.id)
-	switch {
-	case !ok:
+	if !ok {
 		q.reply(errNotOwned)
-	case r.d.pool == nil:
-		q.serve(l)
-	default:
-		r.dispatch(q.id, l, workItem{req: q})
+		return
 	}
+	q.serve(l)
 }
 
 // pendingFloor returns the input offset of the oldest record still waiting

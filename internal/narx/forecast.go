@@ -2,6 +2,7 @@ package narx
 
 import (
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/gonum/floats"
 
@@ -197,6 +198,33 @@ func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
 		}
 		fw.hist.Push(mean, u)
 	}
+}
+
+// ForecastCopy returns a model that forecasts exactly as m does now and
+// shares nothing m changes: the working set's points, the feature map, the
+// RLS statistics, the dual coefficients and the calibration's scales are
+// copied; the retained window and the calibration's residuals, which only
+// learning needs, are left out. So a forecast that takes milliseconds can
+// run on the copy, on another goroutine, while m goes on learning.
+// The copy supports Forecast, Predict, Dual, Info and Config only; it must
+// not Observe, Learn or be refitted. O(M² + M·n); it allocates.
+func (m *Model) ForecastCopy() *Model {
+	c := &Model{cfg: m.cfg, n: m.n, m: m.m, fitted: m.fitted} // no RNG: the copy draws nothing
+	c.cfg.Embedding = m.cfg.Embedding.Clone()
+	if !m.fitted {
+		return c
+	}
+	ws := *m.ws
+	ws.points, ws.rowSum, ws.diag = slices.Clone(ws.points), slices.Clone(ws.rowSum), slices.Clone(ws.diag)
+	c.ws = &ws
+	c.fm = &featureMap{m: m.fm.m, r: m.fm.r, f: slices.Clone(m.fm.f)}
+	c.rls = m.rls.Clone()
+	c.x, c.k, c.psi = make([]float64, m.n), make([]float64, len(m.k)), make([]float64, len(m.psi))
+	c.level2State = m.level2State
+	c.alpha = slices.Clone(m.alpha)
+	c.swapState = m.swapState
+	c.cal = &calibration{s: m.cal.s, df: m.cal.df, tau: m.cal.tau, level: m.cal.level}
+	return c
 }
 
 // uncertain returns how many y lags are ≤ h: the leading coordinates of the

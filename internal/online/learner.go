@@ -810,6 +810,26 @@ func (l *Learner) Forecast(dst []ForecastStep, inputs [][]float64) error {
 	return nil
 }
 
+// ForecastCopy returns a Learner whose Forecast gives exactly what l's
+// would now, and which shares nothing l changes as it observes: its model
+// is the model's narx.Model.ForecastCopy, its lag history and
+// normalisation copied, without the values kept for the re-choices or the
+// robust scale. A long what-if forecast then runs on the copy, off the
+// goroutine that owns l, while l goes on learning. The copy supports
+// Forecast and the read-only accessors (Model, Form, Scale, Inputs,
+// LastT); it must not Observe. O(M² + M·n); it allocates.
+func (l *Learner) ForecastCopy() *Learner {
+	c := *l
+	c.model = l.model.ForecastCopy()
+	c.hist = narx.NewHistory(c.model.Config().Embedding)
+	c.hist.CopyFrom(l.hist)
+	c.uLoc, c.uScale = slices.Clone(l.uLoc), slices.Clone(l.uScale)
+	c.changed = slices.Clone(l.changed)
+	c.warmY, c.warmU, c.warmT, c.rscale = nil, nil, nil, nil
+	c.uRaw, c.x, c.uNorm, c.uHold, c.steps, c.out = nil, nil, nil, nil, nil, nil
+	return &c
+}
+
 // fit chooses the structure on the samples kept (structure.go), fits the
 // model on them and primes the lag history, and schedules the next
 // re-choice (or, after the last, releases the samples). On error l keeps

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -316,5 +317,80 @@ func TestGapIsFilledWithPredictions(t *testing.T) {
 		if res.Forecast[0].T != next+10 {
 			t.Errorf("gap of %d steps: the next forecast is for t = %d, want %d", tc.k, res.Forecast[0].T, next+10)
 		}
+	}
+}
+
+// A ForecastCopy forecasts bit for bit what its Learner would at the time
+// of the copy, however the Learner goes on (swaps, re-choices, level-2
+// refreshes and calibration refits included), and its forecasts leave the
+// Learner's own unchanged: the two share nothing that either changes.
+// Checked from the warm-up on, with inputs and a Log-free, swapping model.
+func TestForecastCopyIsIndependent(t *testing.T) {
+	cfg := testConfig()
+	cfg.Model.Embedding.InputLags = [][]int{{0, 1}}
+	l, _ := NewLearner(cfg)
+	y := noisySine(700, 0.1, 9)
+	const H = 40
+	plan := make([][]float64, H)
+	for h := range plan {
+		plan[h] = []float64{math.Sin(float64(h))}
+	}
+	type pending struct {
+		c    *Learner
+		want []ForecastStep
+	}
+	var copies []pending
+	for i, v := range y {
+		if _, err := l.Observe(Observation{T: int64(i), Y: v, U: []float64{math.Cos(float64(i))}}); err != nil {
+			t.Fatal(err)
+		}
+		if !l.Fitted() || i%50 != 0 {
+			continue
+		}
+		want := make([]ForecastStep, H)
+		if err := l.Forecast(want, plan); err != nil {
+			t.Fatal(err)
+		}
+		c := l.ForecastCopy()
+		got := make([]ForecastStep, H)
+		if err := c.Forecast(got, plan); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("sample %d: the copy forecasts %+v, the Learner %+v", i, got[0], want[0])
+		}
+		again := make([]ForecastStep, H)
+		if err := l.Forecast(again, plan); err != nil || !slices.Equal(again, want) {
+			t.Fatalf("sample %d: the copy's forecast changed the Learner's (%v)", i, err)
+		}
+		copies = append(copies, pending{c, want})
+	}
+	if len(copies) < 5 || l.Model().Info().Swaps == 0 {
+		t.Fatalf("%d copies, %d swaps: the test does not cover learning after a copy", len(copies), l.Model().Info().Swaps)
+	}
+	// The copies forecast on another goroutine while the Learner learns on
+	// (go test -race checks that they share nothing either writes).
+	done := make(chan error)
+	go func() {
+		for k, p := range copies {
+			got := make([]ForecastStep, H)
+			if err := p.c.Forecast(got, plan); err != nil {
+				done <- err
+				return
+			}
+			if !slices.Equal(got, p.want) {
+				done <- fmt.Errorf("copy %d changed as its Learner learned on: step 1 %+v, was %+v", k, got[0], p.want[0])
+				return
+			}
+		}
+		done <- nil
+	}()
+	for i, v := range noisySine(300, 0.1, 10) {
+		if _, err := l.Observe(Observation{T: int64(len(y) + i), Y: v, U: []float64{math.Cos(float64(i))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
