@@ -371,9 +371,11 @@ func (d *Daemon) whatIf(w http.ResponseWriter, req *http.Request) {
 		if c.Inputs() == 0 && len(body.Inputs) > 0 {
 			ferr = errors.New("the series' model has no inputs; leave inputs out")
 		} else {
+			if hook := d.cfg.beforeWhatIf; hook != nil {
+				hook(id)
+			}
 			steps := make([]online.ForecastStep, body.Horizon)
-			err = d.whatIfs.run(ctx, func() { ferr = c.Forecast(steps, body.Inputs) })
-			if err == nil && ferr == nil {
+			if ferr = c.Forecast(steps, body.Inputs); ferr == nil {
 				msg = sink.Message{Series: id, T: c.LastT(), IssuedAt: time.Now().UTC(), Model: info}
 				SetSteps(&msg, steps)
 			}

@@ -43,8 +43,7 @@ func whatIfFixture(t testing.TB, hc HTTPConfig) (*Daemon, *http.ServeMux) {
 	hc.WhatIfMaxConcurrent = max(hc.WhatIfMaxConcurrent, 1)
 	hc.WhatIfMaxHorizon = max(hc.WhatIfMaxHorizon, 1)
 	d := &Daemon{cfg: Config{HTTP: hc}, dir: newDirectory(), whatIfSlots: make(chan struct{}, hc.WhatIfMaxConcurrent), quit: make(chan struct{}),
-		metrics: newMetrics(), pool: newWorkerPool(2), whatIfs: newWhatIfLane()}
-	d.whatIfs.pool = d.pool
+		metrics: newMetrics(), pool: newWorkerPool(2)}
 	r := newPartitionRun(d, source.Partition{})
 	r.reg = reg
 	stopped := make(chan struct{})
@@ -165,17 +164,21 @@ func TestWhatIfBodiesAndLimits(t *testing.T) {
 }
 
 // A what-if holds its series only for the copy of its model: while its
-// forecast waits for the lane (held here by the test), the series' owner
-// goes on observing with the Learner, and the answer is the forecast from
-// the state at the copy (t = 150, not the 151 observed meanwhile).
+// forecast is held back (beforeWhatIf), the series' owner goes on observing
+// with the Learner, and the answer is the forecast from the state at the
+// copy (t = 150, not the 151 observed meanwhile).
 func TestWhatIfDoesNotHoldItsSeries(t *testing.T) {
 	d, mux := whatIfFixture(t, HTTPConfig{WhatIfMaxConcurrent: 1, WhatIfMaxHorizon: 50})
-	d.whatIfs.slot <- struct{}{} // a forecast under way
+	copied, forecast := make(chan struct{}), make(chan struct{})
+	d.cfg.beforeWhatIf = func(string) {
+		close(copied)
+		<-forecast
+	}
 	answer := make(chan *httptest.ResponseRecorder)
 	go func() { answer <- post(mux, "/v1/series/s/forecast", `{"horizon":3}`) }()
+	<-copied
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	waitFor(ctx, t, "the what-if to wait for the lane", func() bool { return d.whatIfs.waiting.Load() == 1 })
 	var lastT int64
 	if err := d.onOwner(ctx, "s", func(l *online.Learner) {
 		if _, err := l.Observe(online.Observation{T: 151, Y: 10}); err != nil {
@@ -185,7 +188,7 @@ func TestWhatIfDoesNotHoldItsSeries(t *testing.T) {
 	}); err != nil || lastT != 151 {
 		t.Fatalf("the series was held by its what-if: %v (t %d)", err, lastT)
 	}
-	<-d.whatIfs.slot
+	close(forecast)
 	rec := <-answer
 	var got struct {
 		T     int64       `json:"t"`
