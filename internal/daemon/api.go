@@ -375,7 +375,8 @@ func (d *Daemon) whatIf(w http.ResponseWriter, req *http.Request) {
 				hook(id)
 			}
 			steps := make([]online.ForecastStep, body.Horizon)
-			if ferr = c.Forecast(steps, body.Inputs); ferr == nil {
+			err = d.whatIfs.run(ctx, func() { ferr = c.Forecast(steps, body.Inputs) })
+			if err == nil && ferr == nil {
 				msg = sink.Message{Series: id, T: c.LastT(), IssuedAt: time.Now().UTC(), Model: info}
 				SetSteps(&msg, steps)
 			}

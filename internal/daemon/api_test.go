@@ -43,7 +43,8 @@ func whatIfFixture(t testing.TB, hc HTTPConfig) (*Daemon, *http.ServeMux) {
 	hc.WhatIfMaxConcurrent = max(hc.WhatIfMaxConcurrent, 1)
 	hc.WhatIfMaxHorizon = max(hc.WhatIfMaxHorizon, 1)
 	d := &Daemon{cfg: Config{HTTP: hc}, dir: newDirectory(), whatIfSlots: make(chan struct{}, hc.WhatIfMaxConcurrent), quit: make(chan struct{}),
-		metrics: newMetrics(), pool: newWorkerPool(2)}
+		metrics: newMetrics(), pool: newWorkerPool(2), whatIfs: newWhatIfLane()}
+	d.whatIfs.pool = d.pool
 	r := newPartitionRun(d, source.Partition{})
 	r.reg = reg
 	stopped := make(chan struct{})
@@ -164,9 +165,10 @@ func TestWhatIfBodiesAndLimits(t *testing.T) {
 }
 
 // A what-if holds its series only for the copy of its model: while its
-// forecast is held back (beforeWhatIf), the series' owner goes on observing
-// with the Learner, and the answer is the forecast from the state at the
-// copy (t = 150, not the 151 observed meanwhile).
+// forecast is held back (beforeWhatIf, then the lane, which the test holds
+// too), the series' owner goes on observing with the Learner, and the
+// answer is the forecast from the state at the copy (t = 150, not the 151
+// observed meanwhile).
 func TestWhatIfDoesNotHoldItsSeries(t *testing.T) {
 	d, mux := whatIfFixture(t, HTTPConfig{WhatIfMaxConcurrent: 1, WhatIfMaxHorizon: 50})
 	copied, forecast := make(chan struct{}), make(chan struct{})
@@ -174,6 +176,7 @@ func TestWhatIfDoesNotHoldItsSeries(t *testing.T) {
 		close(copied)
 		<-forecast
 	}
+	d.whatIfs.slot <- struct{}{} // a forecast under way
 	answer := make(chan *httptest.ResponseRecorder)
 	go func() { answer <- post(mux, "/v1/series/s/forecast", `{"horizon":3}`) }()
 	<-copied
@@ -189,6 +192,10 @@ func TestWhatIfDoesNotHoldItsSeries(t *testing.T) {
 		t.Fatalf("the series was held by its what-if: %v (t %d)", err, lastT)
 	}
 	close(forecast)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel2()
+	waitFor(ctx2, t, "the what-if to wait for the lane", func() bool { return d.whatIfs.waiting.Load() == 1 })
+	<-d.whatIfs.slot
 	rec := <-answer
 	var got struct {
 		T     int64       `json:"t"`

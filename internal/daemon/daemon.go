@@ -124,7 +124,7 @@ type Config struct {
 	// series' id (tests: a fit that takes as long as they say).
 	beforeHeavy func(series string)
 	// beforeWhatIf runs on a what-if's goroutine once it holds its copy of
-	// the series' model, before the forecast (tests).
+	// the series' model, before the forecast waits for the lane (tests).
 	beforeWhatIf func(series string)
 }
 
@@ -210,6 +210,8 @@ type Daemon struct {
 	// set when Close starts (what-if requests are then answered 503).
 	whatIfSlots chan struct{}
 	closing     atomic.Bool
+	// whatIfs computes the admitted what-if forecasts, one at a time.
+	whatIfs *whatIfLane
 
 	assigned  atomic.Int64 // partitions currently owned
 	restoring atomic.Int64 // partitions of the current generation not yet restored
@@ -293,7 +295,8 @@ func Open(cfg Config) (*Daemon, error) {
 	}
 	cfg.Decoder.Inputs = -1
 	d := &Daemon{cfg: cfg, metrics: newMetrics(), dir: newDirectory(), parking: &parking{m: map[partitionKey]*parked{}},
-		done: make(chan struct{}), quit: make(chan struct{}), whatIfSlots: make(chan struct{}, cfg.HTTP.WhatIfMaxConcurrent)}
+		done: make(chan struct{}), quit: make(chan struct{}), whatIfSlots: make(chan struct{}, cfg.HTTP.WhatIfMaxConcurrent),
+		whatIfs: newWhatIfLane()}
 	// Listen before anything starts, so that a taken port leaves nothing
 	// behind.
 	var ln net.Listener
@@ -334,7 +337,11 @@ func Open(cfg Config) (*Daemon, error) {
 	d.consumer, d.forecasts, d.dead = consumer, fw, dw
 	if cfg.Workers > 0 {
 		d.pool = newWorkerPool(cfg.Workers)
+		d.whatIfs.pool = d.pool
 	}
+	d.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "streamd_whatif_forecasts_waiting", Help: "What-if forecasts admitted and waiting for the lane that computes them one at a time."},
+		func() float64 { return float64(d.whatIfs.waiting.Load()) }))
 	d.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "streamd_heavy_jobs_waiting", Help: "Heavy Observes waiting for a worker of the pool (process.workers)."},
 		func() float64 { return float64(d.pool.waiting()) }))

@@ -148,6 +148,48 @@ func (p *workerPool) waitLive(ctx context.Context) {
 	}
 }
 
+// whatIfLane computes the what-if forecasts (on their requests'
+// goroutines, from copies of the models) one at a time, and while a
+// partition is behind its input each waits first for yieldRatio times the
+// previous one's duration (at most yieldMax): the forecasts take at most
+// one CPU, and a quarter of one while the live records need the rest. At a
+// horizon of 1 000 a forecast costs milliseconds; eight clients sending
+// them back to back would otherwise take the CPUs the partitions need.
+type whatIfLane struct {
+	slot    chan struct{} // capacity 1: the forecast running
+	pool    *workerPool   // for behind; nil without a pool: no pauses
+	last    time.Duration // the previous forecast's duration, under slot
+	waiting atomic.Int64  // forecasts waiting for the slot
+}
+
+func newWhatIfLane() *whatIfLane { return &whatIfLane{slot: make(chan struct{}, 1)} }
+
+// run runs f in the lane, unless ctx ends first (its error is returned).
+func (w *whatIfLane) run(ctx context.Context, f func()) error {
+	w.waiting.Add(1)
+	select {
+	case w.slot <- struct{}{}:
+		w.waiting.Add(-1)
+	case <-ctx.Done():
+		w.waiting.Add(-1)
+		return ctx.Err()
+	}
+	defer func() { <-w.slot }()
+	if w.pool != nil && w.last > 0 && w.pool.behind() {
+		t := time.NewTimer(min(yieldRatio*w.last, yieldMax))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	start := time.Now()
+	f()
+	w.last = time.Since(start)
+	return nil
+}
+
 // whatIfYield bounds how long a what-if waits for the live records.
 const whatIfYield = time.Second
 
