@@ -232,11 +232,16 @@ func TestSwapMatchesBatch(t *testing.T) {
 		M, W   int
 		lambda float64
 		force  bool // swap every 37 samples regardless of the entropy test
+		rule   SwapRule
 	}{
-		{"rbf/window-holds-all/lambda=1", Kernel{Type: RBF, Sigma2: 2}, 15, 1000, 1, false},
-		{"rbf/window-holds-all/lambda=0.99", Kernel{Type: RBF, Sigma2: 2}, 15, 1000, 0.99, false},
+		{"rbf/window-holds-all/lambda=1", Kernel{Type: RBF, Sigma2: 2}, 15, 1000, 1, false, SwapEntropy},
+		{"rbf/window-holds-all/lambda=0.99", Kernel{Type: RBF, Sigma2: 2}, 15, 1000, 0.99, false, SwapEntropy},
 		// Swaps forced at every 37th sample, whatever the entropy test says.
-		{"rbf/forced/lambda=0.995", Kernel{Type: RBF, Sigma2: 2}, 15, 1000, 0.995, true},
+		{"rbf/forced/lambda=0.995", Kernel{Type: RBF, Sigma2: 2}, 15, 1000, 0.995, true, SwapEntropy},
+		// The gain rule swaps in the most promising of the samples since
+		// its last test, most of them already in the window and learned.
+		{"rbf/gain/lambda=1", Kernel{Type: RBF, Sigma2: 2}, 15, 1000, 1, false, SwapGain},
+		{"rbf/gain/lambda=0.995", Kernel{Type: RBF, Sigma2: 2}, 15, 1000, 0.995, false, SwapGain},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(5, 6))
@@ -252,6 +257,7 @@ func TestSwapMatchesBatch(t *testing.T) {
 			cfg := baseConfig(2, tc.M)
 			cfg.Kernel = tc.kern
 			cfg.Cutoff, cfg.Forgetting, cfg.Window, cfg.SwapInterval = 1e-10, tc.lambda, tc.W, 5
+			cfg.SwapRule = tc.rule
 			m, err := NewModel(cfg)
 			if err != nil {
 				t.Fatal(err)

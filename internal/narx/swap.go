@@ -42,9 +42,26 @@ import (
 // (−Inf: any exchange goes), or when the statistics refuse the exchange
 // (counted in SwapFailures).
 func (m *Model) swap(j int, minGain float64) bool {
+	return m.swapIn(j, minGain, newcomer{x: m.x, k: m.k, phi: m.psi[:m.m], kxx: m.kxx})
+}
+
+// newcomer is a sample a swap may make a member: its regressor x, its
+// kernel column against the members k, its features φ = F k and K(x,x).
+// The prepared sample, or one the window holds (then k is its kept column,
+// which the swap rewrites).
+type newcomer struct {
+	x, k, phi []float64
+	kxx       float64
+}
+
+// swapIn is swap with the newcomer x given: the prepared sample, or one in
+// the window, already learned, which is then its own sample in the border
+// (with e = d, its component outside the span) like the window's others;
+// the prepared sample is learned after the swap either way.
+func (m *Model) swapIn(j int, minGain float64, x newcomer) bool {
 	M, n := m.m, m.n
-	phi := m.psi[:M]
-	kxx := m.kxx
+	phi := x.phi
+	kxx := x.kxx
 	d2 := kxx - floats.Dot(phi, phi)
 	if !(d2 > m.cfg.Cutoff*kxx) || !(d2 > 0) || math.IsInf(d2, 0) {
 		return false
@@ -81,7 +98,7 @@ func (m *Model) swap(j int, minGain float64) bool {
 		slot := ((w.head-age)%w.cap + w.cap) % w.cap
 		// As Kernel.Column computes entry j once x is member j: the
 		// window's new column, bit for bit what a restore recomputes.
-		kx[slot] = m.cfg.Kernel.Eval(m.x, w.x[slot*n:(slot+1)*n])
+		kx[slot] = m.cfg.Kernel.Eval(x.x, w.x[slot*n:(slot+1)*n])
 		cw[slot] = w.v[slot] * c
 		c *= lam
 	}
@@ -150,7 +167,7 @@ func (m *Model) swap(j int, minGain float64) bool {
 		row[j] = -2 * u[r] * tM
 	}
 
-	m.ws.Swap(j, m.x, m.k, kxx, col)
+	m.ws.Swap(j, x.x, x.k, kxx, col)
 	for age := 0; age < w.count; age++ {
 		slot := ((w.head-age)%w.cap + w.cap) % w.cap
 		w.k[slot*M+j] = kx[slot]
