@@ -394,3 +394,34 @@ func TestForecastCopyIsIndependent(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The winner's width is searched at the model's own working-set size, not
+// the ranking's (TuneSize): with one candidate structure, a Learner ranking
+// at 8 members ends with the σ² of one ranking at its full 40, bit for bit,
+// and a third fitted at 8 members throughout (Size 8) would choose another.
+func TestWidthIsSearchedAtTheModelsSize(t *testing.T) {
+	y := noisySine(200, 0.2, 11)
+	width := func(size, tune int) float64 {
+		cfg := testConfig()
+		cfg.AutoSigma2 = true
+		cfg.Warmup = 200
+		cfg.Model.Size, cfg.Model.Window, cfg.TuneSize = size, 200, tune
+		l, err := NewLearner(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range y {
+			if _, err := l.Observe(Observation{T: int64(i), Y: v}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return l.Model().Config().Kernel.Sigma2
+	}
+	full, ranked, small := width(40, 40), width(40, 8), width(8, 8)
+	if ranked != full {
+		t.Errorf("σ² ranked at 8 members = %v, at 40 = %v: the final search must use the model's size", ranked, full)
+	}
+	if small == full {
+		t.Errorf("σ² at 8 members equals that at 40 (%v): the test cannot tell the sizes apart", full)
+	}
+}

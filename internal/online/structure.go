@@ -665,9 +665,11 @@ func (l *Learner) validateForms(perForm []structure, ys []float64) structure {
 // finishChoice completes the winner: with TuneIterated or TuneRobustCV the
 // lags and width are ranked by that criterion within its form and kernel
 // when the samples allow it (else the evidence's choice stands), else an
-// inferred width is searched again on
-// all the winner's targets (the ranking used the targets common to every
-// candidate, which the deepest lags cut short).
+// inferred width is searched again on all the winner's targets (the
+// ranking used the targets common to every candidate, which the deepest
+// lags cut short) with the model's own working-set size, not the ranking's
+// (Config.TuneSize): the evidence of a smaller working set prefers wider
+// kernels, and the width must suit the model that runs.
 func (l *Learner) finishChoice(best *structure, sets [][]int) error {
 	d := best.data
 	if l.cfg.Tuning != TuneEvidence && l.tuningFits(len(d.ws)) {
@@ -681,7 +683,6 @@ func (l *Learner) finishChoice(best *structure, sets [][]int) error {
 		return nil
 	}
 	c := best.cfg
-	l.tuneSize(&c)
 	X, y := embed(c.Embedding, d.ws, d.us, l.nu, c.Embedding.Depth())
 	res, err := narx.SearchSigma2(c, X, y, narx.MedianSqDist(X, c.Embedding.Dim(), 2000, c.Seed))
 	if err != nil {
