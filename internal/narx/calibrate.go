@@ -2,11 +2,11 @@ package narx
 
 import (
 	"math"
-	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/streamd/streamd/internal/recursive"
+	"github.com/streamd/streamd/internal/robust"
 )
 
 // Calibration of the predictive distribution.
@@ -44,10 +44,13 @@ import (
 const (
 	calWindow = 512
 	calMin    = 64
-	// calRefitEvery is the refit period in learned samples: a refit costs
-	// about len(calDF)·calIters passes over the window, a few µs per
-	// sample amortised.
-	calRefitEvery = 256
+	// calRefitEvery is the refit period in learned samples: an eighth of
+	// the window, so that τ follows a drifting error scale (refitting
+	// every 256 left the Santa Fe laser's 68 % and 95 % bands 0.5–1.5
+	// points short out of sample at M = 400; docs/benchmarks.md). A refit
+	// costs about len(calDF)·(EM steps + a sort) passes over the window,
+	// warm-started: a few µs per sample amortised.
+	calRefitEvery = 64
 	// calMinWeight: residuals of samples learned with a smaller weight are
 	// left out of the calibration.
 	calMinWeight = 0.5
@@ -208,18 +211,30 @@ func (c *calibration) phase() int {
 // before τ would rank distributions other than the ones used: a heavy tail
 // fits a few large residuals, and τ then narrows its centre to hold the
 // level's share, so that the central bands cover too little.
-// O(calWindow·len(calDF)·(calIters + log calWindow)), a few EM steps per ν
-// in the steady state.
-func (c *calibration) refit() {
+//
+// ν is re-chosen about once per window of residuals: at the first refit
+// and whenever the ring's head is in its first calRefitEvery slots (the
+// head advances at most calRefitEvery between refits, so every pass of
+// the ring has one such refit; the head is state, so a restored model
+// refits alike). The refits between keep ν and re-fit its scales and τ:
+// the costly part is the EM for all of calDF, and τ is what follows a
+// drifting error scale.
+// O(calWindow·len(calDF)·calIters) with ν, O(calWindow·calIters) without;
+// a few EM steps per ν in the steady state (warm-started).
+func (c *calibration) refit(first bool) {
 	if c.count < calMin {
 		return
 	}
-	// Scratch for the sorted ratios, borrowed for this refit only.
+	dfs := calDF[:]
+	if !first && c.head >= calRefitEvery {
+		dfs = []float64{c.df}
+	}
+	// Scratch for the ratios τ selects from, borrowed for this refit only.
 	z2 := recursive.GetFloats(c.count)
 	defer recursive.PutFloats(z2)
 	s := c.s
 	bestS, bestDF, bestTau, bestL := s, c.df, c.tau, math.Inf(-1)
-	for _, df := range calDF {
+	for _, df := range dfs {
 		c.fitScales(&s, df)
 		tau := c.tauFor(&s, df, z2)
 		scaled := [3]float64{tau * s[0], tau * s[1], tau * s[2]}
@@ -240,8 +255,7 @@ func (c *calibration) tauFor(s *[3]float64, df float64, z2 []float64) float64 {
 	for i := 0; i < c.count; i++ {
 		z2[i] = c.e2[i] / c.v(s, i)
 	}
-	slices.Sort(z2)
-	q := z2[min(int(math.Ceil(c.level*float64(len(z2))))-1, len(z2)-1)]
+	q := robust.Select(z2[:c.count], min(int(math.Ceil(c.level*float64(c.count)))-1, c.count-1))
 	zq := StandardQuantile(df, c.level)
 	return min(max(q/(zq*zq), calMinTau), calMaxTau)
 }

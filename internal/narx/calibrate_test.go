@@ -35,7 +35,7 @@ func TestCalibrationRecoversScales(t *testing.T) {
 				b := 0.02 / s0[2] * rng.Float64()
 				c.add(math.Sqrt(s0[0]*n+s0[1]*p+s0[2]*b)*rng.NormFloat64(), n, p, b)
 			}
-			c.refit()
+			c.refit(true)
 			for j := range meanLog {
 				meanLog[j] += math.Log(c.s[j]/s0[j]) / runs
 			}
@@ -81,7 +81,7 @@ func TestCalibrationIntervalScaleHeavyTails(t *testing.T) {
 		}
 		c.add(0.1*z/math.Sqrt(chi/3)/math.Sqrt(3), n, 0, 0) // t₃ has variance 3
 	}
-	c.refit()
+	c.refit(true)
 	if !(c.df != calGaussian && c.df <= 4) {
 		t.Errorf("ν = %v on t₃ residuals, want ≤ 4", c.df)
 	}
@@ -117,7 +117,7 @@ func TestCalibrationScaleStaysWithinItsBounds(t *testing.T) {
 			c.add(tc.e*rng.NormFloat64(), 0.01, 0.01, 0.01)
 		}
 		for range 3 {
-			c.refit()
+			c.refit(true)
 		}
 		for j, v := range c.s {
 			if !(v >= calBounds[j][0] && v <= calBounds[j][1]) {

@@ -437,7 +437,7 @@ func (m *Model) Learn(y, v float64) (swapped bool) {
 	}
 	m.sinceCal++
 	if m.sinceCal >= calRefitEvery || reachedMin {
-		m.cal.refit()
+		m.cal.refit(reachedMin)
 		m.sinceCal = 0
 		if reachedMin {
 			m.sinceCal = m.cal.phase()

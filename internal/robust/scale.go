@@ -60,6 +60,51 @@ func iqrScale[T orderStats](s T) float64 {
 // holds at least one finite value, in ascending order. Cost O(1).
 func SortedQuantile(s []float64, p float64) float64 { return quantile7(sortedSlice(s), p) }
 
+// Select returns the k-th smallest (0-based) of a's values, 0 ≤ k <
+// len(a), reordering a: Hoare's quickselect with median-of-three pivots,
+// expected O(len(a)) where sorting is O(n log n). a must hold no NaN. The
+// answer is a value, not a position, so it is the same bits whatever the
+// order a comes in.
+func Select(a []float64, k int) float64 {
+	lo, hi := 0, len(a)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if a[mid] < a[lo] {
+			a[mid], a[lo] = a[lo], a[mid]
+		}
+		if a[hi] < a[lo] {
+			a[hi], a[lo] = a[lo], a[hi]
+		}
+		if a[hi] < a[mid] {
+			a[hi], a[mid] = a[mid], a[hi]
+		}
+		p := a[mid]
+		i, j := lo, hi
+		for i <= j {
+			for a[i] < p {
+				i++
+			}
+			for a[j] > p {
+				j--
+			}
+			if i <= j {
+				a[i], a[j] = a[j], a[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default: // between the two parts every value equals p
+			return a[k]
+		}
+	}
+	return a[k]
+}
+
 // SortedIQRScale returns IQRScale of s, which is finite and ascending,
 // without copying or sorting it: IQR/1.349, 0 when len(s) < 2. Cost O(1).
 func SortedIQRScale(s []float64) float64 { return iqrScale(sortedSlice(s)) }

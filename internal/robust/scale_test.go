@@ -213,3 +213,29 @@ func TestSampleFuncsNoAlloc(t *testing.T) {
 	}
 	_ = sink
 }
+
+// Select agrees with sorting for every k, on values with many ties and on
+// distinct ones, whatever their order.
+func TestSelectMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 2, 3, 7, 64, 513} {
+		for _, ties := range []bool{false, true} {
+			a := make([]float64, n)
+			for i := range a {
+				if ties {
+					a[i] = float64(rng.IntN(4))
+				} else {
+					a[i] = rng.NormFloat64()
+				}
+			}
+			sorted := slices.Clone(a)
+			slices.Sort(sorted)
+			for k := range n {
+				b := slices.Clone(a)
+				if got := Select(b, k); got != sorted[k] {
+					t.Fatalf("n %d ties %v: Select(%d) = %v, sorted %v", n, ties, k, got, sorted[k])
+				}
+			}
+		}
+	}
+}
