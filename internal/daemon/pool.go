@@ -20,10 +20,11 @@ import (
 // inline. A few Observes are heavy (online.Learner.Heavy): the fits and
 // re-choices of the structure while a series warms up, and the periodic
 // level-3 retunes, 0.1–6 s each. Run inline, each would hold up every
-// other series of the partition. (A what-if forecast holds its series only
-// for an O(M²) copy of the model, online.Learner.ForecastCopy, and runs on
-// the HTTP handler's goroutine.) They run instead on the daemon's worker pool (Config.Workers
-// goroutines shared by every partition), one at a time per series:
+// other series of the partition, so these heavy Observes run on the
+// daemon's worker pool (Config.Workers goroutines shared by every
+// partition), one at a time per series. (A what-if forecast holds its
+// series only for an O(M²) copy of the model, online.Learner.ForecastCopy,
+// and runs in the whatIfLane on the HTTP handler's goroutine.)
 //
 // Ownership. A series' Learner belongs to its partition goroutine, except
 // while the series is busy (a key of partitionRun.busy): from the moment
@@ -175,6 +176,9 @@ func (w *whatIfLane) run(ctx context.Context, f func()) error {
 		return ctx.Err()
 	}
 	defer func() { <-w.slot }()
+	if err := ctx.Err(); err != nil { // select took the slot over a done ctx
+		return err
+	}
 	if w.pool != nil && w.last > 0 && w.pool.behind() {
 		t := time.NewTimer(min(yieldRatio*w.last, yieldMax))
 		select {
@@ -365,7 +369,7 @@ type seriesWork struct {
 // oldest returns the input offset of the series' oldest record not yet
 // processed; false when only what-if requests wait.
 func (w *seriesWork) oldest() (int64, bool) {
-	if w.job != nil && w.job.item.req == nil {
+	if w.job != nil { // jobs are records
 		return w.job.item.m.Offset, true
 	}
 	for _, it := range w.queue {

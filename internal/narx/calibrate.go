@@ -48,8 +48,9 @@ const (
 	// the window, so that τ follows a drifting error scale (refitting
 	// every 256 left the Santa Fe laser's 68 % and 95 % bands 0.5–1.5
 	// points short out of sample at M = 400; docs/benchmarks.md). A refit
-	// costs about len(calDF)·(EM steps + a sort) passes over the window,
-	// warm-started: a few µs per sample amortised.
+	// costs a few EM steps (warm-started) and an O(n) selection over the
+	// window, for every ν of calDF about once per window and for the
+	// current ν between: a few µs per sample amortised.
 	calRefitEvery = 64
 	// calMinWeight: residuals of samples learned with a smaller weight are
 	// left out of the calibration.
@@ -212,11 +213,11 @@ func (c *calibration) phase() int {
 // fits a few large residuals, and τ then narrows its centre to hold the
 // level's share, so that the central bands cover too little.
 //
-// ν is re-chosen about once per window of residuals: at the first refit
-// and whenever the ring's head is in its first calRefitEvery slots (the
-// head advances at most calRefitEvery between refits, so every pass of
-// the ring has one such refit; the head is state, so a restored model
-// refits alike). The refits between keep ν and re-fit its scales and τ:
+// ν is re-chosen at every refit while the ring fills, then about once per
+// window of residuals: whenever the ring's head is in its first
+// calRefitEvery slots (the head advances at most calRefitEvery between
+// refits, so every pass of the ring has one such refit; the head and the
+// count are state, so a restored model refits alike). The refits between keep ν and re-fit its scales and τ:
 // the costly part is the EM for all of calDF, and τ is what follows a
 // drifting error scale.
 // O(calWindow·len(calDF)·calIters) with ν, O(calWindow·calIters) without;
@@ -226,7 +227,7 @@ func (c *calibration) refit(first bool) {
 		return
 	}
 	dfs := calDF[:]
-	if !first && c.head >= calRefitEvery {
+	if !first && c.count == calWindow && c.head >= calRefitEvery {
 		dfs = []float64{c.df}
 	}
 	// Scratch for the ratios τ selects from, borrowed for this refit only.

@@ -416,8 +416,9 @@ func (m *Model) VarianceParts() (noise, param, nystrom float64) {
 
 // Learn applies target y with weight v ≥ 0 to the regressor given to the last
 // Observe: every SwapInterval samples the swap test of Config.SwapRule (the
-// gain rule's candidate O(M²) and its border O(W·M), the entropy rule's
-// O(M)), then the RLS update O(r²). Returns whether a swap was accepted. Non-finite y
+// gain rule's newcomer among the samples since its last test
+// O(SwapInterval·M²), its member O(M²) and its border O(W·M); the entropy
+// rule's O(M)), then the RLS update O(r²). Returns whether a swap was accepted. Non-finite y
 // or v (which the caller should have rejected) leave the model unchanged.
 // No allocation unless a swap is accepted (once the shared pools hold the
 // scratch space of the RLS update; see recursive.Pool).
@@ -448,7 +449,7 @@ func (m *Model) Learn(y, v float64) (swapped bool) {
 		if m.cfg.SwapRule == SwapEntropy {
 			swapped = m.swap(j, m.swapMinGain())
 		} else {
-			swapped = m.swapNovel(j, y)
+			swapped = m.swapNovel(j, y, v)
 		}
 	}
 	m.learnPrepared(y, v)
@@ -497,10 +498,14 @@ func (m *Model) swapCandidate() (j int, accept bool) {
 
 // swapNovel puts to the gain test the exchange of member j for the most
 // promising of the samples since the last test — the prepared one (with
-// target y) and the last SwapInterval − 1 the window holds —, by
-// e²·(K(x,x) − ‖φ(x)‖²)/K(x,x): its squared residual under the current θ
-// times the share of its kernel function outside the members' span, the
-// first-order gain of the feature it would bring. A sample that arrives
+// target y and weight v) and the last SwapInterval − 1 the window holds —,
+// by v·e²·(K(x,x) − ‖φ(x)‖²)/K(x,x): its weighted squared residual under
+// the current θ times the share of its kernel function outside the
+// members' span, the first-order gain of the feature it would bring (an
+// outlier the robust weighting discounts brings little: its own sample
+// counts for little in the gain test). The prepared sample's residual is
+// its prediction error, the window's are after learning them: the choice
+// leans a little towards the new sample. A sample that arrives
 // between two tests so still gets its chance to join, as every sample does
 // in KRLS-T. The window's scores are computed here from the kept columns,
 // O(SwapInterval·M²) per test, O(M²) per sample amortised; nothing about
@@ -508,12 +513,12 @@ func (m *Model) swapCandidate() (j int, accept bool) {
 // did. On the Santa Fe laser this took the one-step NMSE at M = 100 from
 // 0.0136 to 0.0119 and at M = 400 from 0.0064 to 0.0060
 // (docs/benchmarks.md).
-func (m *Model) swapNovel(j int, y float64) bool {
+func (m *Model) swapNovel(j int, y, v float64) bool {
 	M, r := m.m, m.fm.r
 	th := m.rls.Theta()
 	best := newcomer{x: m.x, k: m.k, phi: m.psi[:M], kxx: m.kxx}
 	res := y - m.lastMean
-	bestNov := novelty(best.phi[:r], best.kxx) * res * res
+	bestNov := v * novelty(best.phi[:r], best.kxx) * res * res
 	w := m.win
 	if r == M && m.cfg.SwapInterval > 1 && w.count > 0 {
 		phi := recursive.GetFloats(2 * M)
@@ -526,7 +531,7 @@ func (m *Model) swapNovel(j int, y float64) bool {
 			m.fm.apply(cand, k)
 			kxx := m.cfg.Kernel.Eval(x, x)
 			e := w.y[slot] - dot(cand, th[:M]) - th[M]
-			if nov := novelty(cand, kxx) * e * e; nov > bestNov {
+			if nov := w.v[slot] * novelty(cand, kxx) * e * e; nov > bestNov {
 				copy(keep, cand)
 				best, bestNov = newcomer{x: x, k: k, phi: keep, kxx: kxx}, nov
 			}

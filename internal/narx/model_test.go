@@ -265,7 +265,7 @@ func TestSwapMatchesBatch(t *testing.T) {
 			if err := m.Fit(X[:200], y[:100], v[:100]); err != nil {
 				t.Fatal(err)
 			}
-			swaps := 0
+			swaps, fromWindow := 0, 0
 			for i := 100; i < 900; i++ {
 				m.Observe(X[i*2 : i*2+2])
 				if tc.force && i%37 == 0 {
@@ -278,10 +278,23 @@ func TestSwapMatchesBatch(t *testing.T) {
 				}
 				if m.Learn(y[i], v[i]) {
 					swaps++
+					// Not the sample just learned: one from the window.
+					newcomer := true
+					for j := range m.m {
+						if slices.Equal(m.ws.Point(j), X[i*2:i*2+2]) {
+							newcomer = false
+						}
+					}
+					if newcomer {
+						fromWindow++
+					}
 				}
 			}
 			if swaps == 0 {
 				t.Fatal("no swap accepted; the test exercises nothing")
+			}
+			if tc.rule == SwapGain && fromWindow == 0 {
+				t.Fatal("no window sample swapped in; the gain rule's newcomer is not exercised")
 			}
 			want := batchTheta(t, m, X, y, v, tc.lambda)
 			if d := maxRelDiff(m.Theta(), want); d > 1e-7 {

@@ -328,6 +328,7 @@ func TestGapIsFilledWithPredictions(t *testing.T) {
 func TestForecastCopyIsIndependent(t *testing.T) {
 	cfg := testConfig()
 	cfg.Model.Embedding.InputLags = [][]int{{0, 1}}
+	cfg.Model.SwapRule = narx.SwapGain // the default
 	l, _ := NewLearner(cfg)
 	y := noisySine(700, 0.1, 9)
 	const H = 40

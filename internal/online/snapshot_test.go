@@ -15,10 +15,18 @@ import (
 // A Learner restored from a snapshot continues bit-identically: same
 // predictions, bars, forecasts and swap decisions (the RNG state travels in the
 // snapshot). Checked at a point in warm-up and at points after the fit, with
-// swaps allowed so the RNG and the window matter.
+// swaps allowed so the RNG and the window matter, under both swap rules
+// (the gain rule picks its newcomer from the window).
 func TestSnapshotRoundTripIsBitIdentical(t *testing.T) {
+	for name, rule := range map[string]narx.SwapRule{"entropy": narx.SwapEntropy, "gain": narx.SwapGain} {
+		t.Run(name, func(t *testing.T) { snapshotRoundTrip(t, rule) })
+	}
+}
+
+func snapshotRoundTrip(t *testing.T, rule narx.SwapRule) {
 	cfg := testConfig()
 	cfg.Model.Embedding.InputLags = [][]int{{0, 2}}
+	cfg.Model.SwapRule = rule
 	cfg.AutoSigma2 = true
 	y := noisySine(900, 0.1, 5)
 	obs := func(i int) Observation {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -1106,4 +1107,48 @@ func ExampleRLS() {
 	th := r.Theta()
 	fmt.Printf("w = %.4f, b = %.4f, ŷ(0.5) = %.4f\n", th[0], th[1], r.Predict([]float64{0.5, 1}))
 	// Output: w = 2.0000, b = 1.0000, ŷ(0.5) = 2.0000
+}
+
+// A Clone computes bit for bit what its original would, and the two share
+// nothing: updates of one leave the other's predictions, quadratic forms
+// and θ unchanged.
+func TestRLSCloneIsIndependent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	const m = 6
+	r := NewRLS(m, 50, 1)
+	psi := make([]float64, m)
+	draw := func() float64 {
+		for i := range psi {
+			psi[i] = rng.NormFloat64()
+		}
+		psi[m-1] = 1
+		return rng.NormFloat64()
+	}
+	for range 40 {
+		y := draw()
+		r.Update(psi, y, 1)
+	}
+	c := r.Clone()
+	for range 30 { // the same updates: the same bits
+		y := draw()
+		if r.QuadForm(psi) != c.QuadForm(psi) {
+			t.Fatal("quadratic forms differ")
+		}
+		r.Update(psi, y, 1)
+		c.Update(psi, y, 1)
+		if !SameBits(r.Theta(), c.Theta()) {
+			t.Fatal("θ differs after the same update")
+		}
+	}
+	c2 := r.Clone()
+	theta := slices.Clone(c2.Theta())
+	at := slices.Clone(psi)
+	q := c2.QuadForm(at)
+	for range 30 { // the original moves on; the clone does not
+		y := draw()
+		r.Update(psi, y, 1)
+	}
+	if !SameBits(c2.Theta(), theta) || c2.QuadForm(at) != q {
+		t.Error("updating the original changed its clone")
+	}
 }

@@ -63,8 +63,8 @@ func SortedQuantile(s []float64, p float64) float64 { return quantile7(sortedSli
 // Select returns the k-th smallest (0-based) of a's values, 0 ≤ k <
 // len(a), reordering a: Hoare's quickselect with median-of-three pivots,
 // expected O(len(a)) where sorting is O(n log n). a must hold no NaN. The
-// answer is a value, not a position, so it is the same bits whatever the
-// order a comes in.
+// answer is a value, not a position, so it does not depend on the order a
+// comes in (but for the sign of a zero when a holds both −0 and +0).
 func Select(a []float64, k int) float64 {
 	lo, hi := 0, len(a)-1
 	for lo < hi {
