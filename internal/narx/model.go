@@ -499,20 +499,23 @@ func (m *Model) swapCandidate() (j int, accept bool) {
 // swapNovel puts to the gain test the exchange of member j for the most
 // promising of the samples since the last test — the prepared one (with
 // target y and weight v) and the last SwapInterval − 1 the window holds —,
-// by v·e²·(K(x,x) − ‖φ(x)‖²)/K(x,x): its weighted squared residual under
-// the current θ times the share of its kernel function outside the
-// members' span, the first-order gain of the feature it would bring (an
-// outlier the robust weighting discounts brings little: its own sample
-// counts for little in the gain test). The prepared sample's residual is
-// its prediction error, the window's are after learning them: the choice
-// leans a little towards the new sample. A sample that arrives
-// between two tests so still gets its chance to join, as every sample does
-// in KRLS-T. The window's scores are computed here from the kept columns,
-// O(SwapInterval·M²) per test, O(M²) per sample amortised; nothing about
-// them is kept between tests, so a restored model chooses as the original
-// did. On the Santa Fe laser this took the one-step NMSE at M = 100 from
-// 0.0136 to 0.0119 and at M = 400 from 0.0064 to 0.0060
-// (docs/benchmarks.md).
+// by v·e²·(K(x,x) − ‖φ(x)‖²)/K(x,x): its weighted squared residual times
+// the share of its kernel function outside the members' span, the
+// first-order gain of the feature it would bring (an outlier the robust
+// weighting discounts brings little: its own sample counts for little in
+// the gain test). The prepared sample's residual is its prediction error;
+// a window sample's, already learned, is put on the same footing as its
+// leave-one-out residual e/(1 − h), h = v·ψᵀ(A + D/γ)⁻¹ψ its leverage
+// (what the residual would be without its own say, exact for ridge
+// regression). A sample that arrives between two tests so still gets its
+// chance to join, as every sample does in KRLS-T.
+//
+// The window's scores come from the kept columns, two M×M products each
+// (the features and the leverage): O(SwapInterval·M²) per test, O(M²) per
+// sample amortised. Nothing about them is kept between tests, so a
+// restored model chooses as the original did. On the Santa Fe laser this
+// took the one-step NMSE at M = 100 from 0.0136 to 0.0118 and at M = 400
+// from 0.0064 to 0.0048 with the width searched at M (docs/benchmarks.md).
 func (m *Model) swapNovel(j int, y, v float64) bool {
 	M, r := m.m, m.fm.r
 	th := m.rls.Theta()
@@ -520,20 +523,24 @@ func (m *Model) swapNovel(j int, y, v float64) bool {
 	res := y - m.lastMean
 	bestNov := v * novelty(best.phi[:r], best.kxx) * res * res
 	w := m.win
-	if r == M && m.cfg.SwapInterval > 1 && w.count > 0 {
-		phi := recursive.GetFloats(2 * M)
-		defer recursive.PutFloats(phi)
-		cand, keep := phi[:M], phi[M:]
-		for age := 0; age < min(m.cfg.SwapInterval-1, w.count); age++ {
+	if n := min(m.cfg.SwapInterval-1, w.count); r == M && n > 0 {
+		buf := recursive.GetFloats(2*M + 1)
+		defer recursive.PutFloats(buf)
+		psi, keep := buf[:M+1], buf[M+1:]
+		for age := range n {
 			slot := ((w.head-age)%w.cap + w.cap) % w.cap
 			x := w.x[slot*m.n : (slot+1)*m.n]
 			k := w.k[slot*M : (slot+1)*M]
-			m.fm.apply(cand, k)
+			m.fm.apply(psi[:M], k)
+			psi[M] = 1
 			kxx := m.cfg.Kernel.Eval(x, x)
-			e := w.y[slot] - dot(cand, th[:M]) - th[M]
-			if nov := w.v[slot] * novelty(cand, kxx) * e * e; nov > bestNov {
-				copy(keep, cand)
-				best, bestNov = newcomer{x: x, k: k, phi: keep, kxx: kxx}, nov
+			e := w.y[slot] - dot(psi[:M], th[:M]) - th[M]
+			if h := w.v[slot] * m.rls.QuadForm(psi); h < 1 {
+				e /= 1 - h
+			}
+			if score := w.v[slot] * novelty(psi[:M], kxx) * e * e; score > bestNov {
+				copy(keep, psi[:M])
+				best, bestNov = newcomer{x: x, k: k, phi: keep, kxx: kxx}, score
 			}
 		}
 	}
