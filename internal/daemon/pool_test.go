@@ -515,3 +515,44 @@ func TestPacerYieldsOnlyWhilePartitionsAreBehind(t *testing.T) {
 		t.Errorf("no input watched: paused %v", d)
 	}
 }
+
+// The what-if lane runs one forecast at a time; while a partition is
+// behind its input it pauses yieldRatio times the previous forecast's
+// duration first, and a context that ends during the pause gets its error
+// back without the forecast running, leaving the lane free.
+func TestWhatIfLanePausesWhileBehind(t *testing.T) {
+	p := &workerPool{}
+	in := make(chan kafka.Message, 2*liveBehind)
+	p.watch(in)
+	defer p.unwatch(in)
+	lane := newWhatIfLane()
+	lane.pool = p
+	ctx := context.Background()
+	run := func(ctx context.Context, d time.Duration) (time.Duration, bool, error) {
+		ran := false
+		start := time.Now()
+		err := lane.run(ctx, func() { ran = true; time.Sleep(d) })
+		return time.Since(start), ran, err
+	}
+	const work = 20 * time.Millisecond
+	if _, ran, err := run(ctx, work); !ran || err != nil { // no partition behind: at once
+		t.Fatalf("first forecast: ran %v, %v", ran, err)
+	}
+	for range liveBehind {
+		in <- kafka.Message{}
+	}
+	if d, ran, err := run(ctx, 0); !ran || err != nil || d < yieldRatio*work {
+		t.Errorf("behind: took %v (ran %v, %v), want a pause of at least %v", d, ran, err, yieldRatio*work)
+	}
+	if _, _, err := run(ctx, work); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, work)
+	defer cancel()
+	if d, ran, err := run(short, 0); ran || err == nil {
+		t.Errorf("a context ending in the pause: ran %v, %v after %v", ran, err, d)
+	}
+	if len(lane.slot) != 0 || lane.waiting.Load() != 0 {
+		t.Errorf("lane left with %d slot, %d waiting", len(lane.slot), lane.waiting.Load())
+	}
+}
