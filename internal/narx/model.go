@@ -528,7 +528,7 @@ func (m *Model) swapNovel(j int, y, v float64) bool {
 		defer recursive.PutFloats(buf)
 		psi, keep := buf[:M+1], buf[M+1:]
 		for age := range n {
-			slot := ((w.head-age)%w.cap + w.cap) % w.cap
+			slot := w.slot(age)
 			x := w.x[slot*m.n : (slot+1)*m.n]
 			k := w.k[slot*M : (slot+1)*M]
 			m.fm.apply(psi[:M], k)
@@ -709,6 +709,9 @@ func newWindow(n, m, capacity int) *window {
 		y: make([]float64, capacity), v: make([]float64, capacity), k: make([]float64, m*capacity)}
 }
 
+// slot returns the ring slot of the sample age pushes ago (0: the newest).
+func (w *window) slot(age int) int { return ((w.head-age)%w.cap + w.cap) % w.cap }
+
 // push adds sample (x, y, v) whose kernel column against the working set
 // is k.
 func (w *window) push(x []float64, y, v float64, k []float64) {
@@ -725,7 +728,7 @@ func (w *window) push(x []float64, y, v float64, k []float64) {
 // Kernel.Column computes them. O(W·M·n).
 func (w *window) fillColumns(kern Kernel, points []float64) {
 	for age := 0; age < w.count; age++ {
-		slot := ((w.head-age)%w.cap + w.cap) % w.cap
+		slot := w.slot(age)
 		kern.Column(w.k[slot*w.m:(slot+1)*w.m], points, w.x[slot*w.n:(slot+1)*w.n])
 	}
 }
@@ -741,7 +744,7 @@ func (m *Model) Window() (X, y, v []float64) {
 // cv (len ≥ W) and returns the filled prefixes.
 func (w *window) chronological(cx, cy, cv []float64) (X, y, v []float64) {
 	for i := 0; i < w.count; i++ {
-		slot := ((w.head-(w.count-1-i))%w.cap + w.cap) % w.cap
+		slot := w.slot(w.count - 1 - i)
 		copy(cx[i*w.n:(i+1)*w.n], w.x[slot*w.n:(slot+1)*w.n])
 		cy[i], cv[i] = w.y[slot], w.v[slot]
 	}

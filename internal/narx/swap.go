@@ -95,7 +95,7 @@ func (m *Model) swapIn(j int, minGain float64, x newcomer) bool {
 	lam := m.cfg.Forgetting
 	c := 1.0
 	for age := 0; age < w.count; age++ { // c by age, newest first
-		slot := ((w.head-age)%w.cap + w.cap) % w.cap
+		slot := w.slot(age)
 		// As Kernel.Column computes entry j once x is member j: the
 		// window's new column, bit for bit what a restore recomputes.
 		kx[slot] = m.cfg.Kernel.Eval(x.x, w.x[slot*n:(slot+1)*n])
@@ -169,7 +169,7 @@ func (m *Model) swapIn(j int, minGain float64, x newcomer) bool {
 
 	m.ws.Swap(j, x.x, x.k, kxx, col)
 	for age := 0; age < w.count; age++ {
-		slot := ((w.head-age)%w.cap + w.cap) % w.cap
+		slot := w.slot(age)
 		w.k[slot*M+j] = kx[slot]
 	}
 	m.alphaFresh = false

@@ -957,22 +957,14 @@ func (r *RLS) State() RLSState {
 
 // Clone returns an RLS with the receiver's state and nothing shared with
 // it: what either does next leaves the other unchanged, and each computes
-// bit for bit what the receiver would have. O(m²); it allocates.
+// bit for bit what the receiver would have (the state is the one a
+// snapshot restores; the cache of P̃ψ, not part of it, is recomputed
+// alike). O(m²); it allocates.
 func (r *RLS) Clone() *RLS {
-	c := &RLS{gamma: r.gamma, ig: r.ig, lambda: r.lambda, a: &mat.SymDense{}}
-	c.alloc(r.m)
-	c.setDim(r.m)
-	copy(c.aBuf, r.aBuf)
-	copy(c.pf, r.pf)
-	copy(c.rv, r.rv)
-	copy(c.theta, r.theta)
-	copy(c.cpsi, r.cpsi)
-	copy(c.ch, r.ch)
-	c.cacheOK = r.cacheOK
-	c.nf, c.alpha, c.s, c.nc = r.nf, r.alpha, r.s, r.nc
-	c.sigma, c.mu, c.since, c.sinceRefine, c.needRefresh = r.sigma, r.mu, r.since, r.sinceRefine, r.needRefresh
-	c.solveIters, c.lastIters = r.solveIters, r.lastIters
-	c.updates, c.refreshes, c.iters, c.unconverged = r.updates, r.refreshes, r.iters, r.unconverged
+	c, err := RLSFromState(r.State())
+	if err != nil {
+		panic("recursive: RLS.Clone: the state of a live RLS refused: " + err.Error())
+	}
 	return c
 }
 
