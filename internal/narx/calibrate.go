@@ -264,9 +264,9 @@ func (c *calibration) refit(first bool) {
 //
 // τ̂ = τ·r with r a noisy ratio of mean ≈ 1, and the coverage of the band,
 // G(r) = 2F(c√r) − 1 with F the fitted unit-variance distribution and c its
-// level half-width, is concave in r there, so E[G(r)] ≈ level + ½G''·Var r
-// falls short by what a raise of δ = −½(G''/G')·Var r puts back, with
-// −G''/G' = ½ + ½(ν+1)c²/(ν−2+c²) (normal: ½(1+c²)), from the density's
+// level half-width, is concave in r there, so E[G(r)] ≈ level + ½G”·Var r
+// falls short by what a raise of δ = −½(G”/G')·Var r puts back, with
+// −G”/G' = ½ + ½(ν+1)c²/(ν−2+c²) (normal: ½(1+c²)), from the density's
 // log-derivative −(ν+1)x/(ν−2+x²). τ̂ is the level-quantile of the ratios
 // e²/v, whose relative variance is level(1−level)/(n_eff·(c·f(c))²) (the
 // quantile's asymptotic variance; f(c)/c is the density of e²/v there).
