@@ -264,19 +264,21 @@ func (c *calibration) refit(first bool) {
 //
 // τ̂ = τ·r with r a noisy ratio of mean ≈ 1, and the coverage of the band,
 // G(r) = 2F(c√r) − 1 with F the fitted unit-variance distribution and c its
-// level half-width, is concave in r there, so E[G(r)] ≈ level + ½G”·Var r
-// falls short by what a raise of δ = −½(G”/G')·Var r puts back, with
-// −G”/G' = ½ + ½(ν+1)c²/(ν−2+c²) (normal: ½(1+c²)), from the density's
-// log-derivative −(ν+1)x/(ν−2+x²). τ̂ is the level-quantile of the ratios
-// e²/v, whose relative variance is level(1−level)/(n_eff·(c·f(c))²) (the
-// quantile's asymptotic variance; f(c)/c is the density of e²/v there).
-// n_eff = n(1−ρ)/(1+ρ) counts the window's residuals as an AR(1) sequence of
-// their exceedances of the quantile, ρ the lag-1 autocorrelation of those
-// indicators: the errors of a deterministic series come in runs (the Lorenz
-// system's one-step errors have a lag-1 autocorrelation of 0.94), so 512
-// residuals carry the information of a few dozen, and the band calibrated on
-// them held 0.932 of the next ones where 0.95 was asked (docs/benchmarks.md).
-// For 512 independent residuals δ ≈ 0.009 at the 95 % level. δ is capped at
+// level half-width, is concave in r there: with G1, G2 its first and second
+// derivatives at 1, E[G(r)] ≈ level + ½·G2·Var r, which a raise of
+// δ = −½(G2/G1)·Var r puts back; −G2/G1 = ½ + ½(ν+1)c²/(ν−2+c²) (normal:
+// ½(1+c²)), from the density's log-derivative −(ν+1)x/(ν−2+x²). τ̂ is the
+// level-quantile of the ratios e²/v, whose relative variance is
+// Var(p̂)/(c·f(c))², p̂ the share of the window beyond the band's edge and
+// f(c)/c the density of e²/v there (the quantile's asymptotic variance).
+// Var(p̂) comes from batch means, so that it counts the runs the residuals
+// come in: a deterministic series' one-step errors have a lag-1
+// autocorrelation above 0.9 (the Lorenz system's 0.94), 512 of them carry
+// the information of a few dozen, and the band calibrated on them held
+// 0.932 of the next ones where 0.95 was asked (docs/benchmarks.md). Batch
+// means see only part of the longest runs' effect (at ρ = 0.97 the raise
+// gives back 0.010 of a 0.018 shortfall; TestTauBiasRaisesCoverageOfCorrelatedResiduals);
+// for 512 independent residuals δ ≈ 0.01 at the 95 % level. δ is capped at
 // calMaxBias, where the expansion no longer holds. O(window).
 func (c *calibration) tauBias(s *[3]float64, df, tau float64) float64 {
 	n := c.count
