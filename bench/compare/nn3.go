@@ -189,7 +189,25 @@ func (e *env) nn3(ctx context.Context) error {
 	filled.Name = fmt.Sprintf("streamd (defaults), all %d: failures naive, no band", len(series))
 	filled.Filled = true
 	runs := append([]methodRun{sd, filled}, rMethods...)
+	runs = append(runs, combineRuns("streamd + R thetaf (means and bounds averaged; not built in streamd)", sd, rMethods[2]))
 	return e.reportNN3(series, runs, dir, rr.Elapsed)
+}
+
+// combineRuns is the combination (combine) of two runs' forecasts on the
+// series both forecast; the others fail. Its wall time is the sum of theirs.
+func combineRuns(name string, a, b methodRun) methodRun {
+	r := methodRun{Name: name, Fc: map[string]forecast{}, Fail: map[string]string{}, WallS: a.WallS + b.WallS}
+	for s, fa := range a.Fc {
+		if fb, ok := b.Fc[s]; ok && len(fb.Mean) == len(fa.Mean) {
+			r.Fc[s] = combine(fa, fb)
+		}
+	}
+	for _, fail := range []map[string]string{a.Fail, b.Fail} {
+		for s, why := range fail {
+			r.Fail[s] = why
+		}
+	}
+	return r
 }
 
 // loadRRun reads an R script's outputs as one methodRun per method, in
