@@ -189,7 +189,11 @@ func (e *env) nn3(ctx context.Context) error {
 	filled.Name = fmt.Sprintf("streamd (defaults), all %d: failures naive, no band", len(series))
 	filled.Filled = true
 	runs := append([]methodRun{sd, filled}, rMethods...)
-	runs = append(runs, combineRuns("streamd + R thetaf (means and bounds averaged; not built in streamd)", sd, rMethods[2]))
+	for _, r := range rMethods {
+		if r.Name == "R thetaf" {
+			runs = append(runs, combineRuns("streamd + R thetaf (means and bounds averaged; not built in streamd)", sd, r))
+		}
+	}
 	return e.reportNN3(series, runs, dir, rr.Elapsed)
 }
 

@@ -55,10 +55,9 @@ type forecast struct {
 }
 
 // combine is the equal-weight combination of two forecasts of the same
-// steps: the mean of their means and of their bounds (quantile averaging:
-// the average of two predictive distributions' quantiles is a predictive
-// distribution's quantile, so the band keeps its level when both are
-// right). Without both bands it has none.
+// steps: the mean of their means and of their bounds (quantile averaging;
+// like comb's band, a summary of the two bands rather than an interval
+// with a guaranteed level). Without both bands it has none.
 func combine(a, b forecast) forecast {
 	f := forecast{Mean: make([]float64, len(a.Mean))}
 	banded := a.Lo != nil && b.Lo != nil

@@ -339,20 +339,21 @@ func TestRefitBetweenPassesKeepsNu(t *testing.T) {
 // the values measured.
 func TestTauBiasRaisesCoverageOfCorrelatedResiduals(t *testing.T) {
 	for _, tc := range []struct {
-		rho                 float64
-		rawBelow, gainAbove float64 // coverage without the raise < rawBelow; gain > gainAbove
-		covLow, covHigh     float64 // coverage with it in [covLow, covHigh]
+		rho                  float64
+		rawBelow             float64 // coverage without the raise < rawBelow
+		gainAbove, gainBelow float64 // the raise's gain in (gainAbove, gainBelow)
+		covLow, covHigh      float64 // coverage with it in [covLow, covHigh]
 	}{
-		{rho: 0.97, rawBelow: 0.941, gainAbove: 0.006, covLow: 0.933, covHigh: 0.955},
-		{rho: 0, rawBelow: 0.953, gainAbove: 0, covLow: 0.946, covHigh: 0.955},
+		{rho: 0.97, rawBelow: 0.941, gainAbove: 0.006, gainBelow: 0.02, covLow: 0.933, covHigh: 0.955},
+		{rho: 0, rawBelow: 0.953, gainAbove: 0, gainBelow: 0.004, covLow: 0.946, covHigh: 0.955},
 	} {
 		cov, covRaw := nextCoverage(tc.rho, 3000, 64, 7)
 		t.Logf("ρ = %g: coverage of the next 64 residuals %.4f with tauBias, %.4f without", tc.rho, cov, covRaw)
 		if covRaw >= tc.rawBelow {
 			t.Errorf("ρ = %g: coverage without the raise %.4f, want < %g", tc.rho, covRaw, tc.rawBelow)
 		}
-		if cov-covRaw <= tc.gainAbove {
-			t.Errorf("ρ = %g: the raise gained %.4f, want > %g", tc.rho, cov-covRaw, tc.gainAbove)
+		if g := cov - covRaw; g <= tc.gainAbove || g >= tc.gainBelow {
+			t.Errorf("ρ = %g: the raise gained %.4f, want in (%g, %g)", tc.rho, g, tc.gainAbove, tc.gainBelow)
 		}
 		if cov < tc.covLow || cov > tc.covHigh {
 			t.Errorf("ρ = %g: coverage with the raise %.4f, want in [%g, %g]", tc.rho, cov, tc.covLow, tc.covHigh)
@@ -392,12 +393,8 @@ func nextCoverage(rho float64, runs, ahead int, seed uint64) (cov, covRaw float6
 	return covered / n, coveredRaw / n
 }
 
-// rawTau is c's τ before tauBias's raise: refit set τ = τ₀(1 + δ(τ₀)), and
-// δ moves little with τ₀, so a few fixed-point steps undo it to rounding.
+// rawTau is c's τ before tauBias's raise: the window's quantile ratio
+// at c's scales and ν, as refit computed it.
 func rawTau(c *calibration) float64 {
-	raw := c.tau
-	for range 8 {
-		raw = c.tau / (1 + c.tauBias(&c.s, c.df, raw))
-	}
-	return raw
+	return c.tauFor(&c.s, c.df, make([]float64, c.count))
 }
