@@ -321,18 +321,21 @@ func (c *calibration) tauBias(s *[3]float64, df, tau float64) float64 {
 	if varP > 0 {
 		nEff = min(p*(1-p)/varP, float64(n))
 	}
-	var f float64
-	if df == calGaussian {
-		f = distuv.UnitNormal.Prob(zq)
-	} else {
-		f = distuv.StudentsT{Mu: 0, Sigma: math.Sqrt((df - 2) / df), Nu: df}.Prob(zq)
-	}
-	curv := 0.5 + 0.5*zq*zq
-	if df != calGaussian {
-		curv = 0.5 + 0.5*(df+1)*zq*zq/(df-2+zq*zq)
-	}
-	varR := c.level * (1 - c.level) / (nEff * zq * zq * f * f)
+	curv, g1 := coverageSlopes(df, zq)
+	varR := c.level * (1 - c.level) / (nEff * g1 * g1)
 	return min(curv*varR/2, calMaxBias)
+}
+
+// coverageSlopes returns, for the band of half-width c (unit variance, ν =
+// df, calGaussian: normal) scaled by √r, the coverage G(r) = 2F(c√r) − 1's
+// −G''/G' and G' at r = 1: ½ + ½(ν+1)c²/(ν−2+c²) (normal: ½(1+c²)) and
+// c·f(c), f the unit-variance density.
+func coverageSlopes(df, c float64) (curv, g1 float64) {
+	if df == calGaussian {
+		return 0.5 + 0.5*c*c, c * distuv.UnitNormal.Prob(c)
+	}
+	f := distuv.StudentsT{Mu: 0, Sigma: math.Sqrt((df - 2) / df), Nu: df}.Prob(c)
+	return 0.5 + 0.5*(df+1)*c*c/(df-2+c*c), c * f
 }
 
 // tauFor is τ for scales s at ν = df: the ratio of the level-quantile of

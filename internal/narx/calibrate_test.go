@@ -398,3 +398,30 @@ func nextCoverage(rho float64, runs, ahead int, seed uint64) (cov, covRaw float6
 func rawTau(c *calibration) float64 {
 	return c.tauFor(&c.s, c.df, make([]float64, c.count))
 }
+
+// coverageSlopes against central differences of G(r) = 2F(c√r) − 1 with
+// distuv's CDFs, for every ν of calDF at three levels. Step 1e-3: the
+// differences' truncation error is O(h²·G'''), below 1e-5 relative here,
+// and their rounding error about 1e-16/h² = 1e-10 for G''; tolerance 1e-4.
+func TestCoverageSlopesMatchDifferences(t *testing.T) {
+	for _, df := range calDF {
+		cdf := distuv.UnitNormal.CDF
+		if df != calGaussian {
+			cdf = distuv.StudentsT{Mu: 0, Sigma: math.Sqrt((df - 2) / df), Nu: df}.CDF
+		}
+		for _, level := range []float64{0.68, 0.95, 0.99} {
+			c := StandardQuantile(df, level)
+			G := func(r float64) float64 { return 2*cdf(c*math.Sqrt(r)) - 1 }
+			const h = 1e-3
+			d1 := (G(1+h) - G(1-h)) / (2 * h)
+			d2 := (G(1+h) - 2*G(1) + G(1-h)) / (h * h)
+			curv, g1 := coverageSlopes(df, c)
+			if math.Abs(g1-d1)/g1 > 1e-4 {
+				t.Errorf("ν = %v, level %v: G' = c·f(c) = %v, finite differences %v", df, level, g1, d1)
+			}
+			if want := -d2 / d1; math.Abs(curv-want)/want > 1e-4 {
+				t.Errorf("ν = %v, level %v: −G''/G' = %v, finite differences %v", df, level, curv, want)
+			}
+		}
+	}
+}
