@@ -326,10 +326,11 @@ func (c *calibration) tauBias(s *[3]float64, df, tau float64) float64 {
 	return min(curv*varR/2, calMaxBias)
 }
 
-// coverageSlopes returns, for the band of half-width c (unit variance, ν =
-// df, calGaussian: normal) scaled by √r, the coverage G(r) = 2F(c√r) − 1's
-// −G''/G' and G' at r = 1: ½ + ½(ν+1)c²/(ν−2+c²) (normal: ½(1+c²)) and
-// c·f(c), f the unit-variance density.
+// coverageSlopes returns, for the band of half-width c (unit variance,
+// ν = df, calGaussian: normal) scaled by √r, with G(r) = 2F(c√r) − 1 its
+// coverage and G1, G2 G's first and second derivatives at r = 1: −G2/G1 =
+// ½ + ½(ν+1)c²/(ν−2+c²) (normal: ½(1+c²)) and G1 = c·f(c), f the
+// unit-variance density.
 func coverageSlopes(df, c float64) (curv, g1 float64) {
 	if df == calGaussian {
 		return 0.5 + 0.5*c*c, c * distuv.UnitNormal.Prob(c)

@@ -401,8 +401,8 @@ func rawTau(c *calibration) float64 {
 
 // coverageSlopes against central differences of G(r) = 2F(c√r) − 1 with
 // distuv's CDFs, for every ν of calDF at three levels. Step 1e-3: the
-// differences' truncation error is O(h²·G'''), below 1e-5 relative here,
-// and their rounding error about 1e-16/h² = 1e-10 for G''; tolerance 1e-4.
+// differences' truncation error is O(h²) times the third derivative, below 1e-5 relative here,
+// and their rounding error about 1e-16/h² = 1e-10 for the second; tolerance 1e-4.
 func TestCoverageSlopesMatchDifferences(t *testing.T) {
 	for _, df := range calDF {
 		cdf := distuv.UnitNormal.CDF
