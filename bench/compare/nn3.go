@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/streamd/streamd/internal/theta"
 )
 
 const nn3Horizon = 18
@@ -194,8 +196,38 @@ func (e *env) nn3(ctx context.Context) error {
 			runs = append(runs, combineRuns("streamd + R thetaf (means and bounds averaged; not built in streamd)", sd, r))
 		}
 	}
+	th := thetaRun(series)
+	runs = append(runs, th, combineRuns("streamd + internal/theta (as the row above)", sd, th))
 	return e.reportNN3(series, runs, dir, rr.Elapsed)
 }
+
+// thetaRun forecasts every series with internal/theta (period 12, the
+// data being monthly), its 95 % band the mean ± 1.96 standard deviations
+// as thetaf's: the Go component a combination inside streamd would use,
+// checked here against R's thetaf on the same values.
+func thetaRun(series []nn3Series) methodRun {
+	r := methodRun{Name: "internal/theta (Go, thetaf's method; not built in streamd)", Fc: map[string]forecast{}, Fail: map[string]string{}}
+	start := time.Now()
+	for _, s := range series {
+		m, err := theta.Fit(s.Train, 12)
+		if err != nil {
+			r.Fail[s.Name] = err.Error()
+			continue
+		}
+		f := forecast{Mean: make([]float64, nn3Horizon), Lo: make([]float64, nn3Horizon), Hi: make([]float64, nn3Horizon)}
+		sd := make([]float64, nn3Horizon)
+		m.Forecast(f.Mean, sd)
+		for h := range f.Mean {
+			f.Lo[h], f.Hi[h] = f.Mean[h]-z95*sd[h], f.Mean[h]+z95*sd[h]
+		}
+		r.Fc[s.Name] = f
+	}
+	r.WallS = time.Since(start).Seconds()
+	return r
+}
+
+// z95 is the normal quantile of a central 95 % interval.
+const z95 = 1.959963984540054
 
 // combineRuns is the combination (combine) of two runs' forecasts on the
 // series both forecast; the others fail. Its wall time is the sum of theirs.

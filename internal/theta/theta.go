@@ -1,0 +1,285 @@
+// Package theta is the theta method of Assimakopoulos and Nikolopoulos
+// (2000) in the form of Hyndman and Billah (2003), as R's forecast::thetaf
+// computes it: simple exponential smoothing of the series, seasonally
+// adjusted by a classical multiplicative decomposition when its seasonal
+// autocorrelation is significant, with half the slope of a least-squares
+// line through it as drift. It is a strong, cheap forecaster of short
+// trending and seasonal series (the M3 competition's winner), whose errors
+// differ from a NARX model's: docs/benchmarks.md prices the combination of
+// the two on NN3.
+//
+// The package is numerics only. Fit is O(n·(m + optimisation steps)).
+package theta
+
+import (
+	"errors"
+	"math"
+)
+
+// Model is a fitted theta forecaster.
+type Model struct {
+	// Alpha is the smoothing weight in [AlphaMin, AlphaMax]; Level the
+	// smoothed (seasonally adjusted) level after the last value.
+	Alpha, Level float64
+	// Drift is half the least-squares slope per step of the adjusted
+	// series.
+	Drift float64
+	// N is the number of values fitted.
+	N int
+	// Sigma2 is the one-step error variance of the smoothing, its sum of
+	// squared errors over N − 3 (α, the initial level and the variance
+	// estimated, as forecast::ets counts them).
+	Sigma2 float64
+	// Season holds the multiplicative indices of the next Period steps
+	// (Season[k] for step k+1, k+1+Period, …); nil when the series is not
+	// treated as seasonal.
+	Season []float64
+}
+
+// Smoothing weight bounds: forecast::ets's for α.
+const (
+	AlphaMin = 1e-4
+	AlphaMax = 0.9999
+)
+
+// seasonalZ is the one-sided 95 % normal quantile of thetaf's test of the
+// lag-m autocorrelation.
+const seasonalZ = 1.6448536269514722
+
+// minIndex: indices this close to zero make the adjusted series explode;
+// thetaf then forecasts without seasonality.
+const minIndex = 1e-4
+
+// ErrTooShort: Fit needs at least 4 values (α, the initial level and the
+// variance leave one degree of freedom).
+var ErrTooShort = errors.New("theta: fewer than 4 values")
+
+// Fit fits the theta method to x with seasonal period m (m ≤ 1: none).
+// The series is seasonal when it is longer than 2m, not constant, positive
+// (a multiplicative decomposition needs it), and |r_m| exceeds seasonalZ
+// times √((1 + 2Σ_{k<m} r_k²)/n), r the sample autocorrelations.
+func Fit(x []float64, m int) (*Model, error) {
+	n := len(x)
+	if n < 4 {
+		return nil, ErrTooShort
+	}
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, errors.New("theta: a value is not finite")
+		}
+	}
+	adj := x
+	var season []float64
+	if m > 1 && n > 2*m && seasonal(x, m) {
+		if idx, ok := decompose(x, m); ok {
+			adj = make([]float64, n)
+			for t := range x {
+				adj[t] = x[t] / idx[t%m]
+			}
+			// The indices of the steps after the last value.
+			season = make([]float64, m)
+			for k := range season {
+				season[k] = idx[(n+k)%m]
+			}
+		}
+	}
+	alpha, l0, sse := ses(adj)
+	level := l0
+	for _, v := range adj {
+		level += alpha * (v - level)
+	}
+	return &Model{Alpha: alpha, Level: level, Drift: slope(adj) / 2, N: n,
+		Sigma2: sse / float64(n-3), Season: season}, nil
+}
+
+// Forecast writes the forecasts of steps 1..len(mean) and their standard
+// deviations. The mean is ℓ + b·(h − 1 + (1 − (1−α)^N)/α), times the
+// step's seasonal index; the deviation σ·√(1 + (h−1)α²) is that of the
+// smoothing's h-step error, not re-seasonalised (as thetaf's intervals).
+// sd may be nil.
+func (f *Model) Forecast(mean, sd []float64) {
+	a := f.Alpha
+	start := (1 - math.Pow(1-a, float64(f.N))) / a
+	for i := range mean {
+		h := float64(i)
+		v := f.Level + f.Drift*(h+start)
+		if f.Season != nil {
+			v *= f.Season[i%len(f.Season)]
+		}
+		mean[i] = v
+		if sd != nil {
+			sd[i] = math.Sqrt(f.Sigma2 * (1 + h*a*a))
+		}
+	}
+}
+
+// acf returns the sample autocorrelations r_1..r_m of x (deviations from
+// the mean, sums over n, as R's acf).
+func acf(x []float64, m int) []float64 {
+	n := len(x)
+	var mu float64
+	for _, v := range x {
+		mu += v
+	}
+	mu /= float64(n)
+	var c0 float64
+	for _, v := range x {
+		c0 += (v - mu) * (v - mu)
+	}
+	r := make([]float64, m)
+	if c0 == 0 {
+		return r
+	}
+	for k := 1; k <= m; k++ {
+		var c float64
+		for t := k; t < n; t++ {
+			c += (x[t] - mu) * (x[t-k] - mu)
+		}
+		r[k-1] = c / c0
+	}
+	return r
+}
+
+// seasonal reports thetaf's test of seasonality at period m on a positive,
+// non-constant x.
+func seasonal(x []float64, m int) bool {
+	lo, hi := x[0], x[0]
+	for _, v := range x {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if !(lo > 0) || lo == hi {
+		return false
+	}
+	r := acf(x, m)
+	var s float64
+	for _, v := range r[:m-1] {
+		s += v * v
+	}
+	stat := math.Sqrt((1 + 2*s) / float64(len(x)))
+	return math.Abs(r[m-1])/stat > seasonalZ
+}
+
+// decompose returns the seasonal indices of the classical multiplicative
+// decomposition (R's decompose): idx[t%m] for the value at t, the mean
+// ratio of x to its centred moving average (of order 2×m for even m) at
+// each position, normalised to mean 1. ok is false when an index is below
+// minIndex or a position has no ratio.
+func decompose(x []float64, m int) (idx []float64, ok bool) {
+	n := len(x)
+	half := m / 2
+	sum := make([]float64, m)
+	cnt := make([]int, m)
+	for t := half; t+half < n; t++ {
+		var trend float64
+		if m%2 == 0 {
+			trend = 0.5*x[t-half] + 0.5*x[t+half]
+			for k := t - half + 1; k < t+half; k++ {
+				trend += x[k]
+			}
+		} else {
+			for k := t - half; k <= t+half; k++ {
+				trend += x[k]
+			}
+		}
+		trend /= float64(m)
+		sum[t%m] += x[t] / trend
+		cnt[t%m]++
+	}
+	idx = make([]float64, m)
+	var mean float64
+	for k := range idx {
+		if cnt[k] == 0 {
+			return nil, false
+		}
+		idx[k] = sum[k] / float64(cnt[k])
+		mean += idx[k]
+	}
+	mean /= float64(m)
+	for k := range idx {
+		idx[k] /= mean
+		if math.Abs(idx[k]) < minIndex {
+			return nil, false
+		}
+	}
+	return idx, true
+}
+
+// slope is the least-squares slope of x against 0..n−1.
+func slope(x []float64) float64 {
+	n := float64(len(x))
+	tm := (n - 1) / 2
+	var xm float64
+	for _, v := range x {
+		xm += v
+	}
+	xm /= n
+	var stt, stx float64
+	for t, v := range x {
+		d := float64(t) - tm
+		stt += d * d
+		stx += d * (v - xm)
+	}
+	return stx / stt
+}
+
+// ses fits simple exponential smoothing to x by least squares, α in
+// [AlphaMin, AlphaMax] and the initial level ℓ₀ free: for a given α the
+// one-step errors are affine in ℓ₀ (e_t = u_t − (1−α)^t·ℓ₀), so ℓ₀ has a
+// closed form (sesSSE); α is taken from a grid of sesGrid points and
+// refined by golden-section search between its neighbours. This is
+// forecast::ets(x, "ANN")'s maximum likelihood: with additive errors the
+// likelihood is n·log(SSE), decreasing in the SSE.
+func ses(x []float64) (alpha, l0, sse float64) {
+	const sesGrid = 50
+	best, bestSSE := 0, math.Inf(1)
+	grid := func(i int) float64 {
+		return AlphaMin + (AlphaMax-AlphaMin)*float64(i)/sesGrid
+	}
+	for i := 0; i <= sesGrid; i++ {
+		if s, _ := sesSSE(x, grid(i)); s < bestSSE {
+			best, bestSSE = i, s
+		}
+	}
+	lo, hi := grid(max(best-1, 0)), grid(min(best+1, sesGrid))
+	const phi = 0.6180339887498949
+	a, b := hi-phi*(hi-lo), lo+phi*(hi-lo)
+	fa, _ := sesSSE(x, a)
+	fb, _ := sesSSE(x, b)
+	for range 60 {
+		if fa <= fb {
+			hi, b, fb = b, a, fa
+			a = hi - phi*(hi-lo)
+			fa, _ = sesSSE(x, a)
+		} else {
+			lo, a, fa = a, b, fb
+			b = lo + phi*(hi-lo)
+			fb, _ = sesSSE(x, b)
+		}
+	}
+	alpha = grid(best)
+	if s, _ := sesSSE(x, (lo+hi)/2); s < bestSSE {
+		alpha = (lo + hi) / 2
+	}
+	sse, l0 = sesSSE(x, alpha)
+	return alpha, l0, sse
+}
+
+// sesSSE returns the smallest sum of squared one-step errors of simple
+// exponential smoothing of x with weight alpha over the initial level, and
+// that level. With ℓ₀ = 0 the level before x[t] is c_t, and ℓ₀ adds
+// w_t·ℓ₀, w_t = (1−α)^t; the errors u_t − w_t·ℓ₀ (u_t = x[t] − c_t) are
+// least squares in ℓ₀ at Σuw/Σw².
+func sesSSE(x []float64, alpha float64) (sse, l0 float64) {
+	c, w := 0.0, 1.0
+	var suu, suw, sww float64
+	for _, v := range x {
+		u := v - c
+		suu += u * u
+		suw += u * w
+		sww += w * w
+		c += alpha * u
+		w *= 1 - alpha
+	}
+	l0 = suw / sww
+	return max(suu-suw*l0, 0), l0
+}

@@ -1,0 +1,154 @@
+package theta
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// sesSSE's closed-form initial level against the recursion itself: the SSE
+// at ℓ₀ is the minimum over ℓ₀ (a parabola: ℓ₀ ± 1e-3 both larger), and
+// it equals the sum of squared errors of the recursion run from ℓ₀. The
+// sums are of 60 terms of order 1, so agreement to 1e-9 relative leaves
+// room for rounding (about 1e-14 per term).
+func TestSESInitialLevelIsLeastSquares(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float64, 60)
+	for i := range x {
+		x[i] = 10 + 0.1*float64(i) + rng.NormFloat64()
+	}
+	run := func(alpha, l0 float64) float64 {
+		var s float64
+		l := l0
+		for _, v := range x {
+			s += (v - l) * (v - l)
+			l += alpha * (v - l)
+		}
+		return s
+	}
+	for _, alpha := range []float64{AlphaMin, 0.1, 0.5, AlphaMax} {
+		sse, l0 := sesSSE(x, alpha)
+		if r := run(alpha, l0); math.Abs(r-sse) > 1e-9*r {
+			t.Errorf("α = %v: closed-form SSE %v, recursion from ℓ₀ = %v gives %v", alpha, sse, l0, r)
+		}
+		if run(alpha, l0-1e-3) <= sse || run(alpha, l0+1e-3) <= sse {
+			t.Errorf("α = %v: ℓ₀ = %v is not the minimum", alpha, l0)
+		}
+	}
+}
+
+// ses's α is the least-squares one: no α of a fine grid (2 000 points)
+// does better than the fit by more than rounding.
+func TestSESAlphaMinimisesSSE(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, phi := range []float64{0.2, 0.8} {
+		// An ARIMA(0,1,1) with θ = −(1−φ): SES with α = φ is its optimum.
+		x := make([]float64, 120)
+		e0, level := 0.0, 100.0
+		for i := range x {
+			e := rng.NormFloat64()
+			level += e - (1-phi)*e0
+			x[i], e0 = level, e
+		}
+		alpha, _, sse := ses(x)
+		for i := 0; i <= 2000; i++ {
+			a := AlphaMin + (AlphaMax-AlphaMin)*float64(i)/2000
+			if s, _ := sesSSE(x, a); s < sse*(1-1e-9) {
+				t.Errorf("φ = %v: α = %v has SSE %v, below the fit's %v at α = %v", phi, a, s, sse, alpha)
+				break
+			}
+		}
+	}
+}
+
+// A series that is exactly a constant level times a period-4 pattern: the
+// test finds the season, the decomposition's indices are the pattern
+// normalised to mean 1 (exact up to rounding), and the forecast repeats the
+// series' next values, with zero drift.
+func TestSeasonalPatternIsRecovered(t *testing.T) {
+	pattern := []float64{0.8, 1.3, 1.1, 0.8}
+	x := make([]float64, 40)
+	for i := range x {
+		x[i] = 50 * pattern[i%4]
+	}
+	m, err := Fit(x, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Season == nil {
+		t.Fatal("a pure period-4 pattern was not found seasonal")
+	}
+	mean := make([]float64, 8)
+	m.Forecast(mean, nil)
+	for h, v := range mean {
+		if want := 50 * pattern[(40+h)%4]; math.Abs(v-want) > 1e-9*want {
+			t.Errorf("step %d: forecast %v, want %v", h+1, v, want)
+		}
+	}
+	if math.Abs(m.Drift) > 1e-12 {
+		t.Errorf("drift %v on a level series, want 0", m.Drift)
+	}
+}
+
+// The drift is half the least-squares slope and the forecast
+// ℓ + b·(h − 1 + (1 − (1−α)^N)/α): for a straight line y = 3 + 2t with α at
+// its upper bound, the level after the last value is the last value
+// (to (1−α)-weighted terms of order 1e-4·2/α), b = 1, and step h forecasts
+// y_N−1 + (h − 1 + 1/α·(1 − (1−α)^N)) ≈ y_N−1 + h.
+func TestLineForecast(t *testing.T) {
+	x := make([]float64, 30)
+	for i := range x {
+		x[i] = 3 + 2*float64(i)
+	}
+	m, err := Fit(x, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(m.Drift-1) > 1e-12 {
+		t.Errorf("drift %v, want half the slope 2", m.Drift)
+	}
+	if m.Alpha < 0.99 {
+		t.Errorf("α = %v on a line, want near its bound %v (the level must follow)", m.Alpha, AlphaMax)
+	}
+	mean, sd := make([]float64, 3), make([]float64, 3)
+	m.Forecast(mean, sd)
+	last := x[len(x)-1]
+	for h, v := range mean {
+		// Level within 2(1−α)/α of the last value, drift term within the
+		// same of h: 1e-3 covers α ≥ 0.999.
+		if want := last + float64(h+1); math.Abs(v-want) > 1e-3 {
+			t.Errorf("step %d: %v, want ≈ %v", h+1, v, want)
+		}
+		if want := math.Sqrt(m.Sigma2 * (1 + float64(h)*m.Alpha*m.Alpha)); sd[h] != want {
+			t.Errorf("step %d: sd %v, want %v", h+1, sd[h], want)
+		}
+	}
+}
+
+// Too short, not finite, not seasonal: errors and fallbacks.
+func TestFitRefusesAndFallsBack(t *testing.T) {
+	if _, err := Fit([]float64{1, 2, 3}, 1); err != ErrTooShort {
+		t.Errorf("3 values: %v, want ErrTooShort", err)
+	}
+	if _, err := Fit([]float64{1, 2, math.NaN(), 4}, 1); err == nil {
+		t.Error("a NaN was accepted")
+	}
+	// A pattern with a value ≤ 0 cannot be decomposed multiplicatively.
+	x := make([]float64, 40)
+	for i := range x {
+		x[i] = []float64{-1, 2, 1, 0}[i%4]
+	}
+	if m, err := Fit(x, 4); err != nil {
+		t.Errorf("non-positive seasonal series: %v", err)
+	} else if m.Season != nil {
+		t.Errorf("non-positive seasonal series: season %v, want none", m.Season)
+	}
+	// Shorter than 2m + 1: not tested for seasonality (the same pattern at
+	// 40 values is found seasonal, TestSeasonalPatternIsRecovered).
+	short := []float64{40, 65, 55, 40, 40, 65, 55, 40}
+	if m, err := Fit(short, 4); err != nil {
+		t.Errorf("8 values at m = 4: %v", err)
+	} else if m.Season != nil {
+		t.Errorf("8 values at m = 4: season %v, want none", m.Season)
+	}
+}
