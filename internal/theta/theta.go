@@ -27,8 +27,8 @@ type Model struct {
 	// N is the number of values fitted.
 	N int
 	// Sigma2 is the one-step error variance of the smoothing, its sum of
-	// squared errors over N − 3 (α, the initial level and the variance
-	// estimated, as forecast::ets counts them).
+	// squared errors over N − 2 (α and the initial level estimated, as
+	// forecast 8.20's ets counts them).
 	Sigma2 float64
 	// Season holds the multiplicative indices of the next Period steps
 	// (Season[k] for step k+1, k+1+Period, …); nil when the series is not
@@ -50,14 +50,16 @@ const seasonalZ = 1.6448536269514722
 // thetaf then forecasts without seasonality.
 const minIndex = 1e-4
 
-// ErrTooShort: Fit needs at least 4 values (α, the initial level and the
-// variance leave one degree of freedom).
+// ErrTooShort: Fit needs at least 4 values, so that the variance has two
+// degrees of freedom beside α and the initial level. (thetaf smooths fewer
+// than 7 values by Holt–Winters' own fit instead of ets; Fit does not.)
 var ErrTooShort = errors.New("theta: fewer than 4 values")
 
 // Fit fits the theta method to x with seasonal period m (m ≤ 1: none).
-// The series is seasonal when it is longer than 2m, not constant, positive
-// (a multiplicative decomposition needs it), and |r_m| exceeds seasonalZ
-// times √((1 + 2Σ_{k<m} r_k²)/n), r the sample autocorrelations.
+// The series is seasonal when it is longer than 2m, not constant (to a
+// relative 1.5e-8, as R's all.equal), and |r_m| exceeds seasonalZ times
+// √((1 + 2Σ_{k<m} r_k²)/n), r the sample autocorrelations; its seasonal
+// indices are then used unless one is within minIndex of zero.
 func Fit(x []float64, m int) (*Model, error) {
 	n := len(x)
 	if n < 4 {
@@ -89,7 +91,7 @@ func Fit(x []float64, m int) (*Model, error) {
 		level += alpha * (v - level)
 	}
 	return &Model{Alpha: alpha, Level: level, Drift: slope(adj) / 2, N: n,
-		Sigma2: sse / float64(n-3), Season: season}, nil
+		Sigma2: sse / float64(n-2), Season: season}, nil
 }
 
 // Forecast writes the forecasts of steps 1..len(mean) and their standard
@@ -140,14 +142,14 @@ func acf(x []float64, m int) []float64 {
 	return r
 }
 
-// seasonal reports thetaf's test of seasonality at period m on a positive,
-// non-constant x.
+// seasonal reports thetaf's test of seasonality at period m; false for a
+// constant x.
 func seasonal(x []float64, m int) bool {
-	lo, hi := x[0], x[0]
+	lo, hi, scale := x[0], x[0], 0.0
 	for _, v := range x {
-		lo, hi = min(lo, v), max(hi, v)
+		lo, hi, scale = min(lo, v), max(hi, v), scale+math.Abs(v)
 	}
-	if !(lo > 0) || lo == hi {
+	if hi-lo <= 1.5e-8*scale/float64(len(x)) {
 		return false
 	}
 	r := acf(x, m)
@@ -226,10 +228,27 @@ func slope(x []float64) float64 {
 // [AlphaMin, AlphaMax] and the initial level ℓ₀ free: for a given α the
 // one-step errors are affine in ℓ₀ (e_t = u_t − (1−α)^t·ℓ₀), so ℓ₀ has a
 // closed form (sesSSE); α is taken from a grid of sesGrid points and
-// refined by golden-section search between its neighbours. This is
-// forecast::ets(x, "ANN")'s maximum likelihood: with additive errors the
-// likelihood is n·log(SSE), decreasing in the SSE.
+// refined by golden-section search between its neighbours. This is the
+// criterion of forecast::ses (ets "ANN" with opt.crit = "mse"). The
+// smoothing runs on x less its mean, which shifts ℓ₀ and leaves the errors
+// alone: on raw values far from zero, Σu² − Σuw·ℓ₀ would cancel
+// catastrophically (a level of 1e6 with unit noise).
 func ses(x []float64) (alpha, l0, sse float64) {
+	var mu float64
+	for _, v := range x {
+		mu += v
+	}
+	mu /= float64(len(x))
+	xc := make([]float64, len(x))
+	for i, v := range x {
+		xc[i] = v - mu
+	}
+	alpha, l0, sse = sesCentred(xc)
+	return alpha, l0 + mu, sse
+}
+
+// sesCentred is ses on values of mean zero.
+func sesCentred(x []float64) (alpha, l0, sse float64) {
 	const sesGrid = 50
 	best, bestSSE := 0, math.Inf(1)
 	grid := func(i int) float64 {

@@ -9,8 +9,8 @@ import (
 // sesSSE's closed-form initial level against the recursion itself: the SSE
 // at ℓ₀ is the minimum over ℓ₀ (a parabola: ℓ₀ ± 1e-3 both larger), and
 // it equals the sum of squared errors of the recursion run from ℓ₀. The
-// sums are of 60 terms of order 1, so agreement to 1e-9 relative leaves
-// room for rounding (about 1e-14 per term).
+// sums are of 60 terms, so agreement to 1e-9 relative leaves room for
+// rounding (about 1e-15 relative per term).
 func TestSESInitialLevelIsLeastSquares(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	x := make([]float64, 60)
@@ -63,11 +63,13 @@ func TestSESAlphaMinimisesSSE(t *testing.T) {
 
 // A series that is exactly a constant level times a period-4 pattern: the
 // test finds the season, the decomposition's indices are the pattern
-// normalised to mean 1 (exact up to rounding), and the forecast repeats the
-// series' next values, with zero drift.
+// normalised to mean 1 (exact up to rounding), and the forecast continues
+// the pattern from where the series stops (42 values: not a whole number
+// of periods, so the steps' indices must be the ones after the last
+// value), with zero drift.
 func TestSeasonalPatternIsRecovered(t *testing.T) {
 	pattern := []float64{0.8, 1.3, 1.1, 0.8}
-	x := make([]float64, 40)
+	x := make([]float64, 42)
 	for i := range x {
 		x[i] = 50 * pattern[i%4]
 	}
@@ -81,7 +83,7 @@ func TestSeasonalPatternIsRecovered(t *testing.T) {
 	mean := make([]float64, 8)
 	m.Forecast(mean, nil)
 	for h, v := range mean {
-		if want := 50 * pattern[(40+h)%4]; math.Abs(v-want) > 1e-9*want {
+		if want := 50 * pattern[(42+h)%4]; math.Abs(v-want) > 1e-9*want {
 			t.Errorf("step %d: forecast %v, want %v", h+1, v, want)
 		}
 	}
@@ -133,22 +135,69 @@ func TestFitRefusesAndFallsBack(t *testing.T) {
 	if _, err := Fit([]float64{1, 2, math.NaN(), 4}, 1); err == nil {
 		t.Error("a NaN was accepted")
 	}
-	// A pattern with a value ≤ 0 cannot be decomposed multiplicatively.
+	// A seasonal pattern with an index of zero (its ratios to the moving
+	// average 0.5 are −2, 4, 2, 0): adjusting by it would divide by zero,
+	// so the forecast is not seasonal.
 	x := make([]float64, 40)
 	for i := range x {
 		x[i] = []float64{-1, 2, 1, 0}[i%4]
 	}
 	if m, err := Fit(x, 4); err != nil {
-		t.Errorf("non-positive seasonal series: %v", err)
+		t.Errorf("seasonal series with a zero index: %v", err)
 	} else if m.Season != nil {
-		t.Errorf("non-positive seasonal series: season %v, want none", m.Season)
+		t.Errorf("seasonal series with a zero index: season %v, want none", m.Season)
 	}
-	// Shorter than 2m + 1: not tested for seasonality (the same pattern at
-	// 40 values is found seasonal, TestSeasonalPatternIsRecovered).
-	short := []float64{40, 65, 55, 40, 40, 65, 55, 40}
-	if m, err := Fit(short, 4); err != nil {
-		t.Errorf("8 values at m = 4: %v", err)
-	} else if m.Season != nil {
-		t.Errorf("8 values at m = 4: season %v, want none", m.Season)
+}
+
+// Sigma2 and Level against the smoothing recursion run independently from
+// the fitted α and the least-squares ℓ₀: σ² = SSE/(N − 2) (forecast 8.20's
+// ets: two parameters) and ℓ the level after the last value. A non-seasonal
+// random walk with noise; 1e-9 relative, as in
+// TestSESInitialLevelIsLeastSquares.
+func TestSigma2AndLevelFollowTheRecursion(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := make([]float64, 80)
+	level := 20.0
+	for i := range x {
+		level += 0.3 * rng.NormFloat64()
+		x[i] = level + rng.NormFloat64()
+	}
+	m, err := Fit(x, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, l0 := sesSSE(x, m.Alpha)
+	var sse float64
+	l := l0
+	for _, v := range x {
+		sse += (v - l) * (v - l)
+		l += m.Alpha * (v - l)
+	}
+	if want := sse / float64(len(x)-2); math.Abs(m.Sigma2-want) > 1e-9*want {
+		t.Errorf("σ² = %v, want SSE/(N−2) = %v", m.Sigma2, want)
+	}
+	if math.Abs(m.Level-l) > 1e-9*math.Abs(l) {
+		t.Errorf("level %v, want %v", m.Level, l)
+	}
+}
+
+// Smoothing is translation-equivariant: the same series a million higher
+// gets the same α and SSE (to 1e-6 relative: the centring leaves rounding
+// of order 1e6·1e-16 per value in errors of order 1), where the uncentred
+// sums would cancel to nothing.
+func TestSESIsTranslationEquivariant(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	x := make([]float64, 100)
+	hi := make([]float64, 100)
+	level := 0.0
+	for i := range x {
+		level += 0.5 * rng.NormFloat64()
+		x[i] = level + rng.NormFloat64()
+		hi[i] = x[i] + 1e6
+	}
+	a, l0, s := ses(x)
+	b, l1, s1 := ses(hi)
+	if math.Abs(a-b) > 1e-6 || math.Abs(s-s1) > 1e-6*s || math.Abs(l1-l0-1e6) > 1e-6*1e6 {
+		t.Errorf("α %v, ℓ₀ %v, SSE %v; a million higher: α %v, ℓ₀ − 1e6 %v, SSE %v", a, l0, s, b, l1-1e6, s1)
 	}
 }
