@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/streamd/streamd/internal/theta"
 )
 
@@ -207,6 +209,7 @@ func (e *env) nn3(ctx context.Context) error {
 // checked here against R's thetaf on the same values.
 func thetaRun(series []nn3Series) methodRun {
 	r := methodRun{Name: "internal/theta (Go, thetaf's method; not built in streamd)", Fc: map[string]forecast{}, Fail: map[string]string{}}
+	z95 := distuv.UnitNormal.Quantile(0.975)
 	start := time.Now()
 	for _, s := range series {
 		m, err := theta.Fit(s.Train, 12)
@@ -225,9 +228,6 @@ func thetaRun(series []nn3Series) methodRun {
 	r.WallS = time.Since(start).Seconds()
 	return r
 }
-
-// z95 is the normal quantile of a central 95 % interval.
-const z95 = 1.959963984540054
 
 // combineRuns is the combination (combine) of two runs' forecasts on the
 // series both forecast; the others fail. Its wall time is the sum of theirs.

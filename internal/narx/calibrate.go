@@ -227,9 +227,9 @@ func (c *calibration) phase() int {
 // window of residuals: whenever the ring's head is in its first
 // calRefitEvery slots (the head advances at most calRefitEvery between
 // refits, so every pass of the ring has one such refit; the head and the
-// count are state, so a restored model refits alike). The refits between keep ν and re-fit its scales and τ:
-// the costly part is the EM for all of calDF, and τ is what follows a
-// drifting error scale.
+// count are state, so a restored model refits alike). The refits between
+// keep ν and re-fit its scales and τ: the costly part is the EM for all of
+// calDF, and τ is what follows a drifting error scale.
 // O(calWindow·len(calDF)·calIters) with ν, O(calWindow·calIters) without;
 // a few EM steps per ν in the steady state (warm-started).
 func (c *calibration) refit(first bool) {

@@ -513,9 +513,9 @@ func (m *Model) swapCandidate() (j int, accept bool) {
 // The window's scores come from the kept columns, two M×M products each
 // (the features and the leverage): O(SwapInterval·M²) per test, O(M²) per
 // sample amortised. Nothing about them is kept between tests, so a
-// restored model chooses as the original did. On the Santa Fe laser this
-// took the one-step NMSE at M = 100 from 0.0136 to 0.0118 and at M = 400
-// from 0.0064 to 0.0048 with the width searched at M (docs/benchmarks.md).
+// restored model chooses as the original did. What it gains over testing
+// only the prepared sample is in docs/benchmarks.md ("The online core
+// against KRLS-T").
 func (m *Model) swapNovel(j int, y, v float64) bool {
 	M, r := m.m, m.fm.r
 	th := m.rls.Theta()
