@@ -138,32 +138,18 @@ func (e *env) nn3(ctx context.Context) error {
 		return err
 	}
 
-	// streamd: the default configuration, one iterated forecast per series.
-	sd := methodRun{Name: "streamd (defaults)", Fc: map[string]forecast{}, Fail: map[string]string{}, Secs: map[string]float64{}}
-	results := e.backtestEach(ctx, series, fcDir, func(s nn3Series) []string {
-		return []string{"--protocol", "iterated", "--train", strconv.Itoa(len(s.Train)), "--horizon", strconv.Itoa(nn3Horizon)}
-	})
-	for i := range results {
-		r := &results[i]
-		if r.fail != "" {
-			continue
-		}
-		fc, err := iteratedForecast(r.msgs, nn3Horizon)
-		if err != nil {
-			r.fail = "no usable forecast: " + err.Error()
-		}
-		r.fc = fc
+	// streamd: the default configuration, one iterated forecast per
+	// series; and its model alone, without the theta combination.
+	sd := e.nn3Streamd(ctx, "streamd (defaults)", series, fcDir)
+	alone := filepath.Join(dir, "combine-none.yaml")
+	if err := os.WriteFile(alone, []byte("model: {combine: none}\n"), 0o644); err != nil {
+		return err
 	}
-	for i, r := range results {
-		name := series[i].Name
-		sd.Secs[name] = r.secs
-		sd.WallS += r.secs
-		if r.fail != "" {
-			sd.Fail[name] = r.fail
-		} else {
-			sd.Fc[name] = r.fc
-		}
+	aloneDir := filepath.Join(dir, "forecasts-combine-none")
+	if err := os.MkdirAll(aloneDir, 0o755); err != nil {
+		return err
 	}
+	sdAlone := e.nn3Streamd(ctx, "streamd, model.combine: none (the NARX model alone)", series, aloneDir, "--config", alone)
 
 	// R: every series through nn3.R in one process.
 	fmt.Fprintf(e.stderr, "compare: nn3: R forecast on %d series\n", len(series))
@@ -192,23 +178,44 @@ func (e *env) nn3(ctx context.Context) error {
 	filled := sd
 	filled.Name = fmt.Sprintf("streamd (defaults), all %d: failures naive, no band", len(series))
 	filled.Filled = true
-	runs := append([]methodRun{sd, filled}, rMethods...)
-	for _, r := range rMethods {
-		if r.Name == "R thetaf" {
-			runs = append(runs, combineRuns("streamd + R thetaf (means and bounds averaged; not built in streamd)", sd, r))
+	runs := append([]methodRun{sd, filled, sdAlone}, rMethods...)
+	runs = append(runs, thetaRun(series))
+	return e.reportNN3(series, runs, dir, rr.Elapsed)
+}
+
+// nn3Streamd runs streamd backtest with flags extra on every series, one
+// iterated forecast each, its messages to fcDir.
+func (e *env) nn3Streamd(ctx context.Context, name string, series []nn3Series, fcDir string, extra ...string) methodRun {
+	sd := methodRun{Name: name, Fc: map[string]forecast{}, Fail: map[string]string{}, Secs: map[string]float64{}}
+	results := e.backtestEach(ctx, series, fcDir, func(s nn3Series) []string {
+		return append([]string{"--protocol", "iterated", "--train", strconv.Itoa(len(s.Train)), "--horizon", strconv.Itoa(nn3Horizon)}, extra...)
+	})
+	for i, r := range results {
+		name := series[i].Name
+		sd.Secs[name] = r.secs
+		sd.WallS += r.secs
+		if r.fail == "" {
+			fc, err := iteratedForecast(r.msgs, nn3Horizon)
+			if err != nil {
+				r.fail = "no usable forecast: " + err.Error()
+			}
+			r.fc = fc
+		}
+		if r.fail != "" {
+			sd.Fail[name] = r.fail
+		} else {
+			sd.Fc[name] = r.fc
 		}
 	}
-	th := thetaRun(series)
-	runs = append(runs, th, combineRuns("streamd + internal/theta (as the row above)", sd, th))
-	return e.reportNN3(series, runs, dir, rr.Elapsed)
+	return sd
 }
 
 // thetaRun forecasts every series with internal/theta (period 12, the
 // data being monthly), its 95 % band the mean ± 1.96 standard deviations
-// as thetaf's: the Go component a combination inside streamd would use,
+// as thetaf's: the Go component of streamd's combination (model.combine),
 // checked here against R's thetaf on the same values.
 func thetaRun(series []nn3Series) methodRun {
-	r := methodRun{Name: "internal/theta (Go, thetaf's method; not built in streamd)", Fc: map[string]forecast{}, Fail: map[string]string{}}
+	r := methodRun{Name: "internal/theta (Go, thetaf's method, period 12)", Fc: map[string]forecast{}, Fail: map[string]string{}}
 	z95 := distuv.UnitNormal.Quantile(0.975)
 	start := time.Now()
 	for _, s := range series {
@@ -226,23 +233,6 @@ func thetaRun(series []nn3Series) methodRun {
 		r.Fc[s.Name] = f
 	}
 	r.WallS = time.Since(start).Seconds()
-	return r
-}
-
-// combineRuns is the combination (combine) of two runs' forecasts on the
-// series both forecast; the others fail. Its wall time is the sum of theirs.
-func combineRuns(name string, a, b methodRun) methodRun {
-	r := methodRun{Name: name, Fc: map[string]forecast{}, Fail: map[string]string{}, WallS: a.WallS + b.WallS}
-	for s, fa := range a.Fc {
-		if fb, ok := b.Fc[s]; ok && len(fb.Mean) == len(fa.Mean) {
-			r.Fc[s] = combine(fa, fb)
-		}
-	}
-	for _, fail := range []map[string]string{a.Fail, b.Fail} {
-		for s, why := range fail {
-			r.Fail[s] = why
-		}
-	}
 	return r
 }
 

@@ -54,25 +54,6 @@ type forecast struct {
 	Mean, Lo, Hi []float64
 }
 
-// combine is the equal-weight combination of two forecasts of the same
-// steps: the mean of their means and of their bounds (quantile averaging;
-// like comb's band, a summary of the two bands rather than an interval
-// with a guaranteed level). Without both bands it has none.
-func combine(a, b forecast) forecast {
-	f := forecast{Mean: make([]float64, len(a.Mean))}
-	banded := a.Lo != nil && b.Lo != nil
-	if banded {
-		f.Lo, f.Hi = make([]float64, len(a.Mean)), make([]float64, len(a.Mean))
-	}
-	for h := range f.Mean {
-		f.Mean[h] = (a.Mean[h] + b.Mean[h]) / 2
-		if banded {
-			f.Lo[h], f.Hi[h] = (a.Lo[h]+b.Lo[h])/2, (a.Hi[h]+b.Hi[h])/2
-		}
-	}
-	return f
-}
-
 // naiveForecast repeats the last training value over h steps, without a band.
 func naiveForecast(train []float64, h int) forecast {
 	f := forecast{Mean: make([]float64, h)}

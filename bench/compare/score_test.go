@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -69,26 +68,6 @@ func TestScoreSeries(t *testing.T) {
 	c := scoreSeries([]float64{1, 2}, forecast{Mean: []float64{1, 2}, Lo: []float64{math.Inf(-1), 2}, Hi: []float64{5, 2}})
 	if c.Band[0] != outOfBand || c.Band[1] != inBand {
 		t.Errorf("bands %v, want [outOfBand inBand]", c.Band)
-	}
-}
-
-// The combination's mean and bounds are the averages, exactly (halves of
-// sums of binary fractions); without both bands it has none; combineRuns
-// combines only the series both runs forecast.
-func TestCombine(t *testing.T) {
-	a := forecast{Mean: []float64{1, 2}, Lo: []float64{0, 1}, Hi: []float64{2, 4}}
-	b := forecast{Mean: []float64{3, 3}, Lo: []float64{1, 2}, Hi: []float64{6, 5}}
-	f := combine(a, b)
-	if !slices.Equal(f.Mean, []float64{2, 2.5}) || !slices.Equal(f.Lo, []float64{0.5, 1.5}) || !slices.Equal(f.Hi, []float64{4, 4.5}) {
-		t.Errorf("combine = %+v, want mean [2 2.5], lo [0.5 1.5], hi [4 4.5]", f)
-	}
-	if f := combine(a, naiveForecast([]float64{5}, 2)); f.Lo != nil || !slices.Equal(f.Mean, []float64{3, 3.5}) {
-		t.Errorf("combine with a bandless forecast = %+v, want mean [3 3.5] without band", f)
-	}
-	r := combineRuns("c", methodRun{Fc: map[string]forecast{"x": a, "y": a}, WallS: 1},
-		methodRun{Fc: map[string]forecast{"x": b}, Fail: map[string]string{"y": "no fit"}, WallS: 2})
-	if len(r.Fc) != 1 || r.Fail["y"] != "no fit" || r.WallS != 3 {
-		t.Errorf("combineRuns = %+v, want x combined, y failed (no fit), wall 3 s", r)
 	}
 }
 

@@ -250,6 +250,9 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 		if m.Difference.Auto {
 			m.Difference = Auto[int]{Value: 0}
 		}
+		if m.Combine == "auto" {
+			m.Combine = "none"
+		}
 		if bt.train < 3*H {
 			return nil, usageErrorf("backtest: --tune validates %d-step forecasts and needs --train ≥ 3·horizon = %d (got %d)", H, 3*H, bt.train)
 		}
@@ -491,9 +494,10 @@ func (b *backtest) add(h int, y, mean, std, oneStepStd, lo, hi, df float64) {
 
 // stepsDF is ν of the Student-t the Learner's forecast steps are scaled
 // from (model.df; 0 for a normal), as its messages state it. A log form's
-// steps are scored with the Gaussian of their (log-normal) std.
+// steps, and the average of a theta combination, are scored with the
+// Gaussian of their std.
 func (b *backtest) stepsDF() float64 {
-	if !b.l.Fitted() || b.l.Form().Log {
+	if !b.l.Fitted() || b.l.Form().Log || b.l.Theta() != nil {
 		return 0
 	}
 	return b.l.Model().Info().DF
@@ -617,19 +621,21 @@ type effectiveConfig struct {
 
 // modelReport is the model's state at the end of the run.
 type modelReport struct {
-	M             int       `json:"m"`
-	Rank          int       `json:"rank"`
-	Kernel        string    `json:"kernel"`           // the kernel chosen at the last re-choice
-	Form          string    `json:"form"`             // none, log, diff or log+diff (online.Form)
-	Sigma2        jsonFloat `json:"sigma2,omitempty"` // RBF only
-	Gamma         jsonFloat `json:"gamma"`
-	NoiseStd      jsonFloat `json:"noise_std"`
-	DEff          jsonFloat `json:"d_eff"`
-	Swaps         int       `json:"swaps"`
-	BasisRefresh  int       `json:"basis_refresh"`
-	Outliers      int64     `json:"outliers"` // samples flagged by robust reweighting
-	SamplesWeight jsonFloat `json:"samples_weight"`
-	Entropy       jsonFloat `json:"entropy"`
+	M             int             `json:"m"`
+	Rank          int             `json:"rank"`
+	Kernel        string          `json:"kernel"`           // the kernel chosen at the last re-choice
+	Form          string          `json:"form"`             // none, log, diff or log+diff (online.Form)
+	Sigma2        jsonFloat       `json:"sigma2,omitempty"` // RBF only
+	Gamma         jsonFloat       `json:"gamma"`
+	NoiseStd      jsonFloat       `json:"noise_std"`
+	DEff          jsonFloat       `json:"d_eff"`
+	Swaps         int             `json:"swaps"`
+	BasisRefresh  int             `json:"basis_refresh"`
+	Outliers      int64           `json:"outliers"` // samples flagged by robust reweighting
+	SamplesWeight jsonFloat       `json:"samples_weight"`
+	Entropy       jsonFloat       `json:"entropy"`
+	Combine       string          `json:"combine"`         // none or theta (model.combine)
+	Theta         *sink.ThetaInfo `json:"theta,omitempty"` // with combine theta
 }
 
 func (b *backtest) report(protocol string, nTrain int) *report {
@@ -688,7 +694,7 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 		mi := daemon.ModelInfoOf(b.l)
 		rep.Model = modelReport{M: info.M, Rank: info.Rank, Kernel: mi.Kernel, Form: mi.Form, Sigma2: jsonFloat(mi.Sigma2), Gamma: jsonFloat(info.Gamma),
 			NoiseStd: jsonFloat(mi.NoiseStd), DEff: jsonFloat(info.DEff), Swaps: info.Swaps, BasisRefresh: info.BasisRefresh, Outliers: b.l.Outliers(),
-			SamplesWeight: jsonFloat(info.SamplesWeight), Entropy: jsonFloat(info.Entropy)}
+			SamplesWeight: jsonFloat(info.SamplesWeight), Entropy: jsonFloat(info.Entropy), Combine: mi.Combine, Theta: mi.Theta}
 	}
 	return rep
 }
@@ -708,6 +714,9 @@ func (r *report) summary(w io.Writer) error {
 	}
 	fmt.Fprintf(&sb, "  model: %s kernel, form %s, M = %d (rank %d), lags %s%s, γ = %.4g, noise std %.4g, d_eff %.1f, %d swaps\n",
 		r.Model.Kernel, r.Model.Form, r.Model.M, r.Model.Rank, lagString(r.Config.Lags), width, r.Model.Gamma, r.Model.NoiseStd, r.Model.DEff, r.Model.Swaps)
+	if th := r.Model.Theta; th != nil {
+		fmt.Fprintf(&sb, "  combined with the theta method: α = %.4g, drift %.4g, seasonal period %d (0: none)\n", th.Alpha, th.Drift, th.Period)
+	}
 	fmt.Fprintf(&sb, "  %-12s %6s %10s %10s %10s %10s %10s\n", "", "n", "NMSE", "RMSE", "MAE", "cover95", "NLPD")
 	row := func(name string, m metrics) {
 		fmt.Fprintf(&sb, "  %-12s %6d %10s %10s %10s %10s %10s\n", name, m.N, fmtMetric(m.NMSE), fmtMetric(m.RMSE),

@@ -263,6 +263,10 @@ type ModelConfig struct {
 	// Season proposes seasonal lags s, s+1: auto (s detected from the
 	// data), 0 (none) or a period s ≥ 2.
 	Season Auto[int] `yaml:"season"`
+	// Combine averages the model's forecasts with the theta method's:
+	// auto (when that validates better at a re-choice), theta (always) or
+	// none.
+	Combine string `yaml:"combine"`
 	// TimeUnit is what an integer t is: sequence (a sequence number, no
 	// calendar), ms or s (Unix time). Timestamp strings are times whatever
 	// the unit. One for all series: the daemon reads t with one decoder.
@@ -396,6 +400,7 @@ func DefaultConfig() Config {
 			Transform:      "auto",
 			Difference:     Auto[int]{Auto: true},
 			Season:         Auto[int]{Auto: true},
+			Combine:        "auto",
 			TimeUnit:       "sequence",
 			PlannedInputs:  []int{},
 			Calendar:       CalendarConfig{Features: []string{}, Holidays: []string{}, TimeZone: "UTC"},
@@ -794,6 +799,9 @@ func (m *ModelConfig) validate(p *problems, at string) {
 	if m.Transform != "auto" && m.Transform != "none" && m.Transform != "log" {
 		p.add(at+".transform", "must be auto, none or log (got %q)", m.Transform)
 	}
+	if m.Combine != "auto" && m.Combine != "theta" && m.Combine != "none" {
+		p.add(at+".combine", "must be auto, theta or none (got %q)", m.Combine)
+	}
 	if !m.Difference.Auto && m.Difference.Value != 0 && m.Difference.Value != 1 {
 		p.add(at+".difference", "must be auto, 0 or 1 (got %d)", m.Difference.Value)
 	}
@@ -1146,6 +1154,13 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 		scale = online.ScaleNone
 	}
 	cal, _ := m.calendar() // a validated section: it compiles
+	combine := online.CombineNone
+	switch m.Combine {
+	case "auto":
+		combine = online.CombineAuto
+	case "theta":
+		combine = online.CombineTheta
+	}
 	return online.Config{
 		Model: narx.Config{
 			Embedding:    emb,
@@ -1179,6 +1194,7 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 		TuneSize:      tuneSize,
 		TuneHorizon:   f.Horizon,
 		Robust:        r.online(),
+		Combine:       combine,
 	}
 }
 

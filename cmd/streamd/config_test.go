@@ -128,6 +128,7 @@ func TestBadConfig(t *testing.T) {
 		{"warm-up for the inputs", "model: {lags: 2, inputs: 3, input_lags: [0, 1], calendar: {features: [day_of_week]}, warmup: 34}\n",
 			[]string{"model.warmup", "must be ≥ 35", "15 regressors", "got 34"}}, // 2 + 6 + 7 regressors: depth 2 + 1 + 2·(15 + 1)
 		{"transform", "model: {transform: sqrt}\n", []string{"model.transform", `"sqrt"`}},
+		{"combine", "model: {combine: ets}\n", []string{"model.combine", `"ets"`}},
 		{"difference", "model: {difference: 2}\n", []string{"model.difference", "got 2"}},
 		{"season", "model: {season: 1}\n", []string{"model.season", "got 1"}},
 		{"cutoff", "model: {cutoff: 1}\n", []string{"model.cutoff", "got 1"}},
@@ -286,8 +287,9 @@ forecast: {horizon: 5, every: 2, level: 0.9}
 			Select:     narx.SelectOptions{Method: narx.SelectEntropy, MaxIter: 11, Patience: 12},
 		},
 		Warmup: 300, Horizon: 5, Every: 2, Level: 0.9, Scale: online.ScaleStandard, TuneSize: 50, TuneHorizon: 5,
-		// transform, difference and season: auto (the defaults).
-		Forms: []online.Form{{}, {Diff: true}, {Log: true}, {Log: true, Diff: true}},
+		// transform, difference, season and combine: auto (the defaults).
+		Forms:   []online.Form{{}, {Diff: true}, {Log: true}, {Log: true, Diff: true}},
+		Combine: online.CombineAuto,
 		Robust: online.Robust{Enabled: false, Window: 200, Scale: robust.ScaleIQR, Clean: true,
 			Weights: robust.Weights{Func: robust.Hampel, C1: 2.5, C2: 3, Floor: robust.DefaultFloor}},
 	}

@@ -49,7 +49,7 @@ func ModelInfoOf(l *online.Learner) sink.ModelInfo {
 	if cfg.Kernel.Type == narx.RBF || cfg.Kernel.Type == narx.LinearRBF {
 		sigma2 = cfg.Kernel.Sigma2
 	}
-	return sink.ModelInfo{
+	mi := sink.ModelInfo{
 		M:        info.M,
 		Lags:     cfg.Embedding.YLags,
 		Kernel:   cfg.Kernel.Type.String(),
@@ -60,5 +60,11 @@ func ModelInfoOf(l *online.Learner) sink.ModelInfo {
 		DEff:     info.DEff,
 		Swaps:    info.Swaps,
 		DF:       info.DF,
+		Combine:  "none",
 	}
+	if th := l.Theta(); th != nil {
+		mi.Combine, mi.DF = "theta", 0 // the steps' distribution is the average's
+		mi.Theta = &sink.ThetaInfo{Alpha: th.Alpha, Drift: th.Drift, Period: len(th.Season)}
+	}
+	return mi
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/reject"
 	"github.com/streamd/streamd/internal/robust"
+	"github.com/streamd/streamd/internal/theta"
 )
 
 // Config fixes a Learner. Validate reports bad values; zero fields are not
@@ -76,6 +77,38 @@ type Config struct {
 	TuneHorizon int
 	// Robust reweighting (docs/design.md, "The model", book ch. 5); off when !Robust.Enabled.
 	Robust Robust
+	// Combine says whether the forecasts average the NARX model's with a
+	// theta forecaster's (internal/theta).
+	Combine Combine
+}
+
+// Combine names a rule for averaging the NARX model's forecasts with those
+// of the theta method (internal/theta: exponential smoothing with drift,
+// seasonally adjusted), fitted on the same values at each re-choice and
+// updated with every value after. The average's point forecast is the
+// mean of the two; its band's bounds the means of the two bands' bounds
+// (the quantiles of the distribution whose quantile function is the
+// average of theirs); its std the mean of their stds.
+type Combine int
+
+const (
+	// CombineNone publishes the NARX model's forecasts alone.
+	CombineNone Combine = iota
+	// CombineAuto averages them at each re-choice's verdict: when the
+	// average forecasts the validation's origins better (chooseTheta).
+	CombineAuto
+	// CombineTheta always averages them.
+	CombineTheta
+)
+
+func (c Combine) String() string {
+	switch c {
+	case CombineAuto:
+		return "auto"
+	case CombineTheta:
+		return "theta"
+	}
+	return "none"
 }
 
 // Robust configures robust reweighting. Each learned sample gets the weight
@@ -194,6 +227,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("interval level must be in (0, 1) (got %v)", c.Level)
 	case c.Scale != ScaleRobust && c.Scale != ScaleStandard && c.Scale != ScaleNone:
 		return fmt.Errorf("unknown scale %d", int(c.Scale))
+	case c.Combine != CombineNone && c.Combine != CombineAuto && c.Combine != CombineTheta:
+		return fmt.Errorf("unknown combination rule %d", int(c.Combine))
 	}
 	if h := c.tuneHorizon(); c.Tuning == TuneIterated && (h < 1 || c.Warmup < h*3) {
 		return fmt.Errorf("iterated tuning needs a horizon ≥ 1 and warmup ≥ 3·horizon (got horizon %d, warmup %d)", h, c.Warmup)
@@ -349,6 +384,12 @@ type Learner struct {
 	// units); nil when robust reweighting is off.
 	rscale   *robust.StreamingScale
 	outliers int64
+
+	// th is the theta forecaster averaged with the model (Combine), in the
+	// series' units; nil when the last re-choice did not combine. thMean
+	// and thSD are its forecasts' buffers.
+	th           *theta.Model
+	thMean, thSD []float64
 }
 
 // NewLearner returns a Learner in warm-up.
@@ -375,13 +416,15 @@ func NewLearner(cfg Config) (*Learner, error) {
 	e := cfg.Model.Embedding
 	nu := e.Inputs()
 	l := &Learner{cfg: cfg, nu: nu, nUser: nu - cfg.Calendar.Dim(), model: m, hist: narx.NewHistory(e),
-		uRaw:  make([]float64, nu),
-		z:     distuv.UnitNormal.Quantile(0.5 + cfg.Level/2),
-		x:     make([]float64, e.Dim()),
-		uNorm: make([]float64, nu),
-		steps: make([]narx.Step, cfg.Horizon),
-		out:   make([]ForecastStep, cfg.Horizon),
-		uHold: make([][]float64, cfg.Horizon),
+		uRaw:   make([]float64, nu),
+		z:      distuv.UnitNormal.Quantile(0.5 + cfg.Level/2),
+		x:      make([]float64, e.Dim()),
+		uNorm:  make([]float64, nu),
+		steps:  make([]narx.Step, cfg.Horizon),
+		out:    make([]ForecastStep, cfg.Horizon),
+		uHold:  make([][]float64, cfg.Horizon),
+		thMean: make([]float64, max(cfg.Horizon, 1)),
+		thSD:   make([]float64, max(cfg.Horizon, 1)),
 	}
 	for h := range l.uHold {
 		l.uHold[h] = make([]float64, nu)
@@ -398,7 +441,11 @@ func NewLearner(cfg Config) (*Learner, error) {
 // forecast buffers. Go object headers are excluded, so it is a lower bound
 // of the memory a series costs.
 func (l *Learner) SizeBytes() int {
-	f := len(l.warmY) + len(l.warmU) + len(l.warmT) + len(l.x) + len(l.uNorm) + 5*len(l.out) + 3*len(l.steps)
+	f := len(l.warmY) + len(l.warmU) + len(l.warmT) + len(l.x) + len(l.uNorm) + 5*len(l.out) + 3*len(l.steps) +
+		len(l.thMean) + len(l.thSD)
+	if l.th != nil {
+		f += len(l.th.Season) + 12 // its scalars
+	}
 	for _, u := range l.uHold {
 		f += len(u)
 	}
@@ -444,6 +491,10 @@ func (l *Learner) Scale() (loc, scale float64) {
 
 // Form returns the form of the series chosen at the last re-choice.
 func (l *Learner) Form() Form { return l.form }
+
+// Theta returns the theta forecaster the model's forecasts are averaged
+// with (Config.Combine), or nil when they are not, for read-only use.
+func (l *Learner) Theta() *theta.Model { return l.th }
 
 // Fitted reports whether the series has a model (from FirstFit samples on).
 func (l *Learner) Fitted() bool { return l.model.Fitted() }
@@ -522,8 +573,14 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	l.hist.Regressor(l.x, l.uNorm)
 	mean, variance := l.model.Observe(l.x)
 	st := l.back(base+l.yLoc+l.yScale*mean, l.yScale*math.Sqrt(variance))
-	res := Result{Fitted: true, Prediction: st.Mean, Std: st.Std, Lo: st.Lo, Hi: st.Hi, Filled: filled}
-	_, res.DF = l.quantile() // the distribution back just used
+	own := st.Mean        // the model's own prediction, before any combination
+	_, df := l.quantile() // the distribution back just used
+	if l.th != nil {
+		l.th.Forecast(l.thMean[:1], l.thSD[:1])
+		l.blend(&st, l.thMean[0], l.thSD[0])
+		df = 0 // the band is an average of two distributions' quantiles
+	}
+	res := Result{Fitted: true, Prediction: st.Mean, Std: st.Std, Lo: st.Lo, Hi: st.Hi, Filled: filled, DF: df}
 	res.Residual = o.Y - res.Prediction
 	res.Weight, res.Outlier = l.weigh(y-mean, variance)
 	gross := l.grossError(y, mean, variance)
@@ -535,7 +592,10 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	// all but gross errors.
 	lagValue, kept := y, o.Y
 	if gross {
-		kept = res.Prediction
+		kept = own
+	}
+	if l.th != nil {
+		l.th.Update(kept)
 	}
 	if res.Outlier {
 		l.outliers++
@@ -704,6 +764,10 @@ func (l *Learner) fillGap(prevT, t int64) int {
 		p := l.model.Predict(l.x)
 		l.hist.Push(p, l.uNorm)
 		l.lastZ = l.levelBase() + l.yLoc + l.yScale*p
+		if l.th != nil {
+			l.th.Forecast(l.thMean[:1], nil)
+			l.th.Update(l.thMean[0])
+		}
 	}
 	return fill
 }
@@ -773,6 +837,28 @@ func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
 		}
 		dst[h] = st
 	}
+	if l.th == nil {
+		return
+	}
+	if len(l.thMean) < len(dst) {
+		l.thMean, l.thSD = make([]float64, len(dst)), make([]float64, len(dst))
+	}
+	mean, sd := l.thMean[:len(dst)], l.thSD[:len(dst)]
+	l.th.Forecast(mean, sd)
+	for h := range dst {
+		l.blend(&dst[h], mean[h], sd[h])
+		dst[h].OneStepStd = (dst[h].OneStepStd + sd[0]) / 2
+	}
+}
+
+// blend averages st with the theta forecaster's normal predictive of mean
+// and standard deviation sd (see Combine): the point forecasts, the band's
+// bounds and the stds, each the mean of the two.
+func (l *Learner) blend(st *ForecastStep, mean, sd float64) {
+	st.Lo = (st.Lo + mean - l.z*sd) / 2
+	st.Hi = (st.Hi + mean + l.z*sd) / 2
+	st.Mean = (st.Mean + mean) / 2
+	st.Std = (st.Std + sd) / 2
 }
 
 // Forecast computes a what-if forecast of len(dst) steps from the current state
@@ -826,7 +912,10 @@ func (l *Learner) ForecastCopy() *Learner {
 	c.uLoc, c.uScale = slices.Clone(l.uLoc), slices.Clone(l.uScale)
 	c.changed = slices.Clone(l.changed)
 	c.warmY, c.warmU, c.warmT, c.rscale = nil, nil, nil, nil
-	c.uRaw, c.x, c.uNorm, c.uHold, c.steps, c.out = nil, nil, nil, nil, nil, nil
+	c.uRaw, c.x, c.uNorm, c.uHold, c.steps, c.out, c.thMean, c.thSD = nil, nil, nil, nil, nil, nil, nil, nil
+	if l.th != nil {
+		c.th = l.th.Clone()
+	}
 	return &c
 }
 
@@ -882,6 +971,12 @@ func (l *Learner) fit() error {
 		l.hist.Push(d.ws[k], d.us[k*l.nu:(k+1)*l.nu])
 	}
 	l.lastZ = d.form.transformed(l.warmY[N-1], l.floor)
+	l.th = nil
+	if st.theta {
+		// A failure (fewer than 4 values: not at a re-choice) leaves the
+		// model alone.
+		l.th, _ = theta.Fit(l.warmY, st.period)
+	}
 	return nil
 }
 

@@ -329,6 +329,7 @@ func TestForecastCopyIsIndependent(t *testing.T) {
 	cfg := testConfig()
 	cfg.Model.Embedding.InputLags = [][]int{{0, 1}}
 	cfg.Model.SwapRule = narx.SwapGain // the default
+	cfg.Combine = CombineTheta         // its state must be copied too
 	l, _ := NewLearner(cfg)
 	y := noisySine(700, 0.1, 9)
 	const H = 40
@@ -366,7 +367,7 @@ func TestForecastCopyIsIndependent(t *testing.T) {
 		}
 		copies = append(copies, pending{c, want})
 	}
-	if len(copies) < 5 || l.Model().Info().Swaps == 0 {
+	if len(copies) < 5 || l.Model().Info().Swaps == 0 || l.Theta() == nil {
 		t.Fatalf("%d copies, %d swaps: the test does not cover learning after a copy", len(copies), l.Model().Info().Swaps)
 	}
 	// The copies forecast on another goroutine while the Learner learns on

@@ -12,16 +12,21 @@ import (
 
 	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/robust"
+	"github.com/streamd/streamd/internal/theta"
 )
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
-// reads it and version 6 (which lacks learnerState.InputLags: its models
-// had every configured input lag) and rejects every other version with
-// ErrSnapshotVersion.
-const SnapshotVersion = 7
+// reads it, version 7 (which lacks learnerState.Theta: its series are not
+// combined until their next re-choice) and version 6 (which also lacks
+// InputLags: its models had every configured input lag), and rejects every
+// other version with ErrSnapshotVersion.
+const SnapshotVersion = 8
 
-// snapshotV6 is the previous version still read.
-const snapshotV6 = 6
+// The previous versions still read.
+const (
+	snapshotV6 = 6
+	snapshotV7 = 7
+)
 
 var snapshotMagic = [4]byte{'S', 'D', 'L', 'S'}
 
@@ -60,8 +65,13 @@ type learnerState struct {
 
 	// InputLags are the input lags of the model (calendar columns
 	// included), which the fit may have chosen fewer of than configured.
-	// It must stay the last field: version 6 ends before it.
+	// Version 6 ends before it.
 	InputLags [][]int
+
+	// Theta is the theta forecaster's state when the forecasts are
+	// combined (Config.Combine). It must stay the last field: version 7
+	// ends before it.
+	Theta *theta.State
 }
 
 // MarshalBinary encodes the Learner's complete state: magic, version (uint16,
@@ -83,6 +93,10 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 		rs := l.rscale.State()
 		st.RobustScale = &rs
 	}
+	if l.th != nil {
+		ts := l.th.State()
+		st.Theta = &ts
+	}
 	b := append([]byte(nil), snapshotMagic[:]...)
 	b = binary.BigEndian.AppendUint16(b, SnapshotVersion)
 	return encodeValue(b, reflect.ValueOf(st)), nil
@@ -95,15 +109,18 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		return fmt.Errorf("online: not a learner snapshot")
 	}
 	v := binary.BigEndian.Uint16(b[4:6])
-	if v != SnapshotVersion && v != snapshotV6 {
-		return fmt.Errorf("%w: %d (this build reads %d and %d)", ErrSnapshotVersion, v, snapshotV6, SnapshotVersion)
+	if v != SnapshotVersion && v != snapshotV7 && v != snapshotV6 {
+		return fmt.Errorf("%w: %d (this build reads %d to %d)", ErrSnapshotVersion, v, snapshotV6, SnapshotVersion)
 	}
 	var st learnerState
 	d := decoder{b: b[6:]}
 	sv := reflect.ValueOf(&st).Elem()
 	fields := sv.NumField()
-	if v == snapshotV6 {
-		fields-- // no InputLags
+	switch v {
+	case snapshotV7:
+		fields-- // no Theta
+	case snapshotV6:
+		fields -= 2 // no InputLags, no Theta
 	}
 	for i := range fields {
 		if err := d.decodeValue(sv.Field(i)); err != nil {
@@ -174,6 +191,16 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		}
 		fresh.rscale = rs
 	}
+	if st.Theta != nil {
+		if !fitted {
+			return fmt.Errorf("online: snapshot has a theta forecaster without a model")
+		}
+		th, err := theta.FromState(*st.Theta)
+		if err != nil {
+			return fmt.Errorf("online: snapshot: %w", err)
+		}
+		fresh.th = th
+	}
 	fresh.outliers = st.Outliers
 	fresh.warmY, fresh.warmU, fresh.warmT, fresh.nextFit = st.WarmY, st.WarmU, st.WarmT, st.NextFit
 	fresh.form, fresh.lastZ, fresh.floor, fresh.gross = st.Form, st.LastZ, st.Floor, st.Gross
@@ -206,7 +233,7 @@ func configKeys(c Config) []string {
 		{"calendar", fmt.Sprint(cal.Features, cal.Holidays, cal.Location)},
 		{"horizon", c.Horizon}, {"every", c.Every}, {"level", c.Level}, {"scale", c.Scale},
 		{"sigma2_auto", c.AutoSigma2}, {"tuning", c.Tuning}, {"retune_every", c.RetuneEvery},
-		{"tune_size", c.TuneSize}, {"tune_horizon", c.TuneHorizon}, {"robust", c.Robust},
+		{"tune_size", c.TuneSize}, {"tune_horizon", c.TuneHorizon}, {"robust", c.Robust}, {"combine", c.Combine},
 	}
 	out := make([]string, len(kv))
 	for i, p := range kv {

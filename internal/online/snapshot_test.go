@@ -3,6 +3,7 @@ package online
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -16,17 +17,23 @@ import (
 // predictions, bars, forecasts and swap decisions (the RNG state travels in the
 // snapshot). Checked at a point in warm-up and at points after the fit, with
 // swaps allowed so the RNG and the window matter, under both swap rules
-// (the gain rule picks its newcomer from the window).
+// (the gain rule picks its newcomer from the window), and with the
+// forecasts combined with the theta method, whose state travels too.
 func TestSnapshotRoundTripIsBitIdentical(t *testing.T) {
-	for name, rule := range map[string]narx.SwapRule{"entropy": narx.SwapEntropy, "gain": narx.SwapGain} {
-		t.Run(name, func(t *testing.T) { snapshotRoundTrip(t, rule) })
+	for _, c := range []struct {
+		name    string
+		rule    narx.SwapRule
+		combine Combine
+	}{{"entropy", narx.SwapEntropy, CombineNone}, {"gain", narx.SwapGain, CombineNone}, {"gain+theta", narx.SwapGain, CombineTheta}} {
+		t.Run(c.name, func(t *testing.T) { snapshotRoundTrip(t, c.rule, c.combine) })
 	}
 }
 
-func snapshotRoundTrip(t *testing.T, rule narx.SwapRule) {
+func snapshotRoundTrip(t *testing.T, rule narx.SwapRule, combine Combine) {
 	cfg := testConfig()
 	cfg.Model.Embedding.InputLags = [][]int{{0, 2}}
 	cfg.Model.SwapRule = rule
+	cfg.Combine = combine
 	cfg.AutoSigma2 = true
 	y := noisySine(900, 0.1, 5)
 	obs := func(i int) Observation {
@@ -68,6 +75,9 @@ func snapshotRoundTrip(t *testing.T, rule narx.SwapRule) {
 		}
 		if cut > 100 && swaps == 0 {
 			t.Errorf("cut %d: no swaps after the restore; the RNG path is untested", cut)
+		}
+		if (b.Theta() != nil) != (combine == CombineTheta) {
+			t.Errorf("cut %d: theta forecaster %v with combine %v", cut, b.Theta() != nil, combine)
 		}
 	}
 }
@@ -256,9 +266,18 @@ func TestSnapshotOfAModelWithFewerInputs(t *testing.T) {
 	}
 }
 
-// A version-6 snapshot (before learnerState.InputLags) is still read: its
-// model had every configured input lag.
-func TestSnapshotVersion6IsRead(t *testing.T) {
+// Snapshots of versions 6 (before learnerState.InputLags: its model had
+// every configured input lag) and 7 (before Theta) are still read.
+func TestOlderSnapshotVersionsAreRead(t *testing.T) {
+	for _, c := range []struct {
+		version uint8
+		drop    int // the fields the version lacks, at the end
+	}{{snapshotV6, 2}, {snapshotV7, 1}} {
+		t.Run(fmt.Sprint("v", c.version), func(t *testing.T) { testOlderSnapshot(t, c.version, c.drop) })
+	}
+}
+
+func testOlderSnapshot(t *testing.T, version uint8, drop int) {
 	cfg := testConfig()
 	cfg.Model.Embedding.InputLags = [][]int{{0, 2}}
 	y := noisySine(300, 0.1, 7)
@@ -272,19 +291,19 @@ func TestSnapshotVersion6IsRead(t *testing.T) {
 		}
 	}
 	snap, _ := a.MarshalBinary()
-	// Re-encode it as version 6 wrote it: every field but the last.
+	// Re-encode it as the version wrote it: every field but the last drop.
 	var st learnerState
 	d := decoder{b: snap[6:]}
 	if err := d.decodeValue(reflect.ValueOf(&st).Elem()); err != nil {
 		t.Fatal(err)
 	}
-	v6 := append(append([]byte(nil), snap[:4]...), 0, snapshotV6)
+	old := append(append([]byte(nil), snap[:4]...), 0, version)
 	sv := reflect.ValueOf(st)
-	for i := range sv.NumField() - 1 {
-		v6 = encodeValue(v6, sv.Field(i))
+	for i := range sv.NumField() - drop {
+		old = encodeValue(old, sv.Field(i))
 	}
 	b, _ := NewLearner(cfg)
-	if err := b.UnmarshalBinary(v6); err != nil {
+	if err := b.UnmarshalBinary(old); err != nil {
 		t.Fatal(err)
 	}
 	for i := 200; i < len(y); i++ {

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/streamd/streamd/internal/narx"
+	"github.com/streamd/streamd/internal/theta"
 )
 
 // Form is how the observed series y becomes the series the NARX model learns:
@@ -154,6 +155,10 @@ type structure struct {
 	// whether or not its evidence is finite (a constant series fits
 	// exactly, and has none).
 	fits bool
+	// theta: the winner's forecasts are averaged with a theta forecaster's
+	// of seasonal period period (chooseTheta).
+	theta  bool
+	period int
 }
 
 // better reports whether s ranks above t: a candidate that fits first, then
@@ -422,7 +427,8 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 	N := len(ys)
 	floor := l.logFloor(ys)
 	inLags := l.inputLags(N)
-	sets := l.lagSets(N, l.periods(ys), inLags)
+	periods := l.periods(ys)
+	sets := l.lagSets(N, periods, inLags)
 	forms := l.forms(ys)
 	kernels := l.cfg.Kernels
 	if len(kernels) == 0 {
@@ -548,10 +554,13 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 			}
 		}
 	}
-	best := l.validateForms(perForm, ys)
+	v, ok := l.planValidation(ys)
+	best, paths := l.validateForms(perForm, ys, v, ok)
 	if !best.fits {
 		return best, errNoStructure
 	}
+	best.period = thetaPeriod(periods, ys)
+	best.theta = l.chooseTheta(best, paths, ys, best.period, v, ok)
 	if err := l.finishChoice(&best, sets); err != nil {
 		return structure{}, err
 	}
@@ -574,17 +583,110 @@ func (l *Learner) formHorizon(N int) int {
 	return max(min(l.cfg.tuneHorizon(), N/4), 1)
 }
 
+// validation is the plan of the forecasts a re-choice validates on: from
+// origins origin(o) = train + o·step, o < origins, H steps each, the
+// fitting part the samples before train; mase is the mean absolute one-step
+// change of the fitting part, the scale of the errors (MASE).
+type validation struct {
+	H, step, origins, train int
+	mase                    float64
+}
+
+// planValidation returns the validation plan of the samples ys, or false
+// when they are too few for one (a fitting part shorter than FirstFit) or
+// their fitting part is constant (no scale).
+func (l *Learner) planValidation(ys []float64) (validation, bool) {
+	N := len(ys)
+	H := l.formHorizon(N)
+	step := max(H/4, 1)
+	origins := max(formOrigins, min((formErrors+H-1)/H, (N-N/2-H)/step+1))
+	v := validation{H: H, step: step, origins: origins, train: N - H - (origins-1)*step}
+	if v.train < FirstFit {
+		return v, false
+	}
+	for k := 1; k < v.train; k++ {
+		v.mase += math.Abs(ys[k] - ys[k-1])
+	}
+	v.mase /= float64(v.train - 1)
+	return v, v.mase > 0
+}
+
+// score returns the summed scaled absolute errors of the forecast paths
+// (origins × H, in the series' units) against ys.
+func (v validation) score(ys, paths []float64) float64 {
+	var sum float64
+	for o := range v.origins {
+		origin := v.train + o*v.step
+		for i, f := range paths[o*v.H : (o+1)*v.H] {
+			sum += math.Abs(ys[origin+i]-f) / v.mase
+		}
+	}
+	return sum
+}
+
+// validationPaths returns st's forecasts (origins × H, in the series'
+// units) of the plan v: st's structure fitted on the samples before the
+// first origin forecasts H steps from each (true values up to the origin,
+// future inputs as observed). nil when st cannot be fitted there.
+func (l *Learner) validationPaths(st structure, ys []float64, v validation) []float64 {
+	d, c := st.data, st.cfg
+	depth := c.Embedding.Depth()
+	if v.train-d.off-depth < minTargets(c.Embedding.Dim()) {
+		return nil
+	}
+	l.tuneSize(&c)
+	X, y := embed(c.Embedding, d.ws[:v.train-d.off], d.us[:(v.train-d.off)*l.nu], l.nu, depth)
+	m, err := narx.NewModel(c)
+	if err != nil || m.Fit(X, y, nil) != nil {
+		return nil
+	}
+	steps := make([]narx.Step, v.H)
+	inputs := make([][]float64, v.H)
+	paths := make([]float64, 0, v.origins*v.H)
+	for o := range v.origins {
+		origin := v.train + o*v.step // first forecast sample
+		wo := origin - d.off         // its index in the form's series
+		h := narx.NewHistory(c.Embedding)
+		for k := max(0, wo-depth-1); k < wo; k++ {
+			h.Push(d.ws[k], d.us[k*l.nu:(k+1)*l.nu])
+		}
+		for i := range inputs {
+			inputs[i] = d.us[(wo+i)*l.nu : (wo+i+1)*l.nu]
+		}
+		m.Forecast(steps, h, inputs)
+		level := 0.0
+		if d.form.Diff {
+			level = d.form.transformed(ys[origin-1], l.logFloor(ys))
+		}
+		for _, s := range steps {
+			z := d.loc + d.scale*s.Mean
+			if d.form.Diff {
+				level += z
+				z = level
+			}
+			f := z
+			if d.form.Log {
+				f = math.Exp(min(z, 700))
+			}
+			paths = append(paths, f)
+		}
+	}
+	return paths
+}
+
 // validateForms picks among the best structure of each form. The evidence
 // compares forms on one-step likelihood, which does not say how a
 // differenced or a level model extrapolates; so with two forms or more,
-// each form's structure is fitted on the samples before the first of the
-// validation origins (see formErrors) and forecasts formHorizon steps from
-// each (true values up to the origin, future inputs as observed), scored in
-// the series' own units by the absolute error scaled by the mean absolute
-// one-step change of the fitting samples (MASE); the smallest total wins.
-// With too few samples for it (a fitting part shorter than FirstFit), the
-// evidence decides.
-func (l *Learner) validateForms(perForm []structure, ys []float64) structure {
+// each form's structure forecasts the validation's paths (validationPaths,
+// planValidation: formHorizon steps from origins near the end, at least
+// formOrigins of them and as many more as make formErrors step errors in
+// all, as long as the fitting part keeps half the samples: one-step
+// validation from five origins would rank forms on five errors), scored
+// in the series' own units by the absolute error scaled by the mean
+// absolute one-step change of the fitting samples (MASE); the smallest
+// total wins. With too few samples for it, the evidence decides. It
+// returns the winner and, when it was validated, its paths.
+func (l *Learner) validateForms(perForm []structure, ys []float64, v validation, ok bool) (structure, []float64) {
 	best := structure{score: math.Inf(-1), atBound: true}
 	var cands []structure
 	for _, st := range perForm {
@@ -595,71 +697,94 @@ func (l *Learner) validateForms(perForm []structure, ys []float64) structure {
 			cands = append(cands, st)
 		}
 	}
-	N := len(ys)
-	H := l.formHorizon(N)
-	step := max(H/4, 1)
-	origins := max(formOrigins, min((formErrors+H-1)/H, (N-N/2-H)/step+1))
-	train := N - H - (origins-1)*step
-	if len(cands) < 2 || train < FirstFit {
-		return best
+	if len(cands) < 2 || !ok {
+		return best, nil
 	}
-	var mase float64
-	for k := 1; k < train; k++ {
-		mase += math.Abs(ys[k] - ys[k-1])
-	}
-	mase /= float64(train - 1)
-	if !(mase > 0) {
-		return best
-	}
-	bestErr := math.Inf(1)
-	steps := make([]narx.Step, H)
-	inputs := make([][]float64, H)
+	bestErr, bestPaths := math.Inf(1), []float64(nil)
 	for _, st := range cands {
-		d, c := st.data, st.cfg
-		depth := c.Embedding.Depth()
-		if train-d.off-depth < minTargets(c.Embedding.Dim()) {
+		paths := l.validationPaths(st, ys, v)
+		if paths == nil {
 			continue
 		}
-		l.tuneSize(&c)
-		X, y := embed(c.Embedding, d.ws[:train-d.off], d.us[:(train-d.off)*l.nu], l.nu, depth)
-		m, err := narx.NewModel(c)
-		if err != nil || m.Fit(X, y, nil) != nil {
-			continue
-		}
-		var sum float64
-		for o := range origins {
-			origin := train + o*step // first forecast sample
-			wo := origin - d.off     // its index in the form's series
-			h := narx.NewHistory(c.Embedding)
-			for k := max(0, wo-depth-1); k < wo; k++ {
-				h.Push(d.ws[k], d.us[k*l.nu:(k+1)*l.nu])
-			}
-			for i := range inputs {
-				inputs[i] = d.us[(wo+i)*l.nu : (wo+i+1)*l.nu]
-			}
-			m.Forecast(steps, h, inputs)
-			level := 0.0
-			if d.form.Diff {
-				level = d.form.transformed(ys[origin-1], l.logFloor(ys))
-			}
-			for i, s := range steps {
-				z := d.loc + d.scale*s.Mean
-				if d.form.Diff {
-					level += z
-					z = level
-				}
-				f := z
-				if d.form.Log {
-					f = math.Exp(min(z, 700))
-				}
-				sum += math.Abs(ys[origin+i]-f) / mase
-			}
-		}
-		if sum < bestErr {
-			bestErr, best = sum, st
+		if e := v.score(ys, paths); e < bestErr {
+			bestErr, best, bestPaths = e, st, paths
 		}
 	}
-	return best
+	return best, bestPaths
+}
+
+// chooseTheta decides whether the forecasts of the structure best, whose
+// validation paths are paths (nil: not computed yet), are averaged with a
+// theta forecaster's (Config.Combine). With CombineAuto they are unless
+// the structure's validation error alone is below 1 − thetaMargin times
+// the average's — the theta method fitted on the fitting part, then
+// updated (theta.Model.Update) up to each origin; too few samples for a
+// validation, or a structure that cannot be validated, combine.
+func (l *Learner) chooseTheta(best structure, paths, ys []float64, period int, v validation, ok bool) bool {
+	switch l.cfg.Combine {
+	case CombineNone:
+		return false
+	case CombineTheta:
+		return true
+	}
+	if !ok {
+		return true
+	}
+	if paths == nil {
+		if paths = l.validationPaths(best, ys, v); paths == nil {
+			return true
+		}
+	}
+	th, err := theta.Fit(ys[:v.train], period)
+	if err != nil {
+		return false
+	}
+	mean := make([]float64, v.H)
+	avg := make([]float64, len(paths))
+	at := v.train
+	for o := range v.origins {
+		for ; at < v.train+o*v.step; at++ {
+			th.Update(ys[at])
+		}
+		th.Forecast(mean, nil)
+		for i, m := range mean {
+			avg[o*v.H+i] = (paths[o*v.H+i] + m) / 2
+		}
+	}
+	return v.score(ys, paths) >= (1-thetaMargin)*v.score(ys, avg)
+}
+
+// thetaMargin is how much better than the average of the two the model's
+// validated forecasts must be for it to forecast alone. An average of two
+// forecasters whose errors differ seldom loses much to the better one,
+// while a choice on a hundred step errors is noisy: on the NN3 training
+// columns' last 18 values, choosing the better of the two (margin 0) gave
+// mean sMAPE 15.65, always averaging 15.45, margins 0.1, 0.2 and 0.3
+// 15.36, 15.27 and 15.45 (docs/benchmarks.md, "Real series"). Chaotic
+// series, which the model forecasts many times better than the theta
+// method, still refuse it: the Santa Fe laser and Mackey–Glass do.
+const thetaMargin = 0.2
+
+// thetaPeriod is the seasonal period of the theta forecaster, when every
+// value is positive (its decomposition is multiplicative; else 1, none):
+// the main one the re-choice proposes (periods), as thetaf is given the
+// frequency of its series; when none is proposed, the first of
+// commonPeriods that passes thetaf's own seasonality test on the values
+// (theta.Seasonal) — the period detection of the lags tests the
+// increments, where a seasonal pattern riding on a trend can hide.
+func thetaPeriod(periods []int, ys []float64) int {
+	if slices.ContainsFunc(ys, func(y float64) bool { return !(y > 0) }) {
+		return 1
+	}
+	if len(periods) > 0 {
+		return periods[0]
+	}
+	for _, s := range commonPeriods {
+		if len(ys) > 2*s && theta.Seasonal(ys, s) {
+			return s
+		}
+	}
+	return 1
 }
 
 // finishChoice completes the winner: with TuneIterated or TuneRobustCV the

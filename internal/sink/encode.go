@@ -103,6 +103,14 @@ func (w *jsonWriter) model(mi *ModelInfo) {
 	if mi.DF != 0 { // omitempty
 		w.float(`,"df":`, mi.DF)
 	}
+	w.raw(`,"combine":`)
+	w.b = appendString(w.b, mi.Combine)
+	if th := mi.Theta; th != nil { // omitempty
+		w.float(`,"theta":{"alpha":`, th.Alpha)
+		w.float(`,"drift":`, th.Drift)
+		w.int(`,"period":`, int64(th.Period))
+		w.raw("}")
+	}
 	w.raw("}")
 }
 

@@ -22,16 +22,18 @@ type plain struct {
 type plainObserved Observed
 
 type plainModel struct {
-	M        int     `json:"m"`
-	Lags     []int   `json:"lags"`
-	Kernel   string  `json:"kernel"`
-	Form     string  `json:"form"`
-	Sigma2   float64 `json:"sigma2,omitempty"`
-	Gamma    float64 `json:"gamma"`
-	NoiseStd float64 `json:"noise_std"`
-	DEff     float64 `json:"d_eff"`
-	Swaps    int     `json:"swaps"`
-	DF       float64 `json:"df,omitempty"`
+	M        int        `json:"m"`
+	Lags     []int      `json:"lags"`
+	Kernel   string     `json:"kernel"`
+	Form     string     `json:"form"`
+	Sigma2   float64    `json:"sigma2,omitempty"`
+	Gamma    float64    `json:"gamma"`
+	NoiseStd float64    `json:"noise_std"`
+	DEff     float64    `json:"d_eff"`
+	Swaps    int        `json:"swaps"`
+	DF       float64    `json:"df,omitempty"`
+	Combine  string     `json:"combine"`
+	Theta    *ThetaInfo `json:"theta,omitempty"`
 }
 
 func plainOf(m *Message) *plain {
@@ -53,7 +55,8 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 		return Message{Series: "s1", T: 42, IssuedAt: at,
 			Observed: &Observed{Y: 10.5, Prediction: 10.25, Std: 0.125, Residual: 0.25, Weight: 1, Outlier: true, DF: 4},
 			Steps:    []Step{{H: 1, T: 43, Mean: 1, Std: 2, Lo: -3, Hi: 4}, {H: 2, T: 44, Mean: 1e-7, Std: 1e21, Lo: -1e-300, Hi: 5e-324}},
-			Model:    ModelInfo{M: 50, Lags: []int{1, 2, 10}, Sigma2: 20, Gamma: 3665.338028987852, NoiseStd: 0.0031894442740, DEff: 97.8, Swaps: 3, DF: 6}}
+			Model: ModelInfo{M: 50, Lags: []int{1, 2, 10}, Sigma2: 20, Gamma: 3665.338028987852, NoiseStd: 0.0031894442740, DEff: 97.8, Swaps: 3, DF: 6,
+				Combine: "theta", Theta: &ThetaInfo{Alpha: 0.3125, Drift: -1.5e-7, Period: 12}}}
 	}
 	cases := map[string]func(*Message){
 		"full":                   func(*Message) {},
@@ -61,6 +64,7 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 		"empty steps, nil lags":  func(m *Message) { m.Steps, m.Model.Lags = []Step{}, nil },
 		"sigma2 zero omitted":    func(m *Message) { m.Model.Sigma2 = 0 },
 		"df zero omitted":        func(m *Message) { m.Model.DF, m.Observed.DF = 0, 0 },
+		"no theta":               func(m *Message) { m.Model.Combine, m.Model.Theta = "none", nil },
 		"sigma2 negative zero":   func(m *Message) { m.Model.Sigma2 = math.Copysign(0, -1) },
 		"negative zero":          func(m *Message) { m.Observed.Residual = math.Copysign(0, -1) },
 		"switch points": func(m *Message) {

@@ -34,7 +34,8 @@ type Observed struct {
 	Weight     float64 `json:"weight"`
 	Outlier    bool    `json:"outlier"`
 	// DF is ν when the prediction's distribution is a Student-t scaled to
-	// variance Std² (in the model's form); absent for a normal.
+	// variance Std² (in the model's form); absent for a normal or a theta
+	// combination (ModelInfo.Combine).
 	DF float64 `json:"df,omitempty"`
 }
 
@@ -43,7 +44,10 @@ type Observed struct {
 // logs, form "log" or "log+diff", the predictive median), the predictive
 // standard deviation Std, and the central interval [Lo, Hi] at the
 // configured level, whose bounds are exact quantiles of the predictive
-// distribution (asymmetric about Mean for a log form).
+// distribution (asymmetric about Mean for a log form). With the theta
+// combination (ModelInfo.Combine) each field is the mean of the model's and
+// the theta method's: the bounds are then the quantiles of the distribution
+// whose quantile function is the average of theirs.
 type Step struct {
 	H    int     `json:"h"`
 	T    int64   `json:"t"`
@@ -72,6 +76,19 @@ type ModelInfo struct {
 	Swaps    int     `json:"swaps"`
 	// DF is ν of the steps' predictive distribution, a Student-t scaled to
 	// each step's variance (in the model's form), calibrated on the model's
-	// one-step errors; absent for a normal.
+	// one-step errors; absent for a normal and for a theta combination.
 	DF float64 `json:"df,omitempty"`
+	// Combine is "theta" when the forecasts average the model's with the
+	// theta method's (model.combine), described by Theta; else "none".
+	Combine string     `json:"combine"`
+	Theta   *ThetaInfo `json:"theta,omitempty"`
+}
+
+// ThetaInfo describes the theta method of a combination: its smoothing
+// weight, its drift per step (in the seasonally adjusted series' units),
+// and its seasonal period (0: not seasonal).
+type ThetaInfo struct {
+	Alpha  float64 `json:"alpha"`
+	Drift  float64 `json:"drift"`
+	Period int     `json:"period"`
 }

@@ -8,12 +8,15 @@
 // differ from a NARX model's: docs/benchmarks.md prices the combination of
 // the two on NN3.
 //
-// The package is numerics only. Fit is O(n·(m + optimisation steps)).
+// The package is numerics only. Fit is O(n·(m + optimisation steps));
+// Update, which folds in one more value with α and the seasonal indices
+// held, is O(1), so a fitted Model follows a stream.
 package theta
 
 import (
 	"errors"
 	"math"
+	"slices"
 )
 
 // Model is a fitted theta forecaster.
@@ -30,10 +33,17 @@ type Model struct {
 	// squared errors over N − 2 (α and the initial level estimated, as
 	// forecast 8.20's ets counts them).
 	Sigma2 float64
-	// Season holds the multiplicative indices of the next Period steps
-	// (Season[k] for step k+1, k+1+Period, …); nil when the series is not
-	// treated as seasonal.
+	// Season holds the multiplicative indices of one period, Season[(Phase
+	// + k) mod len] that of step k+1 after the last value; nil when the
+	// series is not treated as seasonal.
 	Season []float64
+	Phase  int
+
+	// The drift's least-squares line through the adjusted values (index t
+	// = 0..N−1): the means of t and of the values, and the co-moments
+	// Σ(t − t̄)² and Σ(t − t̄)(x − x̄), updated by Welford's recurrences. sse
+	// is the smoothing's sum of squared one-step errors.
+	meanT, meanX, stt, stx, sse float64
 }
 
 // Smoothing weight bounds: forecast::ets's for α.
@@ -72,13 +82,14 @@ func Fit(x []float64, m int) (*Model, error) {
 	}
 	adj := x
 	var season []float64
-	if m > 1 && n > 2*m && seasonal(x, m) {
+	if m > 1 && n > 2*m && Seasonal(x, m) {
 		if idx, ok := decompose(x, m); ok {
 			adj = make([]float64, n)
 			for t := range x {
 				adj[t] = x[t] / idx[t%m]
 			}
-			// The indices of the steps after the last value.
+			// Rotated so that the phase of the step after the last
+			// value is 0.
 			season = make([]float64, m)
 			for k := range season {
 				season[k] = idx[(n+k)%m]
@@ -90,8 +101,37 @@ func Fit(x []float64, m int) (*Model, error) {
 	for _, v := range adj {
 		level += alpha * (v - level)
 	}
-	return &Model{Alpha: alpha, Level: level, Drift: slope(adj) / 2, N: n,
-		Sigma2: sse / float64(n-2), Season: season}, nil
+	f := &Model{Alpha: alpha, Level: level, N: n, Sigma2: sse / float64(n-2), Season: season, sse: sse}
+	f.meanT, f.meanX, f.stt, f.stx = line(adj)
+	f.Drift = f.stx / f.stt / 2
+	return f, nil
+}
+
+// Update folds in the value y observed after the last: the level is
+// smoothed with the fitted α (its one-step error counted in σ²), the
+// least-squares line and so the drift take the value in, and the season
+// moves on a step; α and the seasonal indices stay as fitted. It is what
+// Fit on the values with y appended would give if α and the indices were
+// held, up to rounding. O(1); y must be finite.
+func (f *Model) Update(y float64) {
+	v := y
+	if m := len(f.Season); m > 0 {
+		v = y / f.Season[f.Phase]
+		f.Phase = (f.Phase + 1) % m
+	}
+	e := v - f.Level
+	f.sse += e * e
+	f.Level += f.Alpha * e
+	t := float64(f.N)
+	f.N++
+	n := float64(f.N)
+	dt := t - f.meanT
+	f.meanT += dt / n
+	f.meanX += (v - f.meanX) / n
+	f.stt += dt * (t - f.meanT)
+	f.stx += dt * (v - f.meanX)
+	f.Drift = f.stx / f.stt / 2
+	f.Sigma2 = f.sse / (n - 2)
 }
 
 // Forecast writes the forecasts of steps 1..len(mean) and their standard
@@ -105,8 +145,8 @@ func (f *Model) Forecast(mean, sd []float64) {
 	for i := range mean {
 		h := float64(i)
 		v := f.Level + f.Drift*(h+start)
-		if f.Season != nil {
-			v *= f.Season[i%len(f.Season)]
+		if m := len(f.Season); m > 0 {
+			v *= f.Season[(f.Phase+i)%m]
 		}
 		mean[i] = v
 		if sd != nil {
@@ -142,9 +182,9 @@ func acf(x []float64, m int) []float64 {
 	return r
 }
 
-// seasonal reports thetaf's test of seasonality at period m; false for a
-// constant x.
-func seasonal(x []float64, m int) bool {
+// Seasonal reports thetaf's test of seasonality at period m (see Fit);
+// false for a constant x. x must hold more than m values.
+func Seasonal(x []float64, m int) bool {
 	lo, hi, scale := x[0], x[0], 0.0
 	for _, v := range x {
 		lo, hi, scale = min(lo, v), max(hi, v), scale+math.Abs(v)
@@ -206,22 +246,71 @@ func decompose(x []float64, m int) (idx []float64, ok bool) {
 	return idx, true
 }
 
-// slope is the least-squares slope of x against 0..n−1.
-func slope(x []float64) float64 {
+// line returns the means of t = 0..n−1 and of x and the co-moments
+// Σ(t − t̄)² and Σ(t − t̄)(x − x̄) of the least-squares line of x against
+// t, whose slope is stx/stt.
+func line(x []float64) (tm, xm, stt, stx float64) {
 	n := float64(len(x))
-	tm := (n - 1) / 2
-	var xm float64
+	tm = (n - 1) / 2
 	for _, v := range x {
 		xm += v
 	}
 	xm /= n
-	var stt, stx float64
 	for t, v := range x {
 		d := float64(t) - tm
 		stt += d * d
 		stx += d * (v - xm)
 	}
-	return stx / stt
+	return tm, xm, stt, stx
+}
+
+// State is a Model's complete state, for checkpoints.
+type State struct {
+	Alpha, Level, Drift, Sigma2 float64
+	N, Phase                    int
+	Season                      []float64
+	MeanT, MeanX, STT, STX, SSE float64
+}
+
+// State returns f's state; Season is copied.
+func (f *Model) State() State {
+	return State{Alpha: f.Alpha, Level: f.Level, Drift: f.Drift, Sigma2: f.Sigma2, N: f.N, Phase: f.Phase,
+		Season: slices.Clone(f.Season), MeanT: f.meanT, MeanX: f.meanX, STT: f.stt, STX: f.stx, SSE: f.sse}
+}
+
+// FromState returns the Model of a state State returned, or an error when
+// the state could not have been: non-finite numbers, α out of its bounds,
+// fewer than 4 values, a phase outside the season.
+func FromState(s State) (*Model, error) {
+	finite := func(v ...float64) bool {
+		for _, x := range v {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case !finite(s.Alpha, s.Level, s.Drift, s.Sigma2, s.MeanT, s.MeanX, s.STT, s.STX, s.SSE) || !finite(s.Season...):
+		return nil, errors.New("theta: state is not finite")
+	case s.Alpha < AlphaMin || s.Alpha > AlphaMax || s.N < 4 || !(s.STT > 0) || s.Sigma2 < 0 || s.SSE < 0:
+		return nil, errors.New("theta: state is not a fitted model's")
+	case s.Phase < 0 || (len(s.Season) == 0 && s.Phase != 0) || (len(s.Season) > 0 && s.Phase >= len(s.Season)):
+		return nil, errors.New("theta: state's seasonal phase is out of range")
+	}
+	var season []float64
+	if len(s.Season) > 0 {
+		season = slices.Clone(s.Season)
+	}
+	return &Model{Alpha: s.Alpha, Level: s.Level, Drift: s.Drift, Sigma2: s.Sigma2, N: s.N, Phase: s.Phase, Season: season,
+		meanT: s.MeanT, meanX: s.MeanX, stt: s.STT, stx: s.STX, sse: s.SSE}, nil
+}
+
+// Clone returns a deep copy of f.
+func (f *Model) Clone() *Model {
+	c := *f
+	c.Season = slices.Clone(f.Season)
+	return &c
 }
 
 // ses fits simple exponential smoothing to x by least squares, α in

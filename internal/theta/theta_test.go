@@ -201,3 +201,120 @@ func TestSESIsTranslationEquivariant(t *testing.T) {
 		t.Errorf("α %v, ℓ₀ %v, SSE %v; a million higher: α %v, ℓ₀ − 1e6 %v, SSE %v", a, l0, s, b, l1-1e6, s1)
 	}
 }
+
+// Update continues a fit exactly as the recursions would over the whole
+// series with α and the seasonal indices held: the level is SES from the
+// fit's ℓ₀ over every adjusted value, the drift half the least-squares
+// slope of all of them, σ² their smoothing's SSE over N − 2, and the
+// season's phase has moved on by the values added. Welford's updates and
+// the direct sums round differently, by about 1e-15 relative per term over
+// 90 terms of values near 100: 1e-9 relative leaves a wide margin and
+// still fails for any wrong term (a wrong index or a missed update moves
+// these by 1e-3 or more).
+func TestUpdateContinuesTheFit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	pattern := []float64{0.9, 1.2, 1.0, 0.9}
+	x := make([]float64, 90)
+	for i := range x {
+		x[i] = (100 + 0.5*float64(i) + 2*rng.NormFloat64()) * pattern[i%4]
+	}
+	const n0 = 61
+	m, err := Fit(x[:n0], 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Season == nil {
+		t.Fatal("the seasonal pattern was not detected")
+	}
+	// The fitted indices by the phase of x's index.
+	idx := make([]float64, 4)
+	for k := range idx {
+		idx[(n0+k)%4] = m.Season[k]
+	}
+	adj := make([]float64, len(x))
+	for i := range x {
+		adj[i] = x[i] / idx[i%4]
+	}
+	_, l0, _ := ses(adj[:n0])
+	for _, v := range x[n0:] {
+		m.Update(v)
+	}
+	level, sse := l0, 0.0
+	for _, v := range adj {
+		sse += (v - level) * (v - level)
+		level += m.Alpha * (v - level)
+	}
+	_, _, stt, stx := line(adj)
+	close := func(name string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-9*math.Abs(want) {
+			t.Errorf("%s = %v after the updates, want %v", name, got, want)
+		}
+	}
+	close("level", m.Level, level)
+	close("drift", m.Drift, stx/stt/2)
+	close("σ²", m.Sigma2, sse/float64(len(x)-2))
+	if m.N != len(x) || m.Phase != (len(x)-n0)%4 {
+		t.Errorf("N = %d, phase %d; want %d, %d", m.N, m.Phase, len(x), (len(x)-n0)%4)
+	}
+	// The next step's index is that of x's next position.
+	mean := make([]float64, 4)
+	m.Forecast(mean, nil)
+	start := (1 - math.Pow(1-m.Alpha, float64(m.N))) / m.Alpha
+	for h := range mean {
+		want := (level + stx/stt/2*(float64(h)+start)) * idx[(len(x)+h)%4]
+		close("forecast", mean[h], want)
+	}
+}
+
+// A state round trip gives a model that forecasts and updates bit for bit
+// as the original, and shares no storage with it; states that no fit
+// could have produced are refused.
+func TestStateRoundTrip(t *testing.T) {
+	x := []float64{5, 9, 7, 4, 6, 10, 8, 5, 7, 11, 9, 6, 8, 12, 10, 7}
+	m, err := Fit(x, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := FromState(m.State())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []float64{9, 13, 11} {
+		m.Update(v)
+		c.Update(v)
+	}
+	a, b := make([]float64, 6), make([]float64, 6)
+	sa, sb := make([]float64, 6), make([]float64, 6)
+	m.Forecast(a, sa)
+	c.Forecast(b, sb)
+	for h := range a {
+		if math.Float64bits(a[h]) != math.Float64bits(b[h]) || math.Float64bits(sa[h]) != math.Float64bits(sb[h]) {
+			t.Fatalf("step %d: restored model forecasts %v ± %v, original %v ± %v", h+1, b[h], sb[h], a[h], sa[h])
+		}
+	}
+	if len(m.Season) > 0 {
+		c.Season[0] = -1
+		if m.Season[0] == -1 {
+			t.Error("the restored model shares its season with the original")
+		}
+	}
+	for name, mutate := range map[string]func(*State){
+		"NaN level":     func(s *State) { s.Level = math.NaN() },
+		"α above":       func(s *State) { s.Alpha = 1 },
+		"three values":  func(s *State) { s.N = 3 },
+		"phase outside": func(s *State) { s.Phase = len(s.Season) },
+		"Inf index":     func(s *State) { s.Season = []float64{math.Inf(1), 1} },
+	} {
+		s := m.State()
+		mutate(&s)
+		if _, err := FromState(s); err == nil {
+			t.Errorf("%s: the state was accepted", name)
+		}
+	}
+	cl := m.Clone()
+	cl.Update(100)
+	if cl.Level == m.Level {
+		t.Error("Clone shares its state with the original")
+	}
+}

@@ -120,6 +120,9 @@ function render() {
   rows($('#model'), v.fitted ? [
     ['working set M', String(m.m)],
     ['lags of y', (m.lags || []).join(', ')],
+    ['kernel', m.kernel || '—'],
+    ['form', m.form || '—'],
+    ['combined with', m.theta ? `theta: α ${num(m.theta.alpha, 3)}, period ${m.theta.period || 'none'}` : 'none'],
     ['kernel width σ²', m.sigma2 ? num(m.sigma2) : '— (not RBF)'],
     ['regularisation γ', num(m.gamma)],
     ['noise std', num(m.noise_std)],
