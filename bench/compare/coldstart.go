@@ -15,7 +15,7 @@ import (
 const coldFrom = 24
 
 func (e *env) coldstart(ctx context.Context) error {
-	series, dir, fcDir, err := e.prepareNN3("coldstart")
+	series, dir, fcDir, err := e.prepareNN3("coldstart", 0)
 	if err != nil {
 		return err
 	}

@@ -58,6 +58,7 @@ type env struct {
 	euniteConfig    string
 	timeout         time.Duration
 	jobs            int
+	holdout         int // nn3: score the training columns' last values instead of the test
 	krlstOpts       krlstOpts
 	stdout, stderr  io.Writer
 }
@@ -83,6 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&e.euniteConfig, "eunite-config", "config/eunite.yaml", "eunite: streamd configuration `FILE` (relative to REPO); when missing, only the minimal inputs-only configuration runs")
 	fs.DurationVar(&e.timeout, "timeout", 10*time.Minute, "limit of each streamd run (R scripts: 6× this)")
 	fs.IntVar(&e.jobs, "j", 1, "streamd runs in parallel (wall times are then summed over runs, not elapsed)")
+	fs.IntVar(&e.holdout, "nn3-holdout", 0, "nn3: forecast each training column's last `H` values (18: the training-only split) from the rest, instead of the test values from all of it")
 	e.krlstOpts.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
@@ -113,6 +115,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if e.jobs < 1 {
 		return fmt.Errorf("-j must be ≥ 1 (got %d)", e.jobs)
+	}
+	if e.holdout != 0 && e.holdout != nn3Horizon {
+		return fmt.Errorf("-nn3-holdout must be 0 or %d, the horizon (got %d)", nn3Horizon, e.holdout)
 	}
 	if err := e.setup(ctx, suites); err != nil {
 		return err

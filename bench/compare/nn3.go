@@ -53,6 +53,21 @@ func loadNN3(dir string) ([]nn3Series, error) {
 	return out, nil
 }
 
+// holdOut returns the series with their last h training values as the
+// test values, fitted on the rest: the training-only split, on which
+// design choices are measured without the test values.
+func holdOut(series []nn3Series, h int) ([]nn3Series, error) {
+	out := make([]nn3Series, len(series))
+	for i, s := range series {
+		if len(s.Train) < 2*h {
+			return nil, fmt.Errorf("series %s has %d training values, fewer than 2×%d to hold out %d", s.Name, len(s.Train), h, h)
+		}
+		n := len(s.Train) - h
+		out[i] = nn3Series{Name: s.Name, Train: s.Train[:n:n], Test: s.Train[n:]}
+	}
+	return out, nil
+}
+
 // writeNN3Files writes each series' training values to dir/NAME.txt.
 func writeNN3Files(series []nn3Series, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -112,10 +127,15 @@ func (e *env) backtestEach(ctx context.Context, series []nn3Series, fcDir string
 
 // prepareNN3 loads the NN3 training columns and lays out the suite's output
 // directory afresh: one file of values per series under data/, and an empty
-// forecasts/.
-func (e *env) prepareNN3(suite string) (series []nn3Series, dir, fcDir string, err error) {
+// forecasts/; with holdout > 0, the training columns split by holdOut.
+func (e *env) prepareNN3(suite string, holdout int) (series []nn3Series, dir, fcDir string, err error) {
 	if series, err = loadNN3(filepath.Join(e.data, "nn3")); err != nil {
 		return nil, "", "", err
+	}
+	if holdout > 0 {
+		if series, err = holdOut(series, holdout); err != nil {
+			return nil, "", "", err
+		}
 	}
 	dir = filepath.Join(e.out, suite)
 	if err := os.RemoveAll(dir); err != nil {
@@ -133,7 +153,7 @@ func (e *env) prepareNN3(suite string) (series []nn3Series, dir, fcDir string, e
 }
 
 func (e *env) nn3(ctx context.Context) error {
-	series, dir, fcDir, err := e.prepareNN3("nn3")
+	series, dir, fcDir, err := e.prepareNN3("nn3", e.holdout)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -336,5 +337,24 @@ func TestGroupReasons(t *testing.T) {
 	want := []string{"2 × has 51 values [s1 s2]", "2 × backtest: /d/NN3_101.txt: has 9 values [s4 s5]", "1 × other [s3]"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// holdOut moves the last h training values of each series to its test
+// values, and refuses a series too short to keep as many to fit on.
+func TestHoldOut(t *testing.T) {
+	in := []nn3Series{{Name: "a", Train: []float64{1, 2, 3, 4, 5}, Test: []float64{9}}}
+	out, err := holdOut(in, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out[0]; !reflect.DeepEqual(got.Train, []float64{1, 2, 3}) || !reflect.DeepEqual(got.Test, []float64{4, 5}) {
+		t.Errorf("holdOut: train %v test %v, want [1 2 3] [4 5]", got.Train, got.Test)
+	}
+	if len(in[0].Train) != 5 {
+		t.Error("holdOut changed its input")
+	}
+	if _, err := holdOut(in, 3); err == nil {
+		t.Error("holding out 3 of 5 values was accepted")
 	}
 }
