@@ -1135,32 +1135,14 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 	if m.SelectPatience.Auto {
 		sel.Patience = max(4*m.WorkingSet, 100)
 	}
-	tuning := online.TuneEvidence
-	switch m.Tuning {
-	case "iterated":
-		tuning = online.TuneIterated
-	case "robust-cv":
-		tuning = online.TuneRobustCV
-	}
+	tuning := pick(m.Tuning, online.TuneEvidence, map[string]online.Tuning{"iterated": online.TuneIterated, "robust-cv": online.TuneRobustCV})
 	tuneSize := min(m.WorkingSet, 200)
 	if !m.TuneWorkingSet.Auto {
 		tuneSize = m.TuneWorkingSet.Value
 	}
-	scale := online.ScaleRobust
-	switch m.Scale {
-	case "standard":
-		scale = online.ScaleStandard
-	case "none":
-		scale = online.ScaleNone
-	}
+	scale := pick(m.Scale, online.ScaleRobust, map[string]online.Scale{"standard": online.ScaleStandard, "none": online.ScaleNone})
 	cal, _ := m.calendar() // a validated section: it compiles
-	combine := online.CombineNone
-	switch m.Combine {
-	case "auto":
-		combine = online.CombineAuto
-	case "theta":
-		combine = online.CombineTheta
-	}
+	combine := pick(m.Combine, online.CombineNone, map[string]online.Combine{"auto": online.CombineAuto, "theta": online.CombineTheta})
 	return online.Config{
 		Model: narx.Config{
 			Embedding:    emb,
@@ -1196,6 +1178,15 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 		Robust:        r.online(),
 		Combine:       combine,
 	}
+}
+
+// pick maps a validated key's value onto its enum: values[v], def for a
+// value values does not name.
+func pick[T any](v string, def T, values map[string]T) T {
+	if x, ok := values[v]; ok {
+		return x
+	}
+	return def
 }
 
 // forms maps transform and difference onto the candidate forms.

@@ -21,20 +21,8 @@ type plain struct {
 
 type plainObserved Observed
 
-type plainModel struct {
-	M        int        `json:"m"`
-	Lags     []int      `json:"lags"`
-	Kernel   string     `json:"kernel"`
-	Form     string     `json:"form"`
-	Sigma2   float64    `json:"sigma2,omitempty"`
-	Gamma    float64    `json:"gamma"`
-	NoiseStd float64    `json:"noise_std"`
-	DEff     float64    `json:"d_eff"`
-	Swaps    int        `json:"swaps"`
-	DF       float64    `json:"df,omitempty"`
-	Combine  string     `json:"combine"`
-	Theta    *ThetaInfo `json:"theta,omitempty"`
-}
+// plainModel has ModelInfo's fields and tags without its MarshalJSON.
+type plainModel ModelInfo
 
 func plainOf(m *Message) *plain {
 	p := &plain{Series: m.Series, T: m.T, IssuedAt: m.IssuedAt, Steps: m.Steps, Model: plainModel(m.Model)}
