@@ -99,7 +99,7 @@ func updatesNoSwap(b *testing.B, m *Model, X, y []float64) {
 		m.prepared = false
 		m.sinceSwap = m.cfg.SwapInterval
 		j, ok := m.swapCandidate()
-		m.learnPrepared(y[k], 1)
+		m.learnPrepared(y[k], 1, 0)
 		sinkF += mean + v + float64(j)
 		if ok {
 			sinkF++
@@ -139,7 +139,7 @@ func BenchmarkSwap(b *testing.B) {
 				m.Observe(X[k*20 : (k+1)*20])
 				m.swap(i%m.m, math.Inf(-1))
 				m.prepared = false
-				m.learnPrepared(y[k], 1)
+				m.learnPrepared(y[k], 1, 0)
 			}
 			b.ReportMetric(float64(m.fm.r), "rank")
 		})
@@ -202,7 +202,7 @@ func BenchmarkDaemonShape(b *testing.B) {
 			m.Observe(X[k*n : (k+1)*n])
 			m.swap(i%m.m, math.Inf(-1))
 			m.prepared = false
-			m.learnPrepared(y[k], 1)
+			m.learnPrepared(y[k], 1, 0)
 		}
 	})
 	b.Run("forecast", func(b *testing.B) {
@@ -215,7 +215,7 @@ func BenchmarkDaemonShape(b *testing.B) {
 			k := i % len(y)
 			m.Observe(X[k*n : (k+1)*n])
 			m.prepared = false
-			m.learnPrepared(y[k], 1)
+			m.learnPrepared(y[k], 1, 0)
 			h.Push(y[k], nil)
 			if h.Ready() {
 				m.Forecast(steps, h, nil)

@@ -273,7 +273,7 @@ func (m *Model) fit(X, y, v []float64, rows []int) error {
 	m.win = newWindow(n, M, m.cfg.Window)
 	for i := max(0, N-m.cfg.Window); i < N; i++ {
 		m.cfg.Kernel.Column(m.k, m.ws.Points(), X[i*n:(i+1)*n])
-		m.win.push(X[i*n:(i+1)*n], y[i], weightAt(v, i), m.k)
+		m.win.push(X[i*n:(i+1)*n], y[i], weightAt(v, i), m.k, 0) // never a newcomer: older than any test
 	}
 	m.rls = recursive.NewRLS(m.fm.r+1, m.cfg.Gamma, m.cfg.Forgetting)
 	if err := m.loadStats(X, y, v); err != nil {
@@ -445,14 +445,17 @@ func (m *Model) Learn(y, v float64) (swapped bool) {
 		}
 	}
 	m.sinceSwap++
+	// Scored before a swap changes the members: the next test ranks it
+	// against members that have not changed since (swapNovel).
+	score := m.swapScore(y, v)
 	if j, ok := m.swapCandidate(); ok {
 		if m.cfg.SwapRule == SwapEntropy {
 			swapped = m.swap(j, m.swapMinGain())
 		} else {
-			swapped = m.swapNovel(j, y, v)
+			swapped = m.swapNovel(j, score)
 		}
 	}
-	m.learnPrepared(y, v)
+	m.learnPrepared(y, v, score)
 	return swapped
 }
 
@@ -497,63 +500,61 @@ func (m *Model) swapCandidate() (j int, accept bool) {
 }
 
 // swapNovel puts to the gain test the exchange of member j for the most
-// promising of the samples since the last test — the prepared one (with
-// target y and weight v) and the last SwapInterval − 1 the window holds —,
-// by v·e²·(K(x,x) − ‖φ(x)‖²)/K(x,x): its weighted squared residual times
+// promising of the samples since the last test — the prepared one (of
+// swap score score) and the last SwapInterval − 1 the window holds —, by
+// their swap scores v·e²·(K(x,x) − ‖φ(x)‖²)/K(x,x) (swapScore): the weighted squared residual times
 // the share of its kernel function outside the members' span, the
 // first-order gain of the feature it would bring (an outlier the robust
 // weighting discounts brings little: its own sample counts for little in
-// the gain test). The prepared sample's residual is its prediction error;
-// a window sample's, already learned, is put on the same footing as its
-// leave-one-out residual e/(1 − h), h = v·ψᵀ(A + D/γ)⁻¹ψ its leverage
-// (what the residual would be without its own say, exact for ridge
-// regression). A sample that arrives between two tests so still gets its
-// chance to join, as every sample does in KRLS-T.
-//
-// The window's scores come from the kept columns, two M×M products each
-// (the features and the leverage): O(SwapInterval·M²) per test, O(M²) per
-// sample amortised. Nothing about them is kept between tests, so a
-// restored model chooses as the original did. What it gains over testing
-// only the prepared sample is in docs/benchmarks.md ("The online core
-// against KRLS-T").
-func (m *Model) swapNovel(j int, y, v float64) bool {
+// the gain test). Every candidate's residual is its prediction error, made
+// before it was learned: the window's samples were scored so when they
+// were learned (Learn; the window keeps the score), with the members of
+// now — none has changed since the last test —, so a window sample is
+// ranked exactly as it would have been had it been the one at the test. A
+// sample that arrives between two tests so still gets its chance to join,
+// as every sample does in KRLS-T. The scan is O(SwapInterval), and the
+// features of the winner, if from the window, O(M²). What it gains over
+// testing only the prepared sample is in docs/benchmarks.md ("The online
+// core against KRLS-T").
+func (m *Model) swapNovel(j int, score float64) bool {
 	M, r := m.m, m.fm.r
-	th := m.rls.Theta()
 	best := newcomer{x: m.x, k: m.k, phi: m.psi[:M], kxx: m.kxx}
-	res := y - m.lastMean
-	bestNov := v * novelty(best.phi[:r], best.kxx) * res * res
+	bestScore := score
 	w := m.win
-	if n := min(m.cfg.SwapInterval-1, w.count); r == M && n > 0 {
-		buf := recursive.GetFloats(2*M + 1)
-		defer recursive.PutFloats(buf)
-		psi, keep := buf[:M+1], buf[M+1:]
+	bestSlot := -1
+	if n := min(m.cfg.SwapInterval-1, w.count); r == M {
 		for age := range n {
-			slot := w.slot(age)
-			x := w.x[slot*m.n : (slot+1)*m.n]
-			k := w.k[slot*M : (slot+1)*M]
-			m.fm.apply(psi[:M], k)
-			psi[M] = 1
-			kxx := m.cfg.Kernel.Eval(x, x)
-			e := w.y[slot] - dot(psi[:M], th[:M]) - th[M]
-			if h := w.v[slot] * m.rls.QuadForm(psi); h < 1 {
-				e /= 1 - h
-			}
-			if score := w.v[slot] * novelty(psi[:M], kxx) * e * e; score > bestNov {
-				copy(keep, psi[:M])
-				best, bestNov = newcomer{x: x, k: k, phi: keep, kxx: kxx}, score
+			if slot := w.slot(age); w.s[slot] > bestScore {
+				bestSlot, bestScore = slot, w.s[slot]
 			}
 		}
 	}
-	return m.swapIn(j, m.swapMinGain(), best)
+	if bestSlot < 0 {
+		return m.swapIn(j, m.swapMinGain(), best)
+	}
+	phi := recursive.GetFloats(M)
+	defer recursive.PutFloats(phi)
+	x, k := w.x[bestSlot*m.n:(bestSlot+1)*m.n], w.k[bestSlot*M:(bestSlot+1)*M]
+	m.fm.apply(phi, k)
+	return m.swapIn(j, m.swapMinGain(), newcomer{x: x, k: k, phi: phi, kxx: m.cfg.Kernel.Eval(x, x)})
+}
+
+// swapScore is the prepared sample's score as a swap's newcomer, with
+// target y and weight v: v·e²·(K(x,x) − ‖φ(x)‖²)/K(x,x), e its prediction
+// error (swapNovel). O(r).
+func (m *Model) swapScore(y, v float64) float64 {
+	e := y - m.lastMean
+	return v * novelty(m.psi[:m.fm.r], m.kxx) * e * e
 }
 
 // novelty is (K(x,x) − ‖φ(x)‖²)/K(x,x): the share of x's kernel function
-// outside the members' span; 0 when K(x,x) is not positive.
+// outside the members' span; 0 when K(x,x) is not positive, or when
+// rounding makes ‖φ(x)‖² exceed K(x,x) for x in the span.
 func novelty(phi []float64, kxx float64) float64 {
 	if !(kxx > 0) {
 		return 0
 	}
-	return (kxx - dot(phi, phi)) / kxx
+	return max((kxx-dot(phi, phi))/kxx, 0)
 }
 
 // swapMinGain is the gain a swap must bring (recursive.RLS.ExchangeFeature):
@@ -572,12 +573,13 @@ func (m *Model) swapMinGain() float64 {
 // samples) 2 measured best of 0, 2, 10 and 50 (docs/benchmarks.md).
 const swapMinGainNoise = 2
 
-// learnPrepared is the RLS update with the prepared features. O(r²).
-func (m *Model) learnPrepared(y, v float64) {
+// learnPrepared is the RLS update with the prepared features; score is
+// the sample's swap score (swapScore), kept in the window. O(r²).
+func (m *Model) learnPrepared(y, v, score float64) {
 	if !m.rls.Update(m.psi[:m.fm.r+1], y, v) {
 		return
 	}
-	m.win.push(m.x, y, v, m.k)
+	m.win.push(m.x, y, v, m.k, score)
 	m.alphaFresh = false
 	m.sinceNoise++
 	if m.cfg.NoiseEvery > 0 && m.sinceNoise >= m.cfg.NoiseEvery {
@@ -701,24 +703,25 @@ func (m *Model) Dual() (alpha []float64, b float64) {
 type window struct {
 	n, m, cap   int
 	x, y, v, k  []float64
+	s           []float64 // swap scores (Model.swapScore) at learning
 	head, count int
 }
 
 func newWindow(n, m, capacity int) *window {
 	return &window{n: n, m: m, cap: capacity, x: make([]float64, n*capacity),
-		y: make([]float64, capacity), v: make([]float64, capacity), k: make([]float64, m*capacity)}
+		y: make([]float64, capacity), v: make([]float64, capacity), k: make([]float64, m*capacity), s: make([]float64, capacity)}
 }
 
 // slot returns the ring slot of the sample age pushes ago (0: the newest).
 func (w *window) slot(age int) int { return ((w.head-age)%w.cap + w.cap) % w.cap }
 
 // push adds sample (x, y, v) whose kernel column against the working set
-// is k.
-func (w *window) push(x []float64, y, v float64, k []float64) {
+// is k and whose swap score is s.
+func (w *window) push(x []float64, y, v float64, k []float64, s float64) {
 	w.head = (w.head + 1) % w.cap
 	copy(w.x[w.head*w.n:(w.head+1)*w.n], x)
 	copy(w.k[w.head*w.m:(w.head+1)*w.m], k)
-	w.y[w.head], w.v[w.head] = y, v
+	w.y[w.head], w.v[w.head], w.s[w.head] = y, v, s
 	if w.count < w.cap {
 		w.count++
 	}

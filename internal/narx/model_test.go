@@ -273,7 +273,7 @@ func TestSwapMatchesBatch(t *testing.T) {
 						swaps++
 					}
 					m.prepared = false
-					m.learnPrepared(y[i], v[i])
+					m.learnPrepared(y[i], v[i], 0)
 					continue
 				}
 				if m.Learn(y[i], v[i]) {
@@ -348,7 +348,7 @@ func TestLinearKernelKeepsASpanningSet(t *testing.T) {
 			t.Fatalf("sample %d: a swap in the span was accepted", i)
 		}
 		m.prepared = false
-		m.learnPrepared(y[i], 1)
+		m.learnPrepared(y[i], 1, 0)
 	}
 	want := batchTheta(t, m, X, y, nil, 1)
 	if d := maxRelDiff(m.Theta(), want); d > 1e-8 {
@@ -383,7 +383,7 @@ func TestDeadBasisComesAlive(t *testing.T) {
 			t.Fatal("the first non-zero regressor was not swapped in")
 		}
 		m.prepared = false
-		m.learnPrepared(y[i], 1)
+		m.learnPrepared(y[i], 1, 0)
 	}
 	if e := basisError(m); e > 1e-12 {
 		t.Errorf("basis error %g", e)
@@ -699,4 +699,67 @@ func TestForecastCumVarAgainstErrorRecursion(t *testing.T) {
 	if !(steps[H-1].CumVar > steps[H-1].Var) {
 		t.Errorf("summed errors of positively correlated steps should vary more than one step: %g ≤ %g", steps[H-1].CumVar, steps[H-1].Var)
 	}
+}
+
+// Every learned sample keeps its swap score, v·e²·(K(x,x) − k_S(x)ᵀΩ⁻¹k_S(x))/K(x,x)
+// with e its prediction error before it was learned: checked against that
+// closed form with Ω⁻¹ from a dense solve on the members of the moment, for
+// weighted samples, across swaps (SwapGain). The novelty is a difference
+// of two numbers of order 1 computed with rounding about 1e-14 (the
+// Nyström map's, conditioned by the cut-off 1e-10); samples with novelty
+// above 1e-4 are compared to 1e-7 relative, and the others absolutely.
+func TestSwapScoreIsThePriorErrorTimesNovelty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	X, y := randRegression(rng, 800, 2, 0.05)
+	for i := 400; i < 800; i++ { // the inputs move on: the members must follow
+		X[2*i] += 3
+		y[i] += math.Sin(X[2*i]) - math.Sin(X[2*i]-3)
+	}
+	cfg := baseConfig(2, 20)
+	cfg.Cutoff, cfg.Window, cfg.SwapInterval, cfg.SwapRule = 1e-10, 80, 5, SwapGain
+	m, err := NewModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Fit(X[:2*100], y[:100], nil); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for i := 100; i < 800; i++ {
+		x := X[i*2 : i*2+2]
+		// The members before the sample's swap test, as its score uses.
+		M := m.m
+		pts := slices.Clone(m.ws.Points())
+		omega := mat.NewSymDense(M, nil)
+		k := mat.NewVecDense(M, nil)
+		for a := range M {
+			k.SetVec(a, cfg.Kernel.Eval(x, pts[a*2:a*2+2]))
+			for b := a; b < M; b++ {
+				omega.SetSym(a, b, cfg.Kernel.Eval(pts[a*2:a*2+2], pts[b*2:b*2+2]))
+			}
+		}
+		var sol mat.VecDense
+		if err := sol.SolveVec(omega, k); err != nil {
+			t.Fatal(err)
+		}
+		kxx := cfg.Kernel.Eval(x, x)
+		nov := max((kxx-mat.Dot(k, &sol))/kxx, 0)
+		mean, _ := m.Observe(x)
+		v := 0.5 + float64(i%3)/4
+		m.Learn(y[i], v)
+		want := v * nov * (y[i] - mean) * (y[i] - mean)
+		got := m.win.s[m.win.head]
+		tol := 1e-7 * want
+		if nov < 1e-4 {
+			tol = 1e-9
+		}
+		if math.Abs(got-want) > tol {
+			t.Fatalf("sample %d: score %v, want %v (novelty %v)", i, got, want, nov)
+		}
+		checked++
+	}
+	if m.Info().Swaps < 5 {
+		t.Fatalf("%d swaps: the scores were not checked across changes of members", m.Info().Swaps)
+	}
+	t.Logf("%d scores checked, %d swaps", checked, m.Info().Swaps)
 }

@@ -27,6 +27,12 @@ type ModelState struct {
 	WinX, WinY, WinV []float64
 	WinHead          int
 	WinCount         int
+	// WinS are the window samples' swap scores (Model.swapScore). The tag
+	// is the version of the online Learner snapshot that added the field
+	// (its decoder reads it only from that version on); a state without
+	// them (nil) restores scores of 0: its first swap test then ranks only
+	// the sample at the test.
+	WinS []float64 `snapshot:"8"`
 
 	RNG []byte
 
@@ -55,7 +61,7 @@ func (m *Model) State() ModelState {
 		Points: slices.Clone(m.ws.points), RowSum: slices.Clone(m.ws.rowSum), Diag: slices.Clone(m.ws.diag), Total: m.ws.total,
 		Features: slices.Clone(m.fm.f), RLS: m.rls.State(),
 		WinX: slices.Clone(m.win.x), WinY: slices.Clone(m.win.y), WinV: slices.Clone(m.win.v),
-		WinHead: m.win.head, WinCount: m.win.count,
+		WinHead: m.win.head, WinCount: m.win.count, WinS: slices.Clone(m.win.s),
 		RNG:   rng,
 		Swaps: m.swaps, BasisRefresh: m.basisRefresh, SinceSwap: m.sinceSwap, SinceNoise: m.sinceNoise, SwapFailures: m.swapFailures,
 		NoiseVar: m.noiseVar, DEff: m.dEff,
@@ -87,8 +93,15 @@ func (m *Model) SetState(s ModelState) error {
 	// Until the ring is full its samples are slots 1..count (push advances
 	// head before it writes), so head is count then.
 	if len(s.WinX) != W*n || len(s.WinY) != W || len(s.WinV) != W || s.WinCount < 0 || s.WinCount > W ||
-		s.WinHead < 0 || s.WinHead >= W || s.WinCount < W && s.WinHead != s.WinCount {
+		s.WinHead < 0 || s.WinHead >= W || s.WinCount < W && s.WinHead != s.WinCount || s.WinS != nil && len(s.WinS) != W {
 		return fmt.Errorf("narx: state: window does not fit W = %d", W)
+	}
+	winS := s.WinS
+	if winS == nil {
+		winS = make([]float64, W)
+	}
+	if slices.ContainsFunc(winS, func(v float64) bool { return !(v >= 0) || math.IsInf(v, 0) }) {
+		return fmt.Errorf("narx: state: window scores are not finite and ≥ 0")
 	}
 	if len(s.CalE2) != calWindow || len(s.CalN) != calWindow || len(s.CalP) != calWindow || len(s.CalB) != calWindow ||
 		s.CalHead < 0 || s.CalHead >= calWindow || s.CalCount < 0 || s.CalCount > calWindow ||
@@ -134,7 +147,7 @@ func (m *Model) SetState(s ModelState) error {
 		diag: slices.Clone(s.Diag), total: s.Total}
 	r.rls, r.fm = rls, fm
 	r.win = &window{n: n, m: M, cap: W, x: slices.Clone(s.WinX), y: slices.Clone(s.WinY), v: slices.Clone(s.WinV),
-		k: make([]float64, M*W), head: s.WinHead, count: s.WinCount}
+		k: make([]float64, M*W), s: slices.Clone(winS), head: s.WinHead, count: s.WinCount}
 	r.win.fillColumns(s.Kernel, r.ws.points)
 	r.x, r.k, r.alpha = make([]float64, n), make([]float64, M), make([]float64, M)
 	r.psi = make([]float64, M+1)

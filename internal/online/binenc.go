@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strconv"
 )
 
 // The snapshot body is a compact, deterministic binary encoding of the state
@@ -20,6 +21,10 @@ import (
 //	*struct     1 byte (0 = nil) + the struct
 //	struct      its fields
 //
+// A field tagged snapshot:"V" was added in snapshot version V: an encoding
+// of an older version has no bytes for it, and its decoding leaves it at
+// its zero value (its type's documentation says what that restores).
+//
 // A decoder checks every length against the bytes left before allocating, so
 // a corrupt or hostile snapshot costs at most its own size in memory. The
 // layout follows the Go types: changing a state struct changes the format,
@@ -29,7 +34,8 @@ var errSnapshotTruncated = errors.New("online: snapshot truncated")
 
 var float64s = reflect.TypeFor[[]float64]()
 
-func encodeValue(b []byte, v reflect.Value) []byte {
+// encodeValue appends v as snapshot version version lays it out.
+func encodeValue(b []byte, v reflect.Value, version int) []byte {
 	switch v.Kind() {
 	case reflect.Bool:
 		if v.Bool() {
@@ -57,18 +63,18 @@ func encodeValue(b []byte, v reflect.Value) []byte {
 			return b
 		}
 		for i := 0; i < v.Len(); i++ {
-			b = encodeValue(b, v.Index(i))
+			b = encodeValue(b, v.Index(i), version)
 		}
 		return b
 	case reflect.Pointer:
 		if v.IsNil() {
 			return append(b, 0)
 		}
-		return encodeValue(append(b, 1), v.Elem())
+		return encodeValue(append(b, 1), v.Elem(), version)
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
-				b = encodeValue(b, v.Field(i))
+			if f := v.Type().Field(i); f.IsExported() && sinceVersion(f) <= version {
+				b = encodeValue(b, v.Field(i), version)
 			}
 		}
 		return b
@@ -76,8 +82,11 @@ func encodeValue(b []byte, v reflect.Value) []byte {
 	panic(fmt.Sprintf("online: snapshot encoding of %s is not supported", v.Type()))
 }
 
-// decoder reads what encodeValue wrote.
-type decoder struct{ b []byte }
+// decoder reads what encodeValue wrote in snapshot version version.
+type decoder struct {
+	b       []byte
+	version int
+}
 
 func (d *decoder) uvarint() (uint64, error) {
 	x, n := binary.Uvarint(d.b)
@@ -182,14 +191,26 @@ func (d *decoder) decodeValue(v reflect.Value) error {
 		v.Set(p)
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
-				if err := d.decodeValue(v.Field(i)); err != nil {
-					return err
-				}
+			f := v.Type().Field(i)
+			if !f.IsExported() || d.version < sinceVersion(f) {
+				continue
+			}
+			if err := d.decodeValue(v.Field(i)); err != nil {
+				return err
 			}
 		}
 	default:
 		return fmt.Errorf("online: snapshot decoding of %s is not supported", v.Type())
 	}
 	return nil
+}
+
+// sinceVersion is the snapshot version that added field f (its tag
+// snapshot:"V"); 0 for a field as old as the format.
+func sinceVersion(f reflect.StructField) int {
+	v, err := strconv.Atoi(f.Tag.Get("snapshot"))
+	if err != nil {
+		return 0
+	}
+	return v
 }

@@ -16,17 +16,13 @@ import (
 )
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
-// reads it, version 7 (which lacks learnerState.Theta: its series are not
-// combined until their next re-choice) and version 6 (which also lacks
-// InputLags: its models had every configured input lag), and rejects every
-// other version with ErrSnapshotVersion.
+// reads it and versions 6 and 7, which lack the fields tagged with a later
+// version (binenc.go), and rejects every other version with
+// ErrSnapshotVersion.
 const SnapshotVersion = 8
 
-// The previous versions still read.
-const (
-	snapshotV6 = 6
-	snapshotV7 = 7
-)
+// oldestSnapshot is the oldest version decoding reads.
+const oldestSnapshot = 6
 
 var snapshotMagic = [4]byte{'S', 'D', 'L', 'S'}
 
@@ -64,14 +60,14 @@ type learnerState struct {
 	Config []string
 
 	// InputLags are the input lags of the model (calendar columns
-	// included), which the fit may have chosen fewer of than configured.
-	// Version 6 ends before it.
-	InputLags [][]int
+	// included), which the fit may have chosen fewer of than configured;
+	// nil in version 6, whose models had every configured input lag.
+	InputLags [][]int `snapshot:"7"`
 
 	// Theta is the theta forecaster's state when the forecasts are
-	// combined (Config.Combine). It must stay the last field: version 7
-	// ends before it.
-	Theta *theta.State
+	// combined (Config.Combine); nil before version 8, whose series are not
+	// combined until their next re-choice.
+	Theta *theta.State `snapshot:"8"`
 }
 
 // MarshalBinary encodes the Learner's complete state: magic, version (uint16,
@@ -99,7 +95,7 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 	}
 	b := append([]byte(nil), snapshotMagic[:]...)
 	b = binary.BigEndian.AppendUint16(b, SnapshotVersion)
-	return encodeValue(b, reflect.ValueOf(st)), nil
+	return encodeValue(b, reflect.ValueOf(st), SnapshotVersion), nil
 }
 
 // UnmarshalBinary restores a state written by MarshalBinary. On error l is
@@ -109,23 +105,13 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		return fmt.Errorf("online: not a learner snapshot")
 	}
 	v := binary.BigEndian.Uint16(b[4:6])
-	if v != SnapshotVersion && v != snapshotV7 && v != snapshotV6 {
-		return fmt.Errorf("%w: %d (this build reads %d to %d)", ErrSnapshotVersion, v, snapshotV6, SnapshotVersion)
+	if v < oldestSnapshot || v > SnapshotVersion {
+		return fmt.Errorf("%w: %d (this build reads %d to %d)", ErrSnapshotVersion, v, oldestSnapshot, SnapshotVersion)
 	}
 	var st learnerState
-	d := decoder{b: b[6:]}
-	sv := reflect.ValueOf(&st).Elem()
-	fields := sv.NumField()
-	switch v {
-	case snapshotV7:
-		fields-- // no Theta
-	case snapshotV6:
-		fields -= 2 // no InputLags, no Theta
-	}
-	for i := range fields {
-		if err := d.decodeValue(sv.Field(i)); err != nil {
-			return fmt.Errorf("online: decode snapshot: %w", err)
-		}
+	d := decoder{b: b[6:], version: int(v)}
+	if err := d.decodeValue(reflect.ValueOf(&st).Elem()); err != nil {
+		return fmt.Errorf("online: decode snapshot: %w", err)
 	}
 	if len(d.b) != 0 {
 		return fmt.Errorf("online: decode snapshot: %d bytes after the state", len(d.b))
@@ -137,7 +123,7 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	if st.Model.Fitted {
 		mc := fresh.cfg.Model
 		mc.Embedding.YLags = st.YLags
-		if v != snapshotV6 {
+		if v >= 7 { // InputLags's version; before it, every configured input lag
 			if len(st.InputLags) != fresh.nu {
 				return fmt.Errorf("online: snapshot has %d inputs' lags, the configuration %d inputs", len(st.InputLags), fresh.nu)
 			}
