@@ -114,7 +114,9 @@ func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
 	var fw forecastWorkspace
 	fw.borrow(m.cfg.Embedding, m.m, hist)
 	defer fw.release()
-	alpha, _ := m.Dual()
+	// The dual coefficients (O(r·M) when stale) only for the gradients of
+	// the fed-back steps: a one-step forecast needs none.
+	var alpha []float64
 	pts := m.ws.Points()
 	n, r, d := m.n, m.fm.r, fw.d
 	var noInputs [0]float64
@@ -166,6 +168,9 @@ func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
 				g := fw.g[:c]
 				clear(g)
 				if c > 0 {
+					if alpha == nil {
+						alpha, _ = m.Dual()
+					}
 					for i, a := range alpha {
 						if a != 0 {
 							m.cfg.Kernel.GradAdd(g, a, k[i], pts[i*n:(i+1)*n], x)
