@@ -257,8 +257,8 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 			return nil, usageErrorf("backtest: --tune validates %d-step forecasts and needs --train ≥ 3·horizon = %d (got %d)", H, 3*H, bt.train)
 		}
 		bt.cfg = m.Learner(cfg.Forecast, cfg.Robust)
-		fmt.Fprintf(stderr, "backtest: --tune: structure chosen on the %d training values, working_set = %d, lags ranked by %d-step iterated validation\n",
-			m.Warmup, m.WorkingSet, H)
+		fmt.Fprintf(stderr, "backtest: --tune: structure chosen on the %d training values, working_set = %d, lags ranked by %d-step iterated validation (transform %s, difference %d, combine %s)\n",
+			m.Warmup, m.WorkingSet, H, m.Transform, m.Difference.Value, m.Combine)
 	}
 	return bt, nil
 }

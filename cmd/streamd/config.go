@@ -264,8 +264,8 @@ type ModelConfig struct {
 	// data), 0 (none) or a period s ≥ 2.
 	Season Auto[int] `yaml:"season"`
 	// Combine averages the model's forecasts with the theta method's:
-	// auto (when that validates better at a re-choice), theta (always) or
-	// none.
+	// auto (unless, at a re-choice, the model's validated forecasts alone
+	// are better than the average's by 20 %), theta (always) or none.
 	Combine string `yaml:"combine"`
 	// TimeUnit is what an integer t is: sequence (a sequence number, no
 	// calendar), ms or s (Unix time). Timestamp strings are times whatever

@@ -417,8 +417,8 @@ func (m *Model) VarianceParts() (noise, param, nystrom float64) {
 // Learn applies target y with weight v ≥ 0 to the regressor given to the last
 // Observe: every SwapInterval samples the swap test of Config.SwapRule (the
 // gain rule's newcomer among the samples since its last test
-// O(SwapInterval·M²), its member O(M²) and its border O(W·M); the entropy
-// rule's O(M)), then the RLS update O(r²). Returns whether a swap was accepted. Non-finite y
+// O(SwapInterval + M²), its member O(M²) and its border O(W·M); the entropy
+// rule's O(M)), then the RLS update O(r²) and the sample's swap score O(r). Returns whether a swap was accepted. Non-finite y
 // or v (which the caller should have rejected) leave the model unchanged.
 // No allocation unless a swap is accepted (once the shared pools hold the
 // scratch space of the RLS update; see recursive.Pool).

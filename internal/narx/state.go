@@ -173,7 +173,7 @@ func (m *Model) SizeBytes() int {
 	}
 	f := 0
 	for _, b := range [][]float64{m.ws.points, m.ws.rowSum, m.ws.diag, m.fm.f,
-		m.win.x, m.win.y, m.win.v, m.win.k, m.cal.e2, m.cal.n, m.cal.p, m.cal.b, m.x, m.k, m.psi, m.alpha} {
+		m.win.x, m.win.y, m.win.v, m.win.k, m.win.s, m.cal.e2, m.cal.n, m.cal.p, m.cal.b, m.x, m.k, m.psi, m.alpha} {
 		f += cap(b)
 	}
 	return 8*f + m.rls.SizeBytes()

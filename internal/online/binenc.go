@@ -206,11 +206,16 @@ func (d *decoder) decodeValue(v reflect.Value) error {
 }
 
 // sinceVersion is the snapshot version that added field f (its tag
-// snapshot:"V"); 0 for a field as old as the format.
+// snapshot:"V"); 0 for a field as old as the format. A tag that is not a
+// version is a programming error.
 func sinceVersion(f reflect.StructField) int {
-	v, err := strconv.Atoi(f.Tag.Get("snapshot"))
-	if err != nil {
+	tag, ok := f.Tag.Lookup("snapshot")
+	if !ok {
 		return 0
+	}
+	v, err := strconv.Atoi(tag)
+	if err != nil || v < 1 {
+		panic(fmt.Sprintf("online: field %s has snapshot tag %q, not a version", f.Name, tag))
 	}
 	return v
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/streamd/streamd/internal/narx"
@@ -19,7 +20,8 @@ import (
 // value, for the one-step prediction; after it, for the forecast); and
 // between re-choices that forecaster must be the previous one updated with
 // the value. The series crosses re-choices (theta refitted) and a gap in t
-// (theta advanced through the missing steps).
+// longer than the lags' depth (theta skips every missing step; the model
+// fills only the depth).
 func TestCombinationAveragesModelAndTheta(t *testing.T) {
 	cfg := testConfig()
 	cfg.Combine = CombineTheta
@@ -39,9 +41,10 @@ func TestCombinationAveragesModelAndTheta(t *testing.T) {
 	checked, refits := 0, 0
 	var last *theta.Model
 	for i, v := range y {
+		const gap = 9 // missing steps before value 300: more than the lags' depth, 4
 		tm := int64(i)
 		if i >= 300 {
-			tm += 3 // a gap of three missing steps at value 300
+			tm += gap
 		}
 		var before *theta.Model
 		if a.Theta() != nil {
@@ -52,11 +55,11 @@ func TestCombinationAveragesModelAndTheta(t *testing.T) {
 			t.Fatal(err)
 		}
 		rb, _ := b.Observe(Observation{T: tm, Y: v})
-		if before != nil {
-			for range rb.Filled { // fillGap advances it by its own forecasts
-				before.Forecast(mean[:1], nil)
-				before.Update(mean[0])
+		if before != nil && rb.Filled > 0 {
+			if rb.Filled != 4 {
+				t.Fatalf("value %d: %d steps filled, want the depth 4", i, rb.Filled)
 			}
+			before.Skip(gap) // every missing step, not only the filled ones
 		}
 		if a.Theta() != last {
 			refits++
@@ -137,5 +140,71 @@ func TestCombineAutoChoice(t *testing.T) {
 	}
 	if l.Theta() != nil {
 		t.Error("CombineNone combined")
+	}
+}
+
+// The theta forecaster's season: a positive series with a period of 12
+// gets one, unless the configuration rules seasons out (Season < 0), and
+// a series with a value ≤ 0 never does (its decomposition is
+// multiplicative).
+func TestThetaSeason(t *testing.T) {
+	y := make([]float64, 96)
+	for i := range y {
+		y[i] = 100 + 20*math.Sin(2*math.Pi*float64(i)/12) + float64(i%5)
+	}
+	run := func(season int, shift float64) *theta.Model {
+		cfg := testConfig()
+		cfg.Combine, cfg.Season, cfg.Model.Kernel.Type = CombineTheta, season, narx.Linear
+		l, _ := NewLearner(cfg)
+		for i, v := range y {
+			if _, err := l.Observe(Observation{T: int64(i), Y: v + shift}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return l.Theta()
+	}
+	if th := run(0, 0); th == nil || len(th.Season) != 12 {
+		t.Errorf("a positive series of period 12: theta %+v, want period 12", th)
+	}
+	if th := run(-1, 0); th == nil || th.Season != nil {
+		t.Errorf("season none: theta %+v, want no season", th)
+	}
+	if th := run(0, -100); th == nil || th.Season != nil {
+		t.Errorf("a series through zero: theta %+v, want no season", th)
+	}
+}
+
+// A state restored under a configuration that no longer combines drops
+// the theta forecaster, and forecasts as the model alone.
+func TestRestoreWithoutCombinationDropsTheta(t *testing.T) {
+	cfg := testConfig()
+	cfg.Combine = CombineTheta
+	a, _ := NewLearner(cfg)
+	y := noisySine(150, 0.1, 14)
+	for i, v := range y[:120] {
+		a.Observe(Observation{T: int64(i), Y: v})
+	}
+	snap, _ := a.MarshalBinary()
+	cfg.Combine = CombineNone
+	b, _ := NewLearner(cfg)
+	if err := b.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	if b.Theta() != nil || a.Theta() == nil {
+		t.Fatalf("theta after the restore %v (before %v), want dropped", b.Theta() != nil, a.Theta() != nil)
+	}
+	// The model learned alike with or without the combination: the
+	// restored Learner predicts as one that never combined.
+	c, _ := NewLearner(cfg)
+	for i, v := range y[:120] {
+		c.Observe(Observation{T: int64(i), Y: v})
+	}
+	rb, _ := b.Observe(Observation{T: 120, Y: y[120]})
+	rc, _ := c.Observe(Observation{T: 120, Y: y[120]})
+	if rb.Prediction != rc.Prediction || rb.Hi != rc.Hi || rb.Forecast[4] != rc.Forecast[4] {
+		t.Errorf("restored without theta: %+v, want the model alone's %+v", rb, rc)
+	}
+	if !slices.Contains(b.ConfigChanged(), "combine") {
+		t.Errorf("ConfigChanged %v does not name combine", b.ConfigChanged())
 	}
 }

@@ -94,8 +94,9 @@ type Combine int
 const (
 	// CombineNone publishes the NARX model's forecasts alone.
 	CombineNone Combine = iota
-	// CombineAuto averages them at each re-choice's verdict: when the
-	// average forecasts the validation's origins better (chooseTheta).
+	// CombineAuto averages them unless, at a re-choice, the model's
+	// validated forecasts alone are better than the average's by
+	// thetaMargin (chooseTheta); and on series too short to validate.
 	CombineAuto
 	// CombineTheta always averages them.
 	CombineTheta
@@ -288,11 +289,13 @@ type Observation struct {
 }
 
 // ForecastStep is one step of a forecast in the series' units. Lo and Hi
-// are exact quantiles of the predictive distribution (normal in the model's
+// are exact quantiles of the predictive distribution (the model's, in its
 // form, carried back through the form: see Form). Mean is the point
 // forecast: the predictive mean, or for a Log form the predictive median
 // (the inverse transform of the mean of ln y, as R's forecast reports it);
-// Std is the predictive standard deviation.
+// Std is the predictive standard deviation. With the theta combination
+// (Combine) every field is the mean of the model's and the theta
+// method's (blend).
 type ForecastStep struct {
 	H          int
 	T          int64
@@ -307,12 +310,13 @@ type Result struct {
 	Fitted bool
 	// Prediction and Std are the one-step prediction of this observation's y and
 	// its standard deviation, made before y was learned; Lo and Hi its
-	// interval at the configured level (as in ForecastStep).
+	// interval at the configured level (as in ForecastStep, averaged with
+	// the theta method's under the combination).
 	Prediction, Std float64
 	Lo, Hi          float64
 	// DF is ν of the Student-t the prediction's interval is a quantile of
 	// (the model's heavy-tailed predictive, narx.Info.DF); 0 for a normal,
-	// or for the small-sample t of quantile.
+	// for the small-sample t of quantile, and for the theta combination.
 	DF       float64
 	Residual float64 // y − Prediction
 	Weight   float64 // robust weight given to the sample (1 when not robust)
@@ -444,7 +448,7 @@ func (l *Learner) SizeBytes() int {
 	f := len(l.warmY) + len(l.warmU) + len(l.warmT) + len(l.x) + len(l.uNorm) + 5*len(l.out) + 3*len(l.steps) +
 		len(l.thMean) + len(l.thSD)
 	if l.th != nil {
-		f += len(l.th.Season) + 12 // its scalars
+		f += len(l.th.Season) + 12 // its scalars (theta.State's)
 	}
 	for _, u := range l.uHold {
 		f += len(u)
@@ -590,19 +594,20 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	res.Swapped = l.model.Learn(y, res.Weight)
 	// A re-choice refits robustly on the values as observed (fitWeighted),
 	// all but gross errors.
-	lagValue, kept := y, o.Y
+	lagValue, kept, thetaValue := y, o.Y, o.Y
 	if gross {
 		kept = own
-	}
-	if l.th != nil {
-		l.th.Update(kept)
 	}
 	if res.Outlier {
 		l.outliers++
 		if l.cfg.Robust.Clean || gross {
 			lagValue = mean
 			z = base + l.yLoc + l.yScale*mean
+			thetaValue = own // the theta forecaster learns the cleaned series too
 		}
+	}
+	if l.th != nil {
+		l.th.Update(thetaValue)
 	}
 	if l.nextFit > 0 {
 		l.keep(kept, l.uRaw, o.T)
@@ -743,9 +748,11 @@ const retuneMinGain = 2
 // computed for its time) — what an iterated forecast feeds back — and is
 // not learned. At most the history's depth is
 // filled: after that many the regressor holds only predictions either way,
-// so the cost of a long outage is bounded by O(depth·M·n). Gaps during
-// warm-up are not filled (the fit sees the samples as consecutive). It
-// returns the number of samples filled.
+// so the cost of a long outage is bounded by O(depth·M·n). The theta
+// forecaster skips every missing step (theta.Model.Skip). Gaps during
+// warm-up are not filled (the fit sees the samples as consecutive; so does
+// a re-choice, which the values kept feed). It returns the number of
+// samples filled.
 func (l *Learner) fillGap(prevT, t int64) int {
 	if l.step <= 0 {
 		return 0
@@ -764,10 +771,9 @@ func (l *Learner) fillGap(prevT, t int64) int {
 		p := l.model.Predict(l.x)
 		l.hist.Push(p, l.uNorm)
 		l.lastZ = l.levelBase() + l.yLoc + l.yScale*p
-		if l.th != nil {
-			l.th.Forecast(l.thMean[:1], nil)
-			l.th.Update(l.thMean[0])
-		}
+	}
+	if l.th != nil {
+		l.th.Skip(k - 1) // all of them: its season and line keep to time
 	}
 	return fill
 }

@@ -177,7 +177,10 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		}
 		fresh.rscale = rs
 	}
-	if st.Theta != nil {
+	// A configuration that no longer combines drops the theta forecaster;
+	// one that newly does combines from the next re-choice (a series past
+	// its last re-choice, which keeps no values to fit it on, never).
+	if st.Theta != nil && fresh.cfg.Combine != CombineNone {
 		if !fitted {
 			return fmt.Errorf("online: snapshot has a theta forecaster without a model")
 		}

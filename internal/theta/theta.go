@@ -39,11 +39,12 @@ type Model struct {
 	Season []float64
 	Phase  int
 
-	// The drift's least-squares line through the adjusted values (index t
-	// = 0..N−1): the means of t and of the values, and the co-moments
-	// Σ(t − t̄)² and Σ(t − t̄)(x − x̄), updated by Welford's recurrences. sse
-	// is the smoothing's sum of squared one-step errors.
-	meanT, meanX, stt, stx, sse float64
+	// The drift's least-squares line through the adjusted values against
+	// their time index t (0..N−1 at the fit; nextT is the next value's,
+	// ahead of N after Skip): the means of t and of the values, and the
+	// co-moments Σ(t − t̄)² and Σ(t − t̄)(x − x̄), updated by Welford's
+	// recurrences. sse is the smoothing's sum of squared one-step errors.
+	meanT, meanX, stt, stx, sse, nextT float64
 }
 
 // Smoothing weight bounds: forecast::ets's for α.
@@ -101,7 +102,7 @@ func Fit(x []float64, m int) (*Model, error) {
 	for _, v := range adj {
 		level += alpha * (v - level)
 	}
-	f := &Model{Alpha: alpha, Level: level, N: n, Sigma2: sse / float64(n-2), Season: season, sse: sse}
+	f := &Model{Alpha: alpha, Level: level, N: n, Sigma2: sse / float64(n-2), Season: season, sse: sse, nextT: float64(n)}
 	f.meanT, f.meanX, f.stt, f.stx = line(adj)
 	f.Drift = f.stx / f.stt / 2
 	return f, nil
@@ -110,9 +111,10 @@ func Fit(x []float64, m int) (*Model, error) {
 // Update folds in the value y observed after the last: the level is
 // smoothed with the fitted α (its one-step error counted in σ²), the
 // least-squares line and so the drift take the value in, and the season
-// moves on a step; α and the seasonal indices stay as fitted. It is what
-// Fit on the values with y appended would give if α and the indices were
-// held, up to rounding. O(1); y must be finite.
+// moves on a step; α and the seasonal indices stay as fitted. It is the
+// recursions Fit ran, continued: Fit on the values with y appended would
+// also re-estimate α, the indices and the initial level. O(1); y must be
+// finite.
 func (f *Model) Update(y float64) {
 	v := y
 	if m := len(f.Season); m > 0 {
@@ -122,7 +124,8 @@ func (f *Model) Update(y float64) {
 	e := v - f.Level
 	f.sse += e * e
 	f.Level += f.Alpha * e
-	t := float64(f.N)
+	t := f.nextT
+	f.nextT++
 	f.N++
 	n := float64(f.N)
 	dt := t - f.meanT
@@ -132,6 +135,18 @@ func (f *Model) Update(y float64) {
 	f.stx += dt * (v - f.meanX)
 	f.Drift = f.stx / f.stt / 2
 	f.Sigma2 = f.sse / (n - 2)
+}
+
+// Skip moves the model past k values that were never observed (a gap
+// in the series): the season advances k steps and the line's time index
+// with it, so the next value meets its own season's index; the level, the
+// drift and σ² are left as they are (smoothing has nothing to smooth, and
+// the next value's error absorbs the gap's movement). O(1).
+func (f *Model) Skip(k uint64) {
+	if m := len(f.Season); m > 0 {
+		f.Phase = (f.Phase + int(k%uint64(m))) % m
+	}
+	f.nextT += float64(k)
 }
 
 // Forecast writes the forecasts of steps 1..len(mean) and their standard
@@ -266,21 +281,22 @@ func line(x []float64) (tm, xm, stt, stx float64) {
 
 // State is a Model's complete state, for checkpoints.
 type State struct {
-	Alpha, Level, Drift, Sigma2 float64
-	N, Phase                    int
-	Season                      []float64
-	MeanT, MeanX, STT, STX, SSE float64
+	Alpha, Level, Drift, Sigma2        float64
+	N, Phase                           int
+	Season                             []float64
+	MeanT, MeanX, STT, STX, SSE, NextT float64
 }
 
 // State returns f's state; Season is copied.
 func (f *Model) State() State {
 	return State{Alpha: f.Alpha, Level: f.Level, Drift: f.Drift, Sigma2: f.Sigma2, N: f.N, Phase: f.Phase,
-		Season: slices.Clone(f.Season), MeanT: f.meanT, MeanX: f.meanX, STT: f.stt, STX: f.stx, SSE: f.sse}
+		Season: slices.Clone(f.Season), MeanT: f.meanT, MeanX: f.meanX, STT: f.stt, STX: f.stx, SSE: f.sse, NextT: f.nextT}
 }
 
 // FromState returns the Model of a state State returned, or an error when
 // the state could not have been: non-finite numbers, α out of its bounds,
-// fewer than 4 values, a phase outside the season.
+// fewer than 4 values, a time index behind them, a phase outside the
+// season, a seasonal index within minIndex of zero.
 func FromState(s State) (*Model, error) {
 	finite := func(v ...float64) bool {
 		for _, x := range v {
@@ -291,10 +307,12 @@ func FromState(s State) (*Model, error) {
 		return true
 	}
 	switch {
-	case !finite(s.Alpha, s.Level, s.Drift, s.Sigma2, s.MeanT, s.MeanX, s.STT, s.STX, s.SSE) || !finite(s.Season...):
+	case !finite(s.Alpha, s.Level, s.Drift, s.Sigma2, s.MeanT, s.MeanX, s.STT, s.STX, s.SSE, s.NextT) || !finite(s.Season...):
 		return nil, errors.New("theta: state is not finite")
-	case s.Alpha < AlphaMin || s.Alpha > AlphaMax || s.N < 4 || !(s.STT > 0) || s.Sigma2 < 0 || s.SSE < 0:
+	case s.Alpha < AlphaMin || s.Alpha > AlphaMax || s.N < 4 || !(s.STT > 0) || s.Sigma2 < 0 || s.SSE < 0 || s.NextT < float64(s.N):
 		return nil, errors.New("theta: state is not a fitted model's")
+	case slices.ContainsFunc(s.Season, func(v float64) bool { return math.Abs(v) < minIndex }):
+		return nil, errors.New("theta: state has a seasonal index near zero")
 	case s.Phase < 0 || (len(s.Season) == 0 && s.Phase != 0) || (len(s.Season) > 0 && s.Phase >= len(s.Season)):
 		return nil, errors.New("theta: state's seasonal phase is out of range")
 	}
@@ -303,7 +321,7 @@ func FromState(s State) (*Model, error) {
 		season = slices.Clone(s.Season)
 	}
 	return &Model{Alpha: s.Alpha, Level: s.Level, Drift: s.Drift, Sigma2: s.Sigma2, N: s.N, Phase: s.Phase, Season: season,
-		meanT: s.MeanT, meanX: s.MeanX, stt: s.STT, stx: s.STX, sse: s.SSE}, nil
+		meanT: s.MeanT, meanX: s.MeanX, stt: s.STT, stx: s.STX, sse: s.SSE, nextT: s.NextT}, nil
 }
 
 // Clone returns a deep copy of f.

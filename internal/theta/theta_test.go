@@ -318,3 +318,49 @@ func TestStateRoundTrip(t *testing.T) {
 		t.Error("Clone shares its state with the original")
 	}
 }
+
+// Skip keeps the season and the line in time across a gap: a series that
+// is exactly a level times a period-4 pattern, with values 42..46 never
+// observed, forecasts the pattern at the phase of the true time; a series
+// that is exactly a line 10 + 2t keeps the drift at half its slope, 1,
+// only if the line's time index skips the gap too (counted by values, the
+// slope would come out at about 1.4). Both closed forms are exact up to
+// rounding of sums of a few dozen terms: 1e-9 relative.
+func TestSkipKeepsTimeAcrossAGap(t *testing.T) {
+	pattern := []float64{0.8, 1.3, 1.1, 0.8}
+	x := make([]float64, 70)
+	for i := range x {
+		x[i] = 50 * pattern[i%4]
+	}
+	m, err := Fit(x[:42], 4)
+	if err != nil || m.Season == nil {
+		t.Fatalf("fit: %v, season %v", err, m.Season)
+	}
+	m.Skip(5)
+	for _, v := range x[47:61] {
+		m.Update(v)
+	}
+	mean := make([]float64, 6)
+	m.Forecast(mean, nil)
+	for h, f := range mean {
+		if want := x[61+h]; math.Abs(f-want) > 1e-9*want {
+			t.Errorf("after the gap, step %d forecasts %v, want %v", h+1, f, want)
+		}
+	}
+
+	line := make([]float64, 60)
+	for i := range line {
+		line[i] = 10 + 2*float64(i)
+	}
+	l, err := Fit(line[:30], 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Skip(10)
+	for _, v := range line[40:] {
+		l.Update(v)
+	}
+	if math.Abs(l.Drift-1) > 1e-9 {
+		t.Errorf("drift %v after the gap, want 1 (half the slope 2)", l.Drift)
+	}
+}
