@@ -418,7 +418,8 @@ func (m *Model) VarianceParts() (noise, param, nystrom float64) {
 // Observe: every SwapInterval samples the swap test of Config.SwapRule (the
 // gain rule's newcomer among the samples since its last test
 // O(SwapInterval + M²), its member O(M²) and its border O(W·M); the entropy
-// rule's O(M)), then the RLS update O(r²) and the sample's swap score O(r). Returns whether a swap was accepted. Non-finite y
+// rule's O(M)), then the RLS update O(r²) and the sample's swap score
+// O(r). Returns whether a swap was accepted. Non-finite y
 // or v (which the caller should have rejected) leave the model unchanged.
 // No allocation unless a swap is accepted (once the shared pools hold the
 // scratch space of the RLS update; see recursive.Pool).
@@ -500,13 +501,13 @@ func (m *Model) swapCandidate() (j int, accept bool) {
 }
 
 // swapNovel puts to the gain test the exchange of member j for the most
-// promising of the samples since the last test — the prepared one (of
-// swap score score) and the last SwapInterval − 1 the window holds —, by
-// their swap scores v·e²·(K(x,x) − ‖φ(x)‖²)/K(x,x) (swapScore): the weighted squared residual times
-// the share of its kernel function outside the members' span, the
-// first-order gain of the feature it would bring (an outlier the robust
-// weighting discounts brings little: its own sample counts for little in
-// the gain test). Every candidate's residual is its prediction error, made
+// promising of the samples since the last test — the prepared one, whose
+// swap score is score, and the last SwapInterval − 1 the window holds —,
+// by their swap scores v·e²·(K(x,x) − ‖φ(x)‖²)/K(x,x) (swapScore): the
+// weighted squared residual times the share of its kernel function outside
+// the members' span, the first-order gain of the feature it would bring
+// (an outlier the robust weighting discounts brings little: its own sample
+// counts for little in the gain test). Every candidate's residual is its prediction error, made
 // before it was learned: the window's samples were scored so when they
 // were learned (Learn; the window keeps the score), with the members of
 // now — none has changed since the last test —, so a window sample is

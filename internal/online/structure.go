@@ -722,11 +722,12 @@ func (l *Learner) validateForms(perForm []structure, ys []float64, v validation,
 
 // chooseTheta decides whether the forecasts of the structure best (after
 // finishChoice), whose validation paths are paths (nil: not computed yet),
-// are averaged with a theta forecaster's (Config.Combine). With CombineAuto they are unless
-// the structure's validation error alone is below 1 − thetaMargin times
-// the average's — the theta method fitted on the fitting part, then
-// updated (theta.Model.Update) up to each origin; too few samples for a
-// validation, or a structure that cannot be validated, combine.
+// are averaged with a theta forecaster's (Config.Combine). With
+// CombineAuto they are unless the structure's validation error alone is
+// below 1 − thetaMargin times the average's — the theta method fitted on
+// the fitting part, then updated (theta.Model.Update) up to each origin;
+// too few samples for a validation, or a structure that cannot be
+// validated, combine.
 func (l *Learner) chooseTheta(best structure, paths, ys []float64, period int, v validation, ok bool) bool {
 	switch l.cfg.Combine {
 	case CombineNone:
@@ -764,12 +765,11 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, period int, v
 // thetaMargin is how much better than the average of the two the model's
 // validated forecasts must be for it to forecast alone. An average of two
 // forecasters whose errors differ seldom loses much to the better one,
-// while a choice on a hundred step errors is noisy: on the NN3 training
-// columns' last 18 values, choosing the better of the two (margin 0) gave
-// mean sMAPE 15.65, always averaging 15.45, margins 0.1, 0.2 and 0.3
-// 15.36, 15.27 and 15.45 (docs/benchmarks.md, "Real series"). Chaotic
-// series, which the model forecasts many times better than the theta
-// method, still refuse it: the Santa Fe laser and Mackey–Glass do.
+// while a choice on a hundred step errors is noisy; the margin was chosen
+// on the NN3 training columns' last 18 values, against always averaging
+// and choosing the better (docs/benchmarks.md, "NN3"). Chaotic series,
+// which the model forecasts many times better than the theta method,
+// still refuse it: the Santa Fe laser and Mackey–Glass do.
 const thetaMargin = 0.2
 
 // thetaPeriod is the seasonal period of the theta forecaster, when every
@@ -779,12 +779,12 @@ const thetaMargin = 0.2
 // of its series; when none is proposed, the first of commonPeriods that
 // passes thetaf's own seasonality test on the values (theta.Seasonal).
 // That test, on levels, also passes on persistent series without a
-// season (most random walks with drift of 120 values, at 12), where the
-// increments' test of the lags (detectPeriod) does not; a spurious
-// decomposition costs the theta method about 3.5 % of its squared error
-// there, while on the NN3 training split the levels' test takes the
-// combination from 15.65 to 15.27 (the increments' test at a laxer 20 %
-// or 10 % level: 15.58, 15.65; detrended levels 15.29; docs/benchmarks.md).
+// season (most random walks with drift of 120 values), where the
+// increments' test of the lags (detectPeriod) does not: a spurious
+// decomposition costs the theta method a few per cent of its squared
+// error there, less than the seasons the levels' test finds and the
+// increments' misses gain on the NN3 training split (docs/benchmarks.md,
+// "NN3", which measures the alternatives).
 func (l *Learner) thetaPeriod(periods []int, ys []float64) int {
 	if l.cfg.Season < 0 || slices.ContainsFunc(ys, func(y float64) bool { return !(y > 0) }) {
 		return 1
