@@ -17,11 +17,22 @@ import (
 // Occam factors of ln μ and ln ζ (Gaussian posteriors with variances
 // 2/(d_eff − 1) and 2/(n_c − d_eff)). The Laplace integral over [w; b] is exact
 // here (the posterior is Gaussian); the flat prior on b contributes a constant.
-// O(r³). Returns −Inf when there is too little data to rank.
+// O(r³), or O(1) when nothing has changed the statistics or γ since the
+// last level-2 refresh (the end of a fit, a swap), which computed it. Returns
+// −Inf when there is too little data to rank.
 func (m *Model) LogEvidence() float64 {
 	if !m.fitted {
 		return math.Inf(-1)
 	}
+	if m.logEvRLS == m.rls && m.logEvAt == m.rls.Version() {
+		return m.logEv
+	}
+	return m.logEvidenceNow()
+}
+
+// logEvidenceNow is LogEvidence from the statistics, without the value the
+// last level-2 refresh kept.
+func (m *Model) logEvidenceNow() float64 {
 	a, rv, s, nc := m.rls.Stats()
 	ev, ok := newEvidence(a, rv, s, nc)
 	if !ok {

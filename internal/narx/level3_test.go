@@ -1,6 +1,7 @@
 package narx
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -98,5 +99,60 @@ func TestWidthSearchComparesOneWorkingSet(t *testing.T) {
 	}
 	if res.Best.LogEvidence != best {
 		t.Errorf("best evidence %v, largest trial %v", res.Best.LogEvidence, best)
+	}
+}
+
+// TestLogEvidenceKeptByTheRefresh checks the value the level-2 refresh
+// keeps for LogEvidence: bit for bit the evidence decomposed afresh from the
+// statistics, right after a fit (with and without the level-2 search of γ,
+// with and without forgetting, whose pending factor SetGamma applies), and
+// never served once the statistics or γ have moved on.
+func TestLogEvidenceKeptByTheRefresh(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	const N, n = 260, 2
+	X := make([]float64, N*n)
+	y := make([]float64, N)
+	for i := 0; i < N; i++ {
+		X[i*n], X[i*n+1] = 4*rng.Float64()-2, 4*rng.Float64()-2
+		y[i] = math.Sin(2*X[i*n])*math.Cos(X[i*n+1]) + 0.05*rng.NormFloat64()
+	}
+	for _, lambda := range []float64{1, 0.995} {
+		for _, auto := range []bool{false, true} {
+			cfg := baseConfig(n, 30)
+			cfg.Forgetting, cfg.AutoGamma = lambda, auto
+			m, err := NewModel(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const fit = 200
+			if err := m.Fit(X[:fit*n], y[:fit], nil); err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("λ = %g, auto γ %v", lambda, auto)
+			if m.logEvRLS != m.rls || m.logEvAt != m.rls.Version() {
+				t.Fatalf("%s: the fit's refresh kept no value", name)
+			}
+			if got, want := m.LogEvidence(), m.logEvidenceNow(); math.Float64bits(got) != math.Float64bits(want) {
+				t.Errorf("%s: after the fit %v, afresh %v", name, got, want)
+			}
+			before := m.LogEvidence()
+			for i := fit; i < fit+3; i++ {
+				m.Observe(X[i*n : (i+1)*n])
+				m.Learn(y[i], 1)
+			}
+			if m.logEvAt == m.rls.Version() {
+				t.Fatalf("%s: learning left the kept value current", name)
+			}
+			got, want := m.LogEvidence(), m.logEvidenceNow()
+			if math.Float64bits(got) != math.Float64bits(want) || got == before {
+				t.Errorf("%s: after learning %v, afresh %v (at the fit %v)", name, got, want, before)
+			}
+			if err := m.SetGamma(3 * m.rls.Gamma()); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := m.LogEvidence(), m.logEvidenceNow(); math.Float64bits(got) != math.Float64bits(want) {
+				t.Errorf("%s: after SetGamma %v, afresh %v", name, got, want)
+			}
+		}
 	}
 }

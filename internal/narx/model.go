@@ -171,6 +171,13 @@ type level2State struct {
 	level2     Level2
 	alpha      []float64
 	alphaFresh bool
+	// logEv is LogEvidence as the last level-2 refresh computed it, valid
+	// while the RLS is logEvRLS at version logEvAt: a width search asks for
+	// it right after each trial's fit, whose refresh has just decomposed
+	// the same statistics (an O(r³) saved per trial).
+	logEv    float64
+	logEvRLS *recursive.RLS
+	logEvAt  uint64
 }
 
 // calibrationState is the calibration of the predictive variance
@@ -309,9 +316,12 @@ func weightAt(v []float64, i int) float64 {
 }
 
 // loadStats recomputes A, r, s, n_c in the current features from the samples
-// (X, y, v) in time order and loads them into the RLS. O(N·M·(n+r) + N·r²).
+// (X, y, v) in time order and loads them into the RLS. The window must hold
+// the last samples of (X, y, v), as fit has just pushed them: their kernel
+// columns are taken from it. O(N·M·(n+r) + N·r²).
 func (m *Model) loadStats(X, y, v []float64) error {
 	N, n, r := len(y), m.n, m.fm.r
+	w := m.win
 	lam := m.cfg.Forgetting
 	bp, br := recursive.GetFloats(N*(r+1)), recursive.GetFloats(N)
 	defer recursive.PutFloats(bp)
@@ -329,8 +339,14 @@ func (m *Model) loadStats(X, y, v []float64) error {
 			continue
 		}
 		row := psi.RawRowView(i)
-		m.cfg.Kernel.Column(m.k, m.ws.Points(), X[i*n:(i+1)*n])
-		m.fm.apply(row, m.k)
+		k := m.k
+		if age := N - 1 - i; age < w.count {
+			slot := w.slot(age)
+			k = w.k[slot*w.m : (slot+1)*w.m]
+		} else {
+			m.cfg.Kernel.Column(k, m.ws.Points(), X[i*n:(i+1)*n])
+		}
+		m.fm.apply(row, k)
 		row[r] = 1
 		sq := math.Sqrt(ci)
 		for j := range row {
@@ -608,12 +624,18 @@ func (m *Model) refreshNoise() {
 	var l2 Level2
 	if m.cfg.AutoGamma {
 		l2 = ev.minimise()
+		m.logEv = ev.logEvidence(l2)
 		if l2.Gamma != m.rls.Gamma() && !m.rls.SetGamma(l2.Gamma) {
 			l2 = ev.at(m.rls.Gamma())
 		}
 	} else {
 		l2 = ev.at(m.rls.Gamma())
+		m.logEv = ev.logEvidence(l2)
 	}
+	// SetGamma leaves the statistics as they were (bit for bit: it only
+	// applies the pending forgetting factor, as Stats does), so the value
+	// holds at the version after it.
+	m.logEvRLS, m.logEvAt = m.rls, m.rls.Version()
 	m.alphaFresh = false // SetGamma may have changed θ
 	noiseVar := 1 / l2.Zeta
 	if !(noiseVar >= 0) || math.IsInf(noiseVar, 0) || !(l2.DEff >= 1) || math.IsInf(l2.DEff, 0) {

@@ -48,6 +48,7 @@ import (
 // the symmetric updates of A and P̃), plus the solve; no allocation once
 // the shared pools hold the scratch space.
 func (r *RLS) ExchangeFeature(a []float64, diag, rhs float64, u []float64, minGain float64) (gain float64, ok bool) {
+	r.version++
 	m := r.m
 	if len(a) != m || len(u) != m+1 {
 		panic(fmt.Sprintf("recursive: RLS.ExchangeFeature: len(a) = %d, len(u) = %d, want %d and %d", len(a), len(u), m, m+1))

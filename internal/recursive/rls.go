@@ -153,6 +153,10 @@ type RLS struct {
 	// the shared float pool until the next mutating call or ReleaseStats.
 	statsBuf []float64
 
+	// version counts the calls that may change the statistics, θ or γ
+	// (see Version).
+	version uint64
+
 	// diagnostics
 	updates, refreshes, iters, unconverged uint64
 }
@@ -273,6 +277,7 @@ func (r *RLS) Lambda() float64 { return r.lambda }
 // Reset sets the statistics to zero (A = 0, r = 0, s = 0, n_c = 0) and θ = 0,
 // keeping m, γ and λ. The bias is then unidentified (see RLS). Cost O(m²).
 func (r *RLS) Reset() {
+	r.version++
 	r.ReleaseStats()
 	m := r.m
 	clear(r.aBuf)
@@ -310,6 +315,7 @@ func (r *RLS) Reset() {
 // plus amortised refinement and refresh; more PCG passes when λ < 1 (see
 // RLS, "Cost"). No allocation.
 func (r *RLS) Update(psi []float64, y, v float64) (ok bool) {
+	r.version++
 	m := r.m
 	if len(psi) != m {
 		panic(fmt.Sprintf("recursive: RLS.Update: len(psi) = %d, want %d", len(psi), m))
@@ -753,6 +759,13 @@ func (r *RLS) Stats() (a *mat.SymDense, rv []float64, s, nc float64) {
 	return r.a, r.rv, r.s, r.nc
 }
 
+// Version returns a number that changes at every call that may change the
+// statistics, θ or γ (Update, ExchangeFeature, Load, Reload, SetGamma,
+// Reset), whether or not the call succeeds; nothing else changes it. A
+// value computed from them stays valid while the same RLS (a Clone or a
+// restored RLS is another) reports the same Version. O(1).
+func (r *RLS) Version() uint64 { return r.version }
+
 // SumWeights returns n_c = Σ c_k, the total weight the statistics carry. O(1).
 func (r *RLS) SumWeights() float64 { return r.nc }
 
@@ -761,6 +774,7 @@ func (r *RLS) SumWeights() float64 { return r.nc }
 // is not in (0, ∞) or the new system is not numerically positive definite.
 // Cost O(m³).
 func (r *RLS) SetGamma(gamma float64) (ok bool) {
+	r.version++
 	if !(gamma > 0) || math.IsInf(gamma, 1) {
 		return false
 	}
@@ -810,6 +824,7 @@ func (r *RLS) SetGamma(gamma float64) (ok bool) {
 // a must not share storage with the receiver, except the view returned by
 // Stats. Cost O(n³).
 func (r *RLS) Load(a mat.Symmetric, rv []float64, s, nc float64) (ok bool) {
+	r.version++
 	n := a.SymmetricDim()
 	if len(rv) != n {
 		panic(fmt.Sprintf("recursive: RLS.Load: len(rv) = %d, want %d", len(rv), n))

@@ -1152,3 +1152,50 @@ func TestRLSCloneIsIndependent(t *testing.T) {
 		t.Error("updating the original changed its clone")
 	}
 }
+
+func copySym(a mat.Symmetric) *mat.SymDense {
+	c := mat.NewSymDense(a.SymmetricDim(), nil)
+	c.CopySym(a)
+	return c
+}
+
+// TestRLSVersion checks Version's contract: every call that may change the
+// statistics, θ or γ changes it, a refused one included; reading does not.
+func TestRLSVersion(t *testing.T) {
+	const m = 4
+	r := NewRLS(m, 10, 1)
+	psi := []float64{0.3, -1, 0.5, 1}
+	r.Update(psi, 1, 1)
+	mutate := []struct {
+		name string
+		call func()
+	}{
+		{"Update", func() { r.Update(psi, 2, 1) }},
+		{"Update refused", func() { r.Update(psi, math.NaN(), 1) }},
+		{"SetGamma", func() { r.SetGamma(20) }},
+		{"SetGamma refused", func() { r.SetGamma(-1) }},
+		{"Load", func() { a, rv, s, nc := r.Stats(); r.Load(copySym(a), slices.Clone(rv), s, nc) }},
+		{"Reload", func() { a, rv, s, nc := r.Stats(); r.Reload(copySym(a), slices.Clone(rv), s, nc) }},
+		{"ExchangeFeature refused", func() { r.ExchangeFeature(make([]float64, m), 1, 0, make([]float64, m+1), 0) }},
+		{"Reset", func() { r.Reset() }},
+	}
+	for _, c := range mutate {
+		v := r.Version()
+		c.call()
+		if r.Version() == v {
+			t.Errorf("%s left Version at %d", c.name, v)
+		}
+	}
+	r.Update(psi, 1, 1)
+	v := r.Version()
+	r.Predict(psi)
+	r.QuadForm(psi)
+	r.Stats()
+	r.ReleaseStats()
+	r.ResidualEnergy()
+	r.State()
+	r.Clone()
+	if r.Version() != v {
+		t.Errorf("reading moved Version from %d to %d", v, r.Version())
+	}
+}
