@@ -95,8 +95,8 @@ func (k Kernel) Column(dst, pts, x []float64) {
 		// Eval's RBF case inline (the same operations): the column is the
 		// per-sample kernel work, M evaluations per regressor.
 		s2 := k.Sigma2
-		for i := range dst {
-			d := sqDist(pts[i*n:(i+1)*n], x)
+		sqDists(dst, pts, x)
+		for i, d := range dst {
 			if d == 0 {
 				dst[i] = 1
 			} else {
@@ -137,6 +137,35 @@ func (k Kernel) GradAdd(g []float64, c, kx float64, s, x []float64) {
 		for i := range g {
 			g[i] += f * s[i]
 		}
+	}
+}
+
+// sqDists writes dst[i] = sqDist(s_i, x) for the len(dst) points stored
+// row-major in pts, bit for bit: four points at a time, each summed in
+// sqDist's order. A sum's additions wait on each other (one add's latency
+// per coordinate); four independent sums keep the adder busy, which is
+// most of the cost of a kernel column.
+func sqDists(dst, pts, x []float64) {
+	n := len(x)
+	m := len(dst)
+	i := 0
+	for ; i+4 <= m; i += 4 {
+		p0 := pts[i*n : (i+1)*n]
+		p1 := pts[(i+1)*n : (i+2)*n]
+		p2 := pts[(i+2)*n : (i+3)*n]
+		p3 := pts[(i+3)*n : (i+4)*n]
+		var s0, s1, s2, s3 float64
+		for j, xj := range x {
+			d0, d1, d2, d3 := p0[j]-xj, p1[j]-xj, p2[j]-xj, p3[j]-xj
+			s0 += d0 * d0
+			s1 += d1 * d1
+			s2 += d2 * d2
+			s3 += d3 * d3
+		}
+		dst[i], dst[i+1], dst[i+2], dst[i+3] = s0, s1, s2, s3
+	}
+	for ; i < m; i++ {
+		dst[i] = sqDist(pts[i*n:(i+1)*n], x)
 	}
 }
 

@@ -73,3 +73,42 @@ func TestLinearRBFIsTheSum(t *testing.T) {
 		t.Errorf("name %q", k.Type.String())
 	}
 }
+
+// TestColumnIsEval: a kernel column is its entries' Eval bit for bit (the
+// column computes four distances at a time), for every kernel and for
+// column lengths that leave each remainder of four, a zero distance (the
+// point itself) included.
+func TestColumnIsEval(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const n = 7
+	for _, k := range []Kernel{{Type: RBF, Sigma2: 3}, {Type: Linear}, {Type: LinearRBF, Sigma2: 0.5}, {Type: Polynomial, Degree: 2, Offset: 1}} {
+		for m := 1; m <= 9; m++ {
+			pts := make([]float64, m*n)
+			for i := range pts {
+				pts[i] = rng.NormFloat64()
+			}
+			x := pts[(m-1)*n:]
+			col := make([]float64, m)
+			k.Column(col, pts, x)
+			for i := range col {
+				if want := k.Eval(pts[i*n:(i+1)*n], x); math.Float64bits(col[i]) != math.Float64bits(want) {
+					t.Errorf("%v, m = %d: column[%d] = %v, Eval %v", k.Type, m, i, col[i], want)
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkColumn(b *testing.B) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const m, n = 100, 20
+	pts := make([]float64, m*n)
+	for i := range pts {
+		pts[i] = rng.NormFloat64()
+	}
+	x, col := pts[:n], make([]float64, m)
+	k := Kernel{Type: RBF, Sigma2: 40}
+	for b.Loop() {
+		k.Column(col, pts, x)
+	}
+}
