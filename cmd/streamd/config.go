@@ -1079,7 +1079,10 @@ func (m *ModelConfig) depth() int {
 //     evidence) at the fit and every noise_every samples, starting from
 //     DefaultAutoGamma; with tuning: iterated, the γ the winning structure
 //     was validated with is held from the fit on (the Learner's tuning);
-//   - window: auto → W = max(4·M, 200), and with forgetting λ < 1 at least
+//   - window: auto → W = max(min(6·M, 1600), 4·M, 200): the more samples a
+//     swap re-expresses exactly, the less it loses (docs/benchmarks.md, "The
+//     online core against KRLS-T"), at W·M numbers per series and O(W·M) per
+//     swap, which beyond 1600 samples sets the mean cost; with forgetting λ < 1 at least
 //     ⌈5/(1−λ)⌉ (capped at 10⁴), so that the samples a swap drops from the
 //     statistics weigh less than λ^W ≈ e⁻⁵ of the newest;
 //   - select_iter: auto → 20·warmup trials of the batch entropy search (each
@@ -1120,7 +1123,7 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 	}
 	window := m.Window.Value
 	if m.Window.Auto {
-		window = max(4*m.WorkingSet, 200)
+		window = max(min(6*m.WorkingSet, 1600), 4*m.WorkingSet, 200)
 		if m.Forgetting < 1 {
 			window = max(window, int(min(math.Ceil(5/(1-m.Forgetting)), 1e4)))
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -279,7 +280,7 @@ forecast: {horizon: 5, every: 2, level: 0.9}
 			Gamma:      7,
 			Forgetting: 0.99,
 			Cutoff:     1e-8,
-			// window: auto with λ = 0.99: max(4·50, 200, 5/(1−0.99)) = 500
+			// window: auto with λ = 0.99: max(min(6·50, 1600), 4·50, 200, 5/(1−0.99)) = 500
 			Window:     500,
 			NoiseEvery: 5,
 			Seed:       42,
@@ -301,11 +302,27 @@ forecast: {horizon: 5, every: 2, level: 0.9}
 	d := def.Model.Learner(def.Forecast, def.Robust)
 	if d.Model.Gamma != DefaultAutoGamma || !d.Model.AutoGamma || !d.AutoSigma2 || d.Model.Kernel.Sigma2 != 2*30 ||
 		!slices.Equal(d.LagCandidates, autoLagOrders) ||
-		d.Model.Window != 400 || d.Model.Select.MaxIter != 20*500 || d.Model.Select.Patience != 400 {
+		d.Model.Window != 600 || d.Model.Select.MaxIter != 20*500 || d.Model.Select.Patience != 400 {
 		t.Errorf("defaults resolve to %+v", d)
 	}
 	if err := d.Validate(); err != nil {
 		t.Errorf("defaults: %v", err)
+	}
+}
+
+// TestAutoWindow: window: auto is six samples per member, at most 1600
+// unless four per member are more, at least 200.
+func TestAutoWindow(t *testing.T) {
+	for _, tc := range []struct{ m, want int }{
+		{10, 200}, {32, 200}, {34, 204}, {50, 300}, {100, 600}, {266, 1596}, {267, 1600}, {400, 1600}, {401, 1604}, {500, 2000},
+	} {
+		c, err := ParseConfig([]byte(fmt.Sprintf("model: {working_set: %d}", tc.m)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Model.Learner(c.Forecast, c.Robust).Model.Window; got != tc.want {
+			t.Errorf("M = %d: window %d, want %d", tc.m, got, tc.want)
+		}
 	}
 }
 

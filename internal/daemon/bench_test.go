@@ -656,7 +656,7 @@ func defaultModel() online.Config {
 	lags := []int{1, 2, 3, 4, 6, 8, 10, 12, 16, 20, 25, 30}
 	return online.Config{
 		Model: narx.Config{Embedding: narx.Embedding{YLags: narx.Lags(30)}, Kernel: narx.Kernel{Type: narx.RBF, Sigma2: 60, Degree: 2, Offset: 1},
-			Size: 100, Gamma: 100, AutoGamma: true, Forgetting: 1, Cutoff: 1e-10, Window: 400, SwapInterval: 10, NoiseEvery: 1000,
+			Size: 100, Gamma: 100, AutoGamma: true, Forgetting: 1, Cutoff: 1e-10, Window: 600, SwapInterval: 10, NoiseEvery: 1000,
 			Select: narx.SelectOptions{MaxIter: 10000, Patience: 400}, Seed: 1},
 		Warmup: 500, Forms: []online.Form{{}, {Diff: true}, {Log: true}, {Log: true, Diff: true}},
 		Kernels: []narx.KernelType{narx.Linear, narx.RBF}, Horizon: 20, Every: 1, Level: 0.95, Scale: online.ScaleRobust,
