@@ -57,20 +57,26 @@ func TestLevel3RecoversWidthAndNoise(t *testing.T) {
 	}
 }
 
+// wavySurface draws N regressors uniform on [−2, 2]² (X, N×2 row-major)
+// and targets sin(2x₁)·cos(x₂) plus noise of std 0.05, from PCG(seed, seed+1).
+func wavySurface(N int, seed uint64) (X, y []float64) {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	X, y = make([]float64, 2*N), make([]float64, N)
+	for i := range N {
+		X[2*i], X[2*i+1] = 4*rng.Float64()-2, 4*rng.Float64()-2
+		y[i] = math.Sin(2*X[2*i])*math.Cos(X[2*i+1]) + 0.05*rng.NormFloat64()
+	}
+	return X, y
+}
+
 // SearchSigma2 compares widths on one working set, the one selected at the
 // centre width: each trial's evidence is exactly (bit for bit) that of a
 // fit at the trial's width on those rows, and the best trial is the
 // largest of them. A selection per width would make the evidence a
 // function of the members as much as of the width.
 func TestWidthSearchComparesOneWorkingSet(t *testing.T) {
-	rng := rand.New(rand.NewPCG(41, 42))
 	const N, n = 300, 2
-	X := make([]float64, N*n)
-	y := make([]float64, N)
-	for i := 0; i < N; i++ {
-		X[i*n], X[i*n+1] = 4*rng.Float64()-2, 4*rng.Float64()-2
-		y[i] = math.Sin(2*X[i*n])*math.Cos(X[i*n+1]) + 0.05*rng.NormFloat64()
-	}
+	X, y := wavySurface(N, 41)
 	cfg := baseConfig(n, 40)
 	cfg.Cutoff, cfg.AutoGamma = 1e-10, true
 	center := MedianSqDist(X, n, 2000, 1)
@@ -108,14 +114,8 @@ func TestWidthSearchComparesOneWorkingSet(t *testing.T) {
 // with and without forgetting, whose pending factor SetGamma applies), and
 // never served once the statistics or γ have moved on.
 func TestLogEvidenceKeptByTheRefresh(t *testing.T) {
-	rng := rand.New(rand.NewPCG(43, 44))
 	const N, n = 260, 2
-	X := make([]float64, N*n)
-	y := make([]float64, N)
-	for i := 0; i < N; i++ {
-		X[i*n], X[i*n+1] = 4*rng.Float64()-2, 4*rng.Float64()-2
-		y[i] = math.Sin(2*X[i*n])*math.Cos(X[i*n+1]) + 0.05*rng.NormFloat64()
-	}
+	X, y := wavySurface(N, 43)
 	for _, lambda := range []float64{1, 0.995} {
 		for _, auto := range []bool{false, true} {
 			cfg := baseConfig(n, 30)
