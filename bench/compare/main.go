@@ -45,7 +45,11 @@ Suites:
              equal budget M: streamd against KRLS-T (KAFBOX, in Octave)
   cost       streamd's per-sample cost on Santa Fe with fixed
              hyperparameters at each M of -m (the online path only)
-  all        nn3, eunite and coldstart, in this order (not krlst: Octave)
+  classic    R's classic data sets (AirPassengers, co2, lynx, …): iterated
+             forecasts from several origins each, streamd (defaults)
+             against auto.arima, ets, thetaf, their combination and snaive
+  all        nn3, eunite, coldstart and classic, in this order (not krlst:
+             Octave)
 
 Flags:
 `
@@ -95,7 +99,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() < 1 {
 		fs.Usage()
-		return errors.New("give a suite: nn3, eunite, coldstart, krlst, cost or all")
+		return errors.New("give a suite: nn3, eunite, coldstart, classic, krlst, cost or all")
 	}
 	suite := fs.Arg(0)
 	if err := fs.Parse(fs.Args()[1:]); err != nil { // flags may also follow the suite
@@ -106,12 +110,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	var suites []string
 	switch suite {
-	case "nn3", "eunite", "coldstart", "krlst", "cost":
+	case "nn3", "eunite", "coldstart", "classic", "krlst", "cost":
 		suites = []string{suite}
 	case "all":
-		suites = []string{"nn3", "eunite", "coldstart"}
+		suites = []string{"nn3", "eunite", "coldstart", "classic"}
 	default:
-		return fmt.Errorf("unknown suite %q: nn3, eunite, coldstart, krlst, cost or all", suite)
+		return fmt.Errorf("unknown suite %q: nn3, eunite, coldstart, classic, krlst, cost or all", suite)
 	}
 	if e.jobs < 1 {
 		return fmt.Errorf("-j must be ≥ 1 (got %d)", e.jobs)
@@ -135,6 +139,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			err = e.eunite(ctx)
 		case "coldstart":
 			err = e.coldstart(ctx)
+		case "classic":
+			err = e.classic(ctx)
 		case "krlst":
 			err = e.krlst(ctx)
 		case "cost":
@@ -173,7 +179,7 @@ func (e *env) setup(ctx context.Context, suites []string) error {
 	if e.scripts, err = os.MkdirTemp("", "streamd-compare-"); err != nil {
 		return err
 	}
-	for _, name := range []string{"nn3.R", "eunite.R"} {
+	for _, name := range []string{"nn3.R", "eunite.R", "datasets.R"} {
 		b, err := rScripts.ReadFile(name)
 		if err != nil {
 			return err
@@ -197,7 +203,7 @@ func (e *env) setup(ctx context.Context, suites []string) error {
 	if v, err := exec.CommandContext(ctx, e.bin, "version").CombinedOutput(); err == nil {
 		fmt.Fprintf(e.stderr, "compare: %s", firstLine(string(v))+"\n")
 	}
-	if slices.Contains(suites, "nn3") || slices.Contains(suites, "eunite") {
+	if slices.Contains(suites, "nn3") || slices.Contains(suites, "eunite") || slices.Contains(suites, "classic") {
 		out, err := exec.CommandContext(ctx, e.rscript, "-e", `suppressPackageStartupMessages(library(forecast)); cat(format(packageVersion("forecast")))`).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("%s cannot load the forecast package (Debian: apt-get install r-cran-forecast): %v\n%s", e.rscript, err, out)
@@ -292,6 +298,26 @@ func (e *env) parallel(n int, f func(i int)) {
 }
 
 // writeValues writes one value per line.
+// readValues reads a file of values, one per line (blank lines skipped).
+func readValues(path string) ([]float64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var y []float64
+	for i, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); line == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(line, 64)
+		if err != nil || !isFinite(v) {
+			return nil, fmt.Errorf("%s:%d: not a finite number: %q", path, i+1, line)
+		}
+		y = append(y, v)
+	}
+	return y, nil
+}
+
 func writeValues(path string, y []float64) error {
 	var b strings.Builder
 	for _, v := range y {

@@ -2,14 +2,16 @@
 # methods on each series of a list, 18-step point forecasts and 95 % intervals.
 #
 # Usage: Rscript nn3.R LIST.csv H FORECASTS.csv TIMES.csv ERRORS.csv
-#   LIST.csv      series,path: one series per row, each path a file of its
-#                 training values, one per line (the files streamd reads)
+#   LIST.csv      series,path[,frequency]: one series per row, each path a
+#                 file of its training values, one per line (the files
+#                 streamd reads); frequency, when the column is there, the
+#                 ts frequency of that series (else 12)
 #   FORECASTS.csv written: method,series,h,mean,lo,hi
 #   TIMES.csv     written: method,seconds (elapsed time of the fits and
 #                 forecasts of that method over all series)
 #   ERRORS.csv    written: method,series,message for each failed fit
 #
-# Every series is ts(x, frequency = 12). Methods: auto.arima, ets, thetaf
+# Every series is ts(x, frequency = 12) unless LIST.csv says otherwise. Methods: auto.arima, ets, thetaf
 # (forecast's defaults), their combination "comb" (mean of the three point
 # forecasts; band: mean of the three lower and of the three upper 95 %
 # bounds), and the seasonal naive snaive.
@@ -34,7 +36,7 @@ res <- list() # res[[method]][[series]] = data.frame(mean, lo, hi)
 
 for (i in seq_len(nrow(lst))) {
   name <- lst$series[i]
-  y <- ts(scan(lst$path[i], quiet = TRUE), frequency = 12)
+  y <- ts(scan(lst$path[i], quiet = TRUE), frequency = if (is.null(lst$frequency)) 12 else lst$frequency[i])
   for (m in names(fits)) {
     t0 <- proc.time()[["elapsed"]]
     fc <- tryCatch(fits[[m]](y), error = function(e) e)

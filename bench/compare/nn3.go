@@ -160,7 +160,7 @@ func (e *env) nn3(ctx context.Context) error {
 
 	// streamd: the default configuration, one iterated forecast per
 	// series; and its model alone, without the theta combination.
-	sd := e.nn3Streamd(ctx, "streamd (defaults)", series, fcDir)
+	sd := e.iteratedStreamd(ctx, "streamd (defaults)", series, fcDir, nn3Horizon)
 	alone := filepath.Join(dir, "combine-none.yaml")
 	if err := os.WriteFile(alone, []byte("model: {combine: none}\n"), 0o644); err != nil {
 		return err
@@ -169,7 +169,7 @@ func (e *env) nn3(ctx context.Context) error {
 	if err := os.MkdirAll(aloneDir, 0o755); err != nil {
 		return err
 	}
-	sdAlone := e.nn3Streamd(ctx, "streamd, model.combine: none (the NARX model alone)", series, aloneDir, "--config", alone)
+	sdAlone := e.iteratedStreamd(ctx, "streamd, model.combine: none (the NARX model alone)", series, aloneDir, nn3Horizon, "--config", alone)
 
 	// R: every series through nn3.R in one process.
 	fmt.Fprintf(e.stderr, "compare: nn3: R forecast on %d series\n", len(series))
@@ -203,19 +203,19 @@ func (e *env) nn3(ctx context.Context) error {
 	return e.reportNN3(series, runs, dir, rr.Elapsed)
 }
 
-// nn3Streamd runs streamd backtest with flags extra on every series, one
-// iterated forecast each, its messages to fcDir.
-func (e *env) nn3Streamd(ctx context.Context, name string, series []nn3Series, fcDir string, extra ...string) methodRun {
+// iteratedStreamd runs streamd backtest with flags extra on every series,
+// one iterated forecast of H steps each, its messages to fcDir.
+func (e *env) iteratedStreamd(ctx context.Context, name string, series []nn3Series, fcDir string, H int, extra ...string) methodRun {
 	sd := methodRun{Name: name, Fc: map[string]forecast{}, Fail: map[string]string{}, Secs: map[string]float64{}}
 	results := e.backtestEach(ctx, series, fcDir, func(s nn3Series) []string {
-		return append([]string{"--protocol", "iterated", "--train", strconv.Itoa(len(s.Train)), "--horizon", strconv.Itoa(nn3Horizon)}, extra...)
+		return append([]string{"--protocol", "iterated", "--train", strconv.Itoa(len(s.Train)), "--horizon", strconv.Itoa(H)}, extra...)
 	})
 	for i, r := range results {
 		name := series[i].Name
 		sd.Secs[name] = r.secs
 		sd.WallS += r.secs
 		if r.fail == "" {
-			fc, err := iteratedForecast(r.msgs, nn3Horizon)
+			fc, err := iteratedForecast(r.msgs, H)
 			if err != nil {
 				r.fail = "no usable forecast: " + err.Error()
 			}

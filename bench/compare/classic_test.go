@@ -1,0 +1,59 @@
+package main
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+// TestClassicOrigins: the origins run from First by Step while H values
+// follow, and each cut holds exactly the values before and the H after it.
+func TestClassicOrigins(t *testing.T) {
+	s := classicSet{Name: "x", H: 3, First: 4, Step: 2}
+	if got := classicOrigins(s, 10); !slices.Equal(got, []int{4, 6}) {
+		t.Errorf("origins on 10 values: %v, want [4 6]", got)
+	}
+	if got := classicOrigins(s, 6); got != nil {
+		t.Errorf("origins on 6 values: %v, want none", got)
+	}
+	y := []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	cut := classicSeries(s, y)
+	if len(cut) != 2 || cut[1].Name != "x@6" || !slices.Equal(cut[1].Train, y[:6]) || !slices.Equal(cut[1].Test, []float64{6, 7, 8}) {
+		t.Fatalf("cuts %+v", cut)
+	}
+	// The training slice has no room to grow into the test values.
+	if cap(cut[0].Train) != 4 {
+		t.Errorf("training capacity %d, want 4", cap(cut[0].Train))
+	}
+}
+
+// TestScoreClassic against hand-computed values: two origins, one method
+// failing on the second.
+func TestScoreClassic(t *testing.T) {
+	series := []nn3Series{
+		{Name: "a", Train: []float64{1, 3, 2}, Test: []float64{4, 6}}, // scale (2 + 1)/2 = 1.5
+		{Name: "b", Train: []float64{2, 2, 4}, Test: []float64{1, 1}}, // scale (0 + 2)/2 = 1
+	}
+	fc := map[string]forecast{
+		"a": {Mean: []float64{5, 6}, Lo: []float64{4.5, 5}, Hi: []float64{6, 7}}, // errors 1, 0; covers the second
+		"b": {Mean: []float64{2, 3}, Lo: []float64{0, 0}, Hi: []float64{3, 4}},   // errors 1, 2; covers both
+	}
+	sc := scoreClassic(series, fc)
+	const tol = 1e-12 // sums of a few exact binary fractions and two divisions
+	// sMAPE of a: (200·1/9 + 0)/2; of b: (200·1/3 + 200·2/4)/2.
+	wantSMAPE := (100.0/9 + (200.0/3+100)/2) / 2
+	switch {
+	case sc.Origins != 2 || sc.Forecast != 2 || sc.Covered != 3 || sc.Values != 4:
+		t.Errorf("counts %+v", sc)
+	case math.Abs(sc.MAE-(0.5+1.5)/2) > tol:
+		t.Errorf("MAE %v, want 1", sc.MAE)
+	case math.Abs(sc.MASE-(0.5/1.5+1.5/1)/2) > tol:
+		t.Errorf("MASE %v, want %v", sc.MASE, (0.5/1.5+1.5)/2)
+	case math.Abs(sc.SMAPE-wantSMAPE) > tol:
+		t.Errorf("sMAPE %v, want %v", sc.SMAPE, wantSMAPE)
+	}
+	delete(fc, "b")
+	if sc := scoreClassic(series, fc); sc.Forecast != 1 || sc.Values != 2 || math.Abs(sc.MAE-0.5) > tol {
+		t.Errorf("with b failed: %+v", sc)
+	}
+}
