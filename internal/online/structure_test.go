@@ -657,3 +657,38 @@ func TestObserveDoesNotAllocate(t *testing.T) {
 		t.Errorf("%v allocations per observation, want 0", allocs)
 	}
 }
+
+// TestValidationPlan: the form validation's origins are a horizon apart
+// (no two paths share a target) when the fitting part keeps half the
+// samples with them, else a quarter of a horizon apart; either way the
+// paths end at the last sample and the fitting part keeps half.
+func TestValidationPlan(t *testing.T) {
+	for _, tc := range []struct {
+		N, horizon                   int
+		wantH, wantStep, wantOrigins int
+	}{
+		{256, 12, 12, 12, 9}, // 9 paths of 12 fit in the last 128: apart
+		{100, 18, 18, 4, 6},  // they do not: overlapping, as many as make 100 errors
+		{126, 18, 18, 4, 6},
+		{64, 1, 1, 1, 32}, // one-step: never overlapping
+		{40, 18, 10, 2, 6},
+	} {
+		cfg := testConfig()
+		cfg.Horizon = tc.horizon
+		l, err := NewLearner(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ys := noisySine(tc.N, 0.1, 1)
+		v, ok := l.planValidation(ys)
+		if !ok {
+			t.Errorf("N = %d, horizon %d: no plan", tc.N, tc.horizon)
+			continue
+		}
+		last := v.train + (v.origins-1)*v.step + v.H
+		if v.H != tc.wantH || v.step != tc.wantStep || v.origins != tc.wantOrigins || last != tc.N || v.train < tc.N/2 {
+			t.Errorf("N = %d, horizon %d: H %d, step %d, %d origins, train %d, paths end at %d; want H %d, step %d, %d origins, ending at N, train ≥ N/2",
+				tc.N, tc.horizon, v.H, v.step, v.origins, v.train, last, tc.wantH, tc.wantStep, tc.wantOrigins)
+		}
+	}
+}
