@@ -114,7 +114,7 @@ func (e *env) classic(ctx context.Context) error {
 	var rows, csvRows [][]string
 	var log strings.Builder
 	for _, set := range classicSets {
-		y, err := readValues(filepath.Join(dataDir, set.Name+".txt"))
+		y, err := readValueFile(filepath.Join(dataDir, set.Name+".txt"))
 		if err != nil {
 			return err
 		}

@@ -298,26 +298,6 @@ func (e *env) parallel(n int, f func(i int)) {
 }
 
 // writeValues writes one value per line.
-// readValues reads a file of values, one per line (blank lines skipped).
-func readValues(path string) ([]float64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var y []float64
-	for i, line := range strings.Split(string(b), "\n") {
-		if line = strings.TrimSpace(line); line == "" {
-			continue
-		}
-		v, err := strconv.ParseFloat(line, 64)
-		if err != nil || !isFinite(v) {
-			return nil, fmt.Errorf("%s:%d: not a finite number: %q", path, i+1, line)
-		}
-		y = append(y, v)
-	}
-	return y, nil
-}
-
 func writeValues(path string, y []float64) error {
 	var b strings.Builder
 	for _, v := range y {
