@@ -112,7 +112,7 @@ func (e *env) classic(ctx context.Context) error {
 	}
 	header := []string{"series", "origins × H", "method", "MAE", "MASE", "sMAPE %", "95 % coverage"}
 	var rows, csvRows [][]string
-	var log strings.Builder
+	var log, fails strings.Builder
 	for _, set := range classicSets {
 		y, err := readValueFile(filepath.Join(dataDir, set.Name+".txt"))
 		if err != nil {
@@ -150,6 +150,17 @@ func (e *env) classic(ctx context.Context) error {
 		}
 		for i, r := range append([]methodRun{sd}, rMethods...) {
 			sc := scoreClassic(series, r.Fc)
+			if sc.Forecast < sc.Origins {
+				for _, s := range series {
+					if _, ok := r.Fc[s.Name]; !ok && r.Fail[s.Name] == "" {
+						r.Fail[s.Name] = "no forecast"
+					}
+				}
+				fmt.Fprintf(&fails, "\n%s: %s failed on %d of %d origins:\n", set.Name, r.Name, sc.Origins-sc.Forecast, sc.Origins)
+				for _, l := range groupReasons(r.Fail) {
+					fails.WriteString("- " + l + "\n")
+				}
+			}
 			label := ""
 			if i == 0 {
 				label = fmt.Sprintf("%s (%s)", set.Name, set.Kind)
@@ -172,6 +183,7 @@ func (e *env) classic(ctx context.Context) error {
 	for _, s := range classicSets {
 		fmt.Fprintf(&b, "- %s: %s; origins %d, %d, … every %d, %d steps\n", s.Name, s.Description, s.First, s.First+s.Step, s.Step, s.H)
 	}
+	b.WriteString(fails.String())
 	fmt.Fprintf(&b, "\nDetails: %s (summary.csv; per set its cut series, forecasts and R outputs)\n", dir)
 	if _, err := fmt.Fprint(e.stdout, b.String()); err != nil {
 		return err

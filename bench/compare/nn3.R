@@ -1,5 +1,5 @@
 # NN3 side of the comparison harness (bench/compare): R forecast package
-# methods on each series of a list, 18-step point forecasts and 95 % intervals.
+# methods on each series of a list, H-step point forecasts and 95 % intervals.
 #
 # Usage: Rscript nn3.R LIST.csv H FORECASTS.csv TIMES.csv ERRORS.csv
 #   LIST.csv      series,path[,frequency]: one series per row, each path a

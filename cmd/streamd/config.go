@@ -333,8 +333,8 @@ type SeriesConfig struct {
 	Model yaml.Node `yaml:"model"`
 }
 
-// maxWindow bounds model.window: the retained samples cost W·(n+2) floats per
-// series and W·M·(n+M) work per swap.
+// maxWindow bounds model.window: the retained samples cost W·(M+n+3) floats
+// per series (their kernel columns included) and O(W·M) work per swap test.
 const maxWindow = 100000
 
 // autoLagOrders are the lag orders p (lags 1..p) among which `lags: auto`

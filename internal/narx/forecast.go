@@ -226,6 +226,7 @@ func (m *Model) ForecastCopy() *Model {
 	c.rls = m.rls.Clone()
 	c.x, c.k, c.psi = make([]float64, m.n), make([]float64, len(m.k)), make([]float64, len(m.psi))
 	c.level2State = m.level2State
+	c.logEvRLS = nil // the kept evidence is keyed on the original's RLS: recomputed if asked
 	c.alpha = slices.Clone(m.alpha)
 	c.swapState = m.swapState
 	c.cal = &calibration{s: m.cal.s, df: m.cal.df, tau: m.cal.tau, level: m.cal.level}

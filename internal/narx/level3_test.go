@@ -110,16 +110,20 @@ func TestWidthSearchComparesOneWorkingSet(t *testing.T) {
 
 // TestLogEvidenceKeptByTheRefresh checks the value the level-2 refresh
 // keeps for LogEvidence: bit for bit the evidence decomposed afresh from the
-// statistics, right after a fit (with and without the level-2 search of γ,
-// with and without forgetting, whose pending factor SetGamma applies), and
-// never served once the statistics or γ have moved on.
+// statistics, right after a fit (whose window, shorter than the fit, gives
+// loadStats the newest columns) and after each periodic refresh while the
+// model learns and swaps (with forgetting, the pending factor that Stats
+// forms and SetGamma applies), with and without the level-2 search of γ;
+// and never served once the statistics or γ have moved on.
 func TestLogEvidenceKeptByTheRefresh(t *testing.T) {
-	const N, n = 260, 2
+	const N, n = 400, 2
 	X, y := wavySurface(N, 43)
-	for _, lambda := range []float64{1, 0.995} {
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+	for _, lambda := range []float64{1, 0.99} {
 		for _, auto := range []bool{false, true} {
 			cfg := baseConfig(n, 30)
 			cfg.Forgetting, cfg.AutoGamma = lambda, auto
+			cfg.Window, cfg.NoiseEvery, cfg.SwapInterval = 150, 7, 5
 			m, err := NewModel(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -132,25 +136,33 @@ func TestLogEvidenceKeptByTheRefresh(t *testing.T) {
 			if m.logEvRLS != m.rls || m.logEvAt != m.rls.Version() {
 				t.Fatalf("%s: the fit's refresh kept no value", name)
 			}
-			if got, want := m.LogEvidence(), m.logEvidenceNow(); math.Float64bits(got) != math.Float64bits(want) {
+			if got, want := m.LogEvidence(), m.logEvidenceNow(); !same(got, want) {
 				t.Errorf("%s: after the fit %v, afresh %v", name, got, want)
 			}
-			before := m.LogEvidence()
-			for i := fit; i < fit+3; i++ {
+			kept, stale, swaps := 0, 0, 0
+			for i := fit; i < N; i++ {
 				m.Observe(X[i*n : (i+1)*n])
-				m.Learn(y[i], 1)
+				if m.Learn(y[i], 1) {
+					swaps++
+				}
+				got, want := m.LogEvidence(), m.logEvidenceNow()
+				if !same(got, want) {
+					t.Fatalf("%s, sample %d: LogEvidence %v, afresh %v", name, i, got, want)
+				}
+				if m.logEvAt == m.rls.Version() {
+					kept++
+				} else {
+					stale++
+				}
 			}
-			if m.logEvAt == m.rls.Version() {
-				t.Fatalf("%s: learning left the kept value current", name)
-			}
-			got, want := m.LogEvidence(), m.logEvidenceNow()
-			if math.Float64bits(got) != math.Float64bits(want) || got == before {
-				t.Errorf("%s: after learning %v, afresh %v (at the fit %v)", name, got, want, before)
+			// Every 7th sample refreshes; the others learned after it.
+			if kept < 20 || stale < 100 || swaps == 0 {
+				t.Errorf("%s: %d samples with a kept value current, %d stale, %d swaps: the cases were not exercised", name, kept, stale, swaps)
 			}
 			if err := m.SetGamma(3 * m.rls.Gamma()); err != nil {
 				t.Fatal(err)
 			}
-			if got, want := m.LogEvidence(), m.logEvidenceNow(); math.Float64bits(got) != math.Float64bits(want) {
+			if got, want := m.LogEvidence(), m.logEvidenceNow(); !same(got, want) {
 				t.Errorf("%s: after SetGamma %v, afresh %v", name, got, want)
 			}
 		}

@@ -297,9 +297,8 @@ func (m *Model) fit(X, y, v []float64, rows []int) error {
 }
 
 // noisePhase is where in the period NoiseEvery a frozen working set's level-2
-// refreshes fall, in [0, NoiseEvery): a hash of the fitted noise level. Swaps
-// desynchronise the refreshes of series that start together (each swap
-// refreshes level 2); without swaps they would all refresh at the same
+// refreshes fall, in [0, NoiseEvery): a hash of the fitted noise level.
+// Series that start together would otherwise all refresh at the same
 // sample for ever after, an O(r³) burst per series at once. It depends only
 // on the data, so a backtest and a restored model refresh at the same
 // samples as the daemon.
@@ -322,6 +321,9 @@ func weightAt(v []float64, i int) float64 {
 func (m *Model) loadStats(X, y, v []float64) error {
 	N, n, r := len(y), m.n, m.fm.r
 	w := m.win
+	if w.count != min(N, w.cap) {
+		panic(fmt.Sprintf("narx: loadStats: the window holds %d samples, not the last %d of the fit", w.count, min(N, w.cap)))
+	}
 	lam := m.cfg.Forgetting
 	bp, br := recursive.GetFloats(N*(r+1)), recursive.GetFloats(N)
 	defer recursive.PutFloats(bp)
@@ -748,6 +750,18 @@ func (w *window) push(x []float64, y, v float64, k []float64, s float64) {
 	if w.count < w.cap {
 		w.count++
 	}
+}
+
+// resized returns a window of capacity W holding w's newest min(count, W)
+// samples (their x, y, v and swap scores, oldest first as push would have
+// placed them); the kernel columns are left to fillColumns. O(W·n).
+func (w *window) resized(W int) *window {
+	r := newWindow(w.n, w.m, W)
+	for age := min(w.count, W) - 1; age >= 0; age-- {
+		slot := w.slot(age)
+		r.push(w.x[slot*w.n:(slot+1)*w.n], w.y[slot], w.v[slot], r.k[:w.m], w.s[slot])
+	}
+	return r
 }
 
 // fillColumns recomputes the kernel columns of the samples held, as

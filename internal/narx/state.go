@@ -89,16 +89,19 @@ func (m *Model) SetState(s ModelState) error {
 	if M == 0 || len(s.Points) != M*n || len(s.Diag) != M {
 		return fmt.Errorf("narx: state: working set does not fit dimension %d", n)
 	}
-	W := m.cfg.Window
+	// The state's window is checked against its own size, Ws; a model
+	// configured with another W (a changed model.window, or its default)
+	// keeps the newest min(count, W) samples (adoptWindow).
 	// Until the ring is full its samples are slots 1..count (push advances
 	// head before it writes), so head is count then.
-	if len(s.WinX) != W*n || len(s.WinY) != W || len(s.WinV) != W || s.WinCount < 0 || s.WinCount > W ||
-		s.WinHead < 0 || s.WinHead >= W || s.WinCount < W && s.WinHead != s.WinCount || s.WinS != nil && len(s.WinS) != W {
-		return fmt.Errorf("narx: state: window does not fit W = %d", W)
+	Ws := len(s.WinY)
+	if Ws < 1 || len(s.WinX) != Ws*n || len(s.WinV) != Ws || s.WinCount < 0 || s.WinCount > Ws ||
+		s.WinHead < 0 || s.WinHead >= Ws || s.WinCount < Ws && s.WinHead != s.WinCount || s.WinS != nil && len(s.WinS) != Ws {
+		return fmt.Errorf("narx: state: window of %d samples is not a ring of dimension %d", Ws, n)
 	}
 	winS := s.WinS
 	if winS == nil {
-		winS = make([]float64, W)
+		winS = make([]float64, Ws)
 	}
 	if slices.ContainsFunc(winS, func(v float64) bool { return !(v >= 0) || math.IsInf(v, 0) }) {
 		return fmt.Errorf("narx: state: window scores are not finite and ≥ 0")
@@ -146,8 +149,11 @@ func (m *Model) SetState(s ModelState) error {
 	r.ws = &WorkingSet{kern: s.Kernel, n: n, points: slices.Clone(s.Points), rowSum: slices.Clone(s.RowSum),
 		diag: slices.Clone(s.Diag), total: s.Total}
 	r.rls, r.fm = rls, fm
-	r.win = &window{n: n, m: M, cap: W, x: slices.Clone(s.WinX), y: slices.Clone(s.WinY), v: slices.Clone(s.WinV),
-		k: make([]float64, M*W), s: slices.Clone(winS), head: s.WinHead, count: s.WinCount}
+	r.win = &window{n: n, m: M, cap: Ws, x: slices.Clone(s.WinX), y: slices.Clone(s.WinY), v: slices.Clone(s.WinV),
+		k: make([]float64, M*Ws), s: slices.Clone(winS), head: s.WinHead, count: s.WinCount}
+	if W := m.cfg.Window; W != Ws {
+		r.win = r.win.resized(W)
+	}
 	r.win.fillColumns(s.Kernel, r.ws.points)
 	r.x, r.k, r.alpha = make([]float64, n), make([]float64, M), make([]float64, M)
 	r.psi = make([]float64, M+1)

@@ -105,11 +105,38 @@ func TestSnapshotRejectsBadInput(t *testing.T) {
 	if b.Fitted() {
 		t.Error("a failed restore changed the learner")
 	}
-	other := testConfig()
-	other.Model.Window = 50
-	c, _ := NewLearner(other)
-	if err := c.UnmarshalBinary(snap); err == nil {
-		t.Error("restored into a learner with another window size")
+}
+
+// TestSnapshotIntoAnotherWindow: a learner configured with another window
+// size (a changed model.window, or its default after an upgrade) restores
+// a snapshot keeping the newest samples its window holds, and goes on.
+func TestSnapshotIntoAnotherWindow(t *testing.T) {
+	a, _ := NewLearner(testConfig()) // window 100
+	y := noisySine(400, 0.1, 6)
+	for i, v := range y[:300] {
+		a.Observe(Observation{T: int64(i), Y: v})
+	}
+	snap, _ := a.MarshalBinary()
+	aX, aY, _ := a.model.Window()
+	for _, W := range []int{50, 100, 250} {
+		other := testConfig()
+		other.Model.Window = W
+		c, _ := NewLearner(other)
+		if err := c.UnmarshalBinary(snap); err != nil {
+			t.Fatalf("W = %d: %v", W, err)
+		}
+		X, cy, _ := c.model.Window()
+		keep := min(len(aY), W)
+		n := len(aX) / len(aY)
+		if !slices.Equal(cy, aY[len(aY)-keep:]) || !slices.Equal(X, aX[(len(aY)-keep)*n:]) {
+			t.Errorf("W = %d: the window holds %d samples, want the newest %d of %d", W, len(cy), keep, len(aY))
+		}
+		for i, v := range y[300:] {
+			res, err := c.Observe(Observation{T: int64(300 + i), Y: v})
+			if err != nil || math.IsNaN(res.Prediction) {
+				t.Fatalf("W = %d, sample %d: %v, prediction %v", W, 300+i, err, res.Prediction)
+			}
+		}
 	}
 }
 

@@ -739,7 +739,8 @@ func (r *RLS) ResidualEnergy() float64 {
 
 // Stats returns the sufficient statistics A (upper triangle stored), r,
 // s = Σ c y² and n_c = Σ c. a and rv are views into the receiver, valid
-// until the next mutating call (Update, Load, SetGamma, Reset) or
+// until the next mutating call (Update, ExchangeFeature, Load, Reload,
+// SetGamma, Reset) or
 // ReleaseStats; they must not be modified. Cost O(1), or O(m²) while λ < 1
 // and forgetting is pending on the stored Â (A = αÂ is then formed in a
 // buffer borrowed from the shared pool, held until the view ends: call
