@@ -668,6 +668,8 @@ func TestValidationPlan(t *testing.T) {
 		wantH, wantStep, wantOrigins int
 	}{
 		{256, 12, 12, 12, 9}, // 9 paths of 12 fit in the last 128: apart
+		{215, 12, 12, 12, 9}, // the last N that keeps half (107) with them
+		{214, 12, 12, 3, 9},  // one fewer: 106 < 107, overlapping
 		{100, 18, 18, 4, 6},  // they do not: overlapping, as many as make 100 errors
 		{126, 18, 18, 4, 6},
 		{64, 1, 1, 1, 32}, // one-step: never overlapping
