@@ -759,7 +759,7 @@ func (w *window) resized(W int) *window {
 	r := newWindow(w.n, w.m, W)
 	for age := min(w.count, W) - 1; age >= 0; age-- {
 		slot := w.slot(age)
-		r.push(w.x[slot*w.n:(slot+1)*w.n], w.y[slot], w.v[slot], r.k[:w.m], w.s[slot])
+		r.push(w.x[slot*w.n:(slot+1)*w.n], w.y[slot], w.v[slot], nil, w.s[slot]) // no column: fillColumns
 	}
 	return r
 }

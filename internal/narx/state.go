@@ -91,7 +91,7 @@ func (m *Model) SetState(s ModelState) error {
 	}
 	// The state's window is checked against its own size, Ws; a model
 	// configured with another W (a changed model.window, or its default)
-	// keeps the newest min(count, W) samples (adoptWindow).
+	// keeps the newest min(count, W) samples (window.resized).
 	// Until the ring is full its samples are slots 1..count (push advances
 	// head before it writes), so head is count then.
 	Ws := len(s.WinY)

@@ -581,9 +581,7 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 // origins are H apart, so that no two paths share a target, when the
 // fitting part still keeps half the samples; else (short series) max(H/4, 1)
 // apart. Paths that overlap share most of their targets, and a few runs of
-// errors rank the forms: on co2 (docs/benchmarks.md, "Other series") nine
-// 12-step paths three apart ranked log levels first where the differenced
-// forms forecast the next 120 values with a fifth less error.
+// errors would rank the forms (co2 in docs/benchmarks.md, "Other series").
 const (
 	formOrigins = 5
 	formErrors  = 100
