@@ -261,3 +261,69 @@ func TestEvidenceMatchesEigenSymWithoutAllocating(t *testing.T) {
 		t.Errorf("%v allocations per level-2 decomposition, want 0", allocs)
 	}
 }
+
+// The periodic level-2 refresh at a held γ (level2Held, O(r²)) against the
+// spectral one (evidence.at) on the same statistics, after online updates
+// and swaps, at λ = 1 where the RLS keeps the exact inverse. The two are
+// the same quantities in exact arithmetic; the tolerance is the inverse's
+// rounding drift (below 3e-17·cond₁ relative, recursive.refreshEvery) and
+// the residual energy's cancellation (ε·s against E_D ≈ ½N·0.1²): 1e-9
+// relative, with d_eff's trace term (≤ r) absolute. Where the inverse is
+// not exact (λ < 1 between refreshes) it must decline.
+func TestLevel2HeldAgainstSpectrum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 3))
+	X, y := randRegression(rng, 700, 2, 0.1)
+	cfg := baseConfig(2, 30)
+	cfg.Cutoff, cfg.Gamma, cfg.SwapInterval, cfg.Window = 1e-10, 50, 5, 100
+	m, err := NewModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Fit(X[:300*2], y[:300], nil); err != nil {
+		t.Fatal(err)
+	}
+	checks := 0
+	for i := 300; i < 700; i++ {
+		m.Observe(X[2*i : 2*i+2])
+		m.Learn(y[i], 1)
+		if i%50 != 0 {
+			continue
+		}
+		held, ok := m.level2Held()
+		if !ok {
+			t.Fatalf("sample %d: level2Held declined at λ = 1", i)
+		}
+		a, rv, s, nc := m.rls.Stats()
+		ev, ok := newEvidence(a, rv, s, nc)
+		m.rls.ReleaseStats()
+		if !ok {
+			t.Fatal("newEvidence failed")
+		}
+		want := ev.at(m.rls.Gamma())
+		ev.release()
+		rel := func(got, want float64) float64 { return math.Abs(got-want) / math.Abs(want) }
+		if rel(held.Zeta, want.Zeta) > 1e-9 || rel(held.Mu, want.Mu) > 1e-9 ||
+			rel(held.EW, want.EW) > 1e-9 || rel(held.ED, want.ED) > 1e-9 ||
+			math.Abs(held.DEff-want.DEff) > 1e-9*float64(len(rv)) {
+			t.Errorf("sample %d: held %+v, spectral %+v", i, held, want)
+		}
+		checks++
+	}
+	if m.Info().Swaps == 0 || checks == 0 {
+		t.Fatalf("the check saw %d swaps and %d comparisons: it tests nothing", m.Info().Swaps, checks)
+	}
+
+	cfg.Forgetting = 0.999
+	f, err := NewModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Fit(X[:300*2], y[:300], nil); err != nil {
+		t.Fatal(err)
+	}
+	f.Observe(X[600:602])
+	f.Learn(y[300], 1)
+	if _, ok := f.level2Held(); ok {
+		t.Error("level2Held accepted an inverse with forgetting pending")
+	}
+}

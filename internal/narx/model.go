@@ -602,8 +602,59 @@ func (m *Model) learnPrepared(y, v, score float64) {
 	m.alphaFresh = false
 	m.sinceNoise++
 	if m.cfg.NoiseEvery > 0 && m.sinceNoise >= m.cfg.NoiseEvery {
-		m.refreshNoise()
+		if m.cfg.AutoGamma || !m.refreshNoiseHeld() {
+			m.refreshNoise()
+		}
 	}
+}
+
+// refreshNoiseHeld is the periodic level-2 refresh at a held γ in O(r²):
+// the noise level and d_eff need no spectrum there, only the ridge
+// solution and the inverse the RLS keeps (level2Held). It returns false,
+// changing nothing, where the RLS's inverse is not exact at this moment;
+// refreshNoise's O(r³) decomposition then runs. LogEvidence decomposes
+// afresh when next asked: no search asks between refreshes online.
+func (m *Model) refreshNoiseHeld() bool {
+	l2, ok := m.level2Held()
+	if !ok {
+		return false
+	}
+	m.sinceNoise = 0
+	m.logEvRLS = nil
+	m.applyLevel2(l2)
+	return true
+}
+
+// level2Held evaluates level 2 at the RLS's γ without the eigenvalues of
+// evidence.at: with P = (A + D/γ)⁻¹ and the ridge solution θ = [w; b],
+//
+//	E_W = ½‖w‖²,  E_D = ½ Σ c (y − ψᵀθ)²,  d_eff = 1 + r − tr(D P)/γ,
+//
+// the same quantities as at's sums over G's eigenpairs (w_i = p_i/(λ_i + 1/γ)
+// in G's eigenbasis, and D P's block is (G + I/γ)⁻¹), so μ and ζ follow as
+// there. Cost stays NaN: it needs log det(I + γG). ok is false when
+// recursive.RLS.FeatureTrace is, or with too little data. O(r²).
+func (m *Model) level2Held() (l2 Level2, ok bool) {
+	trace, ok := m.rls.FeatureTrace()
+	if !ok {
+		return l2, false
+	}
+	_, rv, s, nc := m.rls.Stats()
+	m.rls.ReleaseStats()
+	if !(nc > 1) {
+		return l2, false
+	}
+	r := len(rv) - 1
+	gamma := m.rls.Gamma()
+	theta := m.rls.Theta()
+	ew := 0.5 * dot(theta[:r], theta[:r])
+	ed := 0.5 * m.rls.ResidualEnergy()
+	sc := max(s-rv[r]*rv[r]/nc, 0)
+	energy := max(ew/gamma+ed, 1e-300+1e-18*sc) // as at
+	l2 = Level2{Gamma: gamma, DEff: 1 + float64(r) - trace/gamma, EW: ew, ED: ed, Cost: math.NaN()}
+	l2.Mu = (nc - 1) / (2 * gamma * energy)
+	l2.Zeta = gamma * l2.Mu
+	return l2, true
 }
 
 // refreshNoise runs level 2 (see evidence.go) on the current sufficient
@@ -639,6 +690,12 @@ func (m *Model) refreshNoise() {
 	// holds at the version after it.
 	m.logEvRLS, m.logEvAt = m.rls, m.rls.Version()
 	m.alphaFresh = false // SetGamma may have changed θ
+	m.applyLevel2(l2)
+}
+
+// applyLevel2 takes the noise level and d_eff of a level-2 result, unless
+// they are not finite.
+func (m *Model) applyLevel2(l2 Level2) {
 	noiseVar := 1 / l2.Zeta
 	if !(noiseVar >= 0) || math.IsInf(noiseVar, 0) || !(l2.DEff >= 1) || math.IsInf(l2.DEff, 0) {
 		// Overflowing statistics (absurd data) must not reach the bars: keep

@@ -96,14 +96,16 @@ func (m *Model) swapIn(j int, minGain float64, x newcomer) bool {
 	c := 1.0
 	for age := 0; age < w.count; age++ { // c by age, newest first
 		slot := w.slot(age)
-		// As Kernel.Column computes entry j once x is member j: the
-		// window's new column, bit for bit what a restore recomputes.
-		kx[slot] = m.cfg.Kernel.Eval(x.x, w.x[slot*n:(slot+1)*n])
 		cw[slot] = w.v[slot] * c
 		c *= lam
 	}
 	var bias, diag, rhs float64
 	if rows := hi - lo; rows > 0 {
+		// The kernel is symmetric bit for bit (sqDist and dot square or
+		// multiply the same pairs in the same order), so this is entry j
+		// of each sample's column once x is member j: the window's new
+		// column, what a restore recomputes.
+		m.cfg.Kernel.Column(kx[lo:hi], w.x[lo*n:hi*n], x.x)
 		kw := blas64.General{Rows: rows, Cols: M, Stride: M, Data: w.k[lo*M : hi*M]}
 		blas64.Gemv(blas.NoTrans, 1, kw, blas64.Vector{N: M, Inc: 1, Data: z}, 0, blas64.Vector{N: rows, Inc: 1, Data: ew[lo:hi]})
 		for i := lo; i < hi; i++ {

@@ -637,6 +637,25 @@ func (r *RLS) traceB() float64 {
 	return r.alpha*t + float64(m-1)*r.ig
 }
 
+// FeatureTrace returns tr(D(A + D/γ)⁻¹), the trace of the inverse's
+// feature block (the bias, last, excluded): level 2's
+// Σ 1/(λ_i + 1/γ) over the centred feature Gram's eigenvalues, since that
+// block of the inverse is (G + I/γ)⁻¹. ok is false, and the trace 0, when
+// P̃ is not the inverse at this moment (λ < 1 between refreshes: forgetting
+// is pending on it) or the bias is unidentified (P̃ then inverts the
+// feature block of B alone). Exact up to P̃'s rounding drift (see
+// refreshEvery). O(m), no allocation.
+func (r *RLS) FeatureTrace() (trace float64, ok bool) {
+	m := r.m
+	if r.mu != 1 || r.nf != m {
+		return 0, false
+	}
+	for i := 0; i < m-1; i++ {
+		trace += r.pf[i*m+i]
+	}
+	return r.sigma * trace, true
+}
+
 // Theta returns θ, len m. The slice is a view into the receiver, valid until
 // the next mutating call; it must not be modified.
 func (r *RLS) Theta() []float64 { return r.theta }
