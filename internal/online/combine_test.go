@@ -208,3 +208,108 @@ func TestRestoreWithoutCombinationDropsTheta(t *testing.T) {
 		t.Errorf("ConfigChanged %v does not name combine", b.ConfigChanged())
 	}
 }
+
+// A young series' forecast step that leaves the plausible (a band wider
+// than implausibleRanges ranges of the values kept, or a point forecast
+// that far beyond them) is the theta method's alone, bit for bit; every
+// other step is still the average; and with the values released, nothing
+// is replaced.
+func TestImplausibleStepsAreTheThetaMethods(t *testing.T) {
+	cfg := testConfig()
+	cfg.Combine, cfg.Warmup = CombineTheta, 400
+	l, _ := NewLearner(cfg)
+	for i, v := range noisySine(150, 0.1, 12) {
+		if _, err := l.Observe(Observation{T: int64(i), Y: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.Theta() == nil || !l.keptOK {
+		t.Fatalf("the test needs a young combined series: theta %v, values kept %v", l.Theta() != nil, l.keptOK)
+	}
+	H := cfg.Horizon
+	mean, sd := make([]float64, H), make([]float64, H)
+	l.Theta().Clone().Forecast(mean, sd)
+	plain := make([]ForecastStep, H)
+	if err := l.Forecast(plain, nil); err != nil {
+		t.Fatal(err)
+	}
+	for h, st := range plain {
+		if !l.plausible(st) || st.Mean == mean[h] {
+			t.Fatalf("step %d: %+v is implausible or the theta method's alone: the values' own range must pass", h+1, st)
+		}
+	}
+	// Shrunk to a sliver around step 1's mean, the range makes every band
+	// wider than ten of it.
+	lo, hi := l.keptLo, l.keptHi
+	l.keptLo, l.keptHi = plain[0].Mean, plain[0].Mean+1e-3*(hi-lo)
+	got := make([]ForecastStep, H)
+	if err := l.Forecast(got, nil); err != nil {
+		t.Fatal(err)
+	}
+	for h, st := range got {
+		want := ForecastStep{H: h + 1, T: plain[h].T, Mean: mean[h], Std: sd[h], Lo: mean[h] - l.z*sd[h], Hi: mean[h] + l.z*sd[h], OneStepStd: sd[0]}
+		if st != want {
+			t.Errorf("step %d: %+v, want the theta method's %+v", h+1, st, want)
+		}
+	}
+	// A point forecast ten ranges above the values, with a narrow band.
+	l.keptLo, l.keptHi = lo, hi
+	far := ForecastStep{Mean: hi + 10.5*(hi-lo), Lo: hi + 10.4*(hi-lo), Hi: hi + 10.6*(hi-lo)}
+	if l.plausible(far) {
+		t.Errorf("%+v passed with the values in [%g, %g]", far, lo, hi)
+	}
+	l.keptOK = false
+	if !l.plausible(far) {
+		t.Error("a step was judged with no values kept")
+	}
+}
+
+// keep's running range is the range of the values kept, as they slide
+// (the oldest dropped beyond Warmup, extremes among them), through the
+// re-choices and a snapshot's restore; it lapses when the values are
+// released.
+func TestKeptRangeFollowsTheValues(t *testing.T) {
+	cfg := testConfig()
+	cfg.Warmup = 64
+	y := noisySine(300, 0.5, 13)
+	y[20], y[40] = 40, -25 // extremes, dropped from the slide at values 84 and 104
+	check := func(i int, l *Learner) {
+		t.Helper()
+		if len(l.warmY) == 0 {
+			if l.keptOK {
+				t.Fatalf("value %d: range kept with no values", i)
+			}
+			return
+		}
+		if !l.keptOK || l.keptLo != slices.Min(l.warmY) || l.keptHi != slices.Max(l.warmY) {
+			t.Fatalf("value %d: range [%g, %g] (ok %v), values kept [%g, %g]", i, l.keptLo, l.keptHi, l.keptOK, slices.Min(l.warmY), slices.Max(l.warmY))
+		}
+	}
+	// The slide of a series not yet fitted, which keeps its last Warmup
+	// values.
+	s, _ := NewLearner(cfg)
+	for i, v := range y {
+		s.keep(v, nil, int64(i))
+		check(i, s)
+	}
+	l, _ := NewLearner(cfg)
+	released := false
+	for i, v := range y {
+		if _, err := l.Observe(Observation{T: int64(i), Y: v}); err != nil {
+			t.Fatal(err)
+		}
+		check(i, l)
+		if i == 50 {
+			snap, _ := l.MarshalBinary()
+			r, _ := NewLearner(cfg)
+			if err := r.UnmarshalBinary(snap); err != nil {
+				t.Fatal(err)
+			}
+			check(i, r)
+		}
+		released = released || len(l.warmY) == 0
+	}
+	if !released {
+		t.Error("the values were never released: the lapse is untested")
+	}
+}

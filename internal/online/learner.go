@@ -355,6 +355,10 @@ type Learner struct {
 	warmY []float64
 	warmU []float64
 	warmT []int64
+	// keptLo, keptHi are the range of warmY while values are kept (keptOK),
+	// which bounds a young series' plausible forecasts (plausible).
+	keptLo, keptHi float64
+	keptOK         bool
 	// nextFit is the count of samples seen at which the structure is chosen
 	// next; 0 after the last re-choice.
 	nextFit int64
@@ -651,7 +655,9 @@ const (
 // beyond Warmup (a series that could not be fitted by then keeps trying on
 // its last Warmup samples).
 func (l *Learner) keep(y float64, u []float64, t int64) {
+	extreme := false
 	if len(l.warmY) >= l.cfg.Warmup {
+		extreme = l.warmY[0] <= l.keptLo || l.warmY[0] >= l.keptHi
 		l.warmY = slices.Delete(l.warmY, 0, 1)
 		l.warmU = slices.Delete(l.warmU, 0, l.nu)
 		l.warmT = slices.Delete(l.warmT, 0, 1)
@@ -659,6 +665,20 @@ func (l *Learner) keep(y float64, u []float64, t int64) {
 	l.warmY = append(l.warmY, y)
 	l.warmU = append(l.warmU, u...)
 	l.warmT = append(l.warmT, t)
+	if extreme || !l.keptOK {
+		l.setKeptRange()
+	} else {
+		l.keptLo, l.keptHi = min(l.keptLo, y), max(l.keptHi, y)
+	}
+}
+
+// setKeptRange sets keptLo and keptHi from the values kept, keptOK when
+// there are any. O(len(warmY)).
+func (l *Learner) setKeptRange() {
+	l.keptOK = len(l.warmY) > 0
+	if l.keptOK {
+		l.keptLo, l.keptHi = slices.Min(l.warmY), slices.Max(l.warmY)
+	}
 }
 
 // levelBase is what the model's w is added to for z: the last z with a
@@ -852,10 +872,40 @@ func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
 	mean, sd := l.thMean[:len(dst)], l.thSD[:len(dst)]
 	l.th.Forecast(mean, sd)
 	for h := range dst {
+		if !l.plausible(dst[h]) {
+			dst[h].Mean, dst[h].Std, dst[h].OneStepStd = mean[h], sd[h], sd[0]
+			dst[h].Lo, dst[h].Hi = mean[h]-l.z*sd[h], mean[h]+l.z*sd[h]
+			continue
+		}
 		l.blend(&dst[h], mean[h], sd[h])
 		dst[h].OneStepStd = (dst[h].OneStepStd + sd[0]) / 2
 	}
 }
+
+// plausible reports whether a step of the model's forecast, in the series'
+// units, stays within what a young series has shown: while its values are
+// kept for re-choices (keptOK), a band wider than implausibleRanges times
+// their range, or a point forecast farther than that beyond them, is not.
+// Such a step is the model extrapolating where its few values say nothing
+// (a log model with lags 1, 12 and 13 multiplying a trough by a year-old
+// peak over an older, deeper trough); with the theta forecaster present
+// the step is the theta method's alone. Later, with the values released,
+// every step is.
+func (l *Learner) plausible(st ForecastStep) bool {
+	r := l.keptHi - l.keptLo
+	if !l.keptOK || !(r > 0) {
+		return true
+	}
+	k := implausibleRanges * r
+	return st.Hi-st.Lo <= k && st.Mean <= l.keptHi+k && st.Mean >= l.keptLo-k
+}
+
+// implausibleRanges bounds a young series' plausible forecasts in ranges
+// of its values (plausible): a band ten times wider than all it has done
+// says nothing the range itself does not, and a trend that moves a series
+// ten times its whole range within a horizon shorter than its history
+// would have shown in it.
+const implausibleRanges = 10
 
 // blend averages st with the theta forecaster's normal predictive of mean
 // and standard deviation sd (see Combine): the point forecasts, the band's
@@ -942,6 +992,7 @@ func (l *Learner) fit() error {
 			}
 		}
 	}
+	l.setKeptRange()
 	uLoc, uScale := make([]float64, l.nu), make([]float64, l.nu)
 	col := make([]float64, N)
 	for i := 0; i < l.nu; i++ {
@@ -998,6 +1049,7 @@ func (l *Learner) schedule() {
 		l.nextFit = l.seen + int64(max(l.cfg.Warmup/4, FirstFit))
 	default:
 		l.warmY, l.warmU, l.warmT = nil, nil, nil
+		l.keptOK = false
 	}
 }
 

@@ -192,6 +192,7 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	}
 	fresh.outliers = st.Outliers
 	fresh.warmY, fresh.warmU, fresh.warmT, fresh.nextFit = st.WarmY, st.WarmU, st.WarmT, st.NextFit
+	fresh.setKeptRange()
 	fresh.form, fresh.lastZ, fresh.floor, fresh.gross = st.Form, st.LastZ, st.Floor, st.Gross
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
 	fresh.lastT, fresh.haveT, fresh.step, fresh.seen, fresh.learned, fresh.sinceFc =
