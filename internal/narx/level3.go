@@ -18,8 +18,10 @@ import (
 // 2/(d_eff − 1) and 2/(n_c − d_eff)). The Laplace integral over [w; b] is exact
 // here (the posterior is Gaussian); the flat prior on b contributes a constant.
 // O(r³), or O(1) when nothing has changed the statistics or γ since the
-// last level-2 refresh (at the end of a fit, every NoiseEvery learned
-// samples, and in SetGamma), which computed it. Returns
+// last level-2 refresh that decomposed them (at the end of a fit, in
+// SetGamma, and every NoiseEvery learned samples unless γ is held and the
+// RLS's inverse gave the refresh without a spectrum: refreshNoiseHeld),
+// which computed it. Returns
 // −Inf when there is too little data to rank.
 func (m *Model) LogEvidence() float64 {
 	if !m.fitted {

@@ -252,6 +252,15 @@ func TestImplausibleStepsAreTheThetaMethods(t *testing.T) {
 			t.Errorf("step %d: %+v, want the theta method's %+v", h+1, st, want)
 		}
 	}
+	// The next value's one-step prediction is step 1, replaced alike (the
+	// value joins the range only after its prediction).
+	res, err := l.Observe(Observation{T: 150, Y: plain[0].Mean})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Prediction != got[0].Mean || res.Std != got[0].Std || res.Lo != got[0].Lo || res.Hi != got[0].Hi || res.DF != 0 {
+		t.Errorf("one-step prediction %+v, want step 1 %+v", res, got[0])
+	}
 	// A point forecast ten ranges above the values, with a narrow band.
 	l.keptLo, l.keptHi = lo, hi
 	far := ForecastStep{Mean: hi + 10.5*(hi-lo), Lo: hi + 10.4*(hi-lo), Hi: hi + 10.6*(hi-lo)}

@@ -585,8 +585,8 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	_, df := l.quantile() // the distribution back just used
 	if l.th != nil {
 		l.th.Forecast(l.thMean[:1], l.thSD[:1])
-		l.blend(&st, l.thMean[0], l.thSD[0])
-		df = 0 // the band is an average of two distributions' quantiles
+		l.combine(&st, l.thMean[0], l.thSD[0])
+		df = 0 // the band is an average of two distributions' quantiles, or the theta method's normal one
 	}
 	res := Result{Fitted: true, Prediction: st.Mean, Std: st.Std, Lo: st.Lo, Hi: st.Hi, Filled: filled, DF: df}
 	res.Residual = o.Y - res.Prediction
@@ -872,14 +872,28 @@ func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
 	mean, sd := l.thMean[:len(dst)], l.thSD[:len(dst)]
 	l.th.Forecast(mean, sd)
 	for h := range dst {
-		if !l.plausible(dst[h]) {
-			dst[h].Mean, dst[h].Std, dst[h].OneStepStd = mean[h], sd[h], sd[0]
-			dst[h].Lo, dst[h].Hi = mean[h]-l.z*sd[h], mean[h]+l.z*sd[h]
-			continue
+		if l.combine(&dst[h], mean[h], sd[h]) {
+			dst[h].OneStepStd = (dst[h].OneStepStd + sd[0]) / 2
+		} else {
+			dst[h].OneStepStd = sd[0]
 		}
-		l.blend(&dst[h], mean[h], sd[h])
-		dst[h].OneStepStd = (dst[h].OneStepStd + sd[0]) / 2
 	}
+}
+
+// combine makes st, a step of the model's forecast in the series' units,
+// the published one with the theta forecaster's normal predictive of mean
+// and standard deviation sd: their average (blend), or, where the model's
+// step is not plausible, the theta method's alone. It reports whether it
+// averaged. The one-step prediction of Observe and step 1 of the forecast
+// before it go through it alike.
+func (l *Learner) combine(st *ForecastStep, mean, sd float64) (averaged bool) {
+	if !l.plausible(*st) {
+		st.Mean, st.Std = mean, sd
+		st.Lo, st.Hi = mean-l.z*sd, mean+l.z*sd
+		return false
+	}
+	l.blend(st, mean, sd)
+	return true
 }
 
 // plausible reports whether a step of the model's forecast, in the series'

@@ -642,12 +642,13 @@ func (r *RLS) traceB() float64 {
 // Σ 1/(λ_i + 1/γ) over the centred feature Gram's eigenvalues, since that
 // block of the inverse is (G + I/γ)⁻¹. ok is false, and the trace 0, when
 // P̃ is not the inverse at this moment (λ < 1 between refreshes: forgetting
-// is pending on it) or the bias is unidentified (P̃ then inverts the
-// feature block of B alone). Exact up to P̃'s rounding drift (see
-// refreshEvery). O(m), no allocation.
+// is pending on it), the bias is unidentified (P̃ then inverts the
+// feature block of B alone), or a refresh is pending (a solve failed: θ
+// and P̃ may not match the statistics). Exact up to P̃'s rounding drift
+// (see refreshEvery). O(m), no allocation.
 func (r *RLS) FeatureTrace() (trace float64, ok bool) {
 	m := r.m
-	if r.mu != 1 || r.nf != m {
+	if r.mu != 1 || r.nf != m || r.needRefresh {
 		return 0, false
 	}
 	for i := 0; i < m-1; i++ {
