@@ -252,4 +252,28 @@ func TestUpdateDoesNotAllocate(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("%v allocations per update+forecast, want 0", allocs)
 	}
+
+	// The periodic level-2 refresh at a held γ without forgetting
+	// (level2Held) on every 4th sample, swap tests on every 5th: the
+	// refresh is on the per-sample path too.
+	cfg.Forgetting, cfg.NoiseEvery, cfg.SwapInterval = 1, 4, 5
+	if m, err = NewModel(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Fit(X[:300*10], y[:300], nil); err != nil {
+		t.Fatal(err)
+	}
+	k = 300
+	held := 0
+	allocs = testing.AllocsPerRun(200, func() {
+		m.Observe(X[k*10 : (k+1)*10])
+		m.Learn(y[k], 1)
+		if m.sinceNoise == 0 && m.logEvRLS == nil {
+			held++
+		}
+		k++
+	})
+	if allocs != 0 || held == 0 {
+		t.Errorf("%v allocations per update with level-2 refreshes at a held γ (%d held refreshes), want 0 (and some)", allocs, held)
+	}
 }
