@@ -126,12 +126,19 @@ func (ev evidence) at(gamma float64) Level2 {
 	}
 	ew *= 0.5
 	ed := 0.5 * max(ev.sc-fit, 0)
+	return level2At(gamma, ev.nc, ev.sc, ew, ed, 1+deff, logdet)
+}
+
+// level2At completes a level-2 result at γ from its energies E_W, E_D,
+// d_eff and Σ log(1 + γλ_i) (logdet; NaN leaves the cost NaN): μ and ζ at
+// their optimum for this γ, and J(γ). sc is s_c, the floor's scale.
+func level2At(gamma, nc, sc, ew, ed, dEff, logdet float64) Level2 {
 	// A perfect fit (E_D = 0 and E_W = 0) would make the cost −∞; the floor is
 	// rounding-level relative to the data energy.
-	energy := max(ew/gamma+ed, 1e-300+1e-18*ev.sc)
-	l2 := Level2{Gamma: gamma, DEff: 1 + deff, EW: ew, ED: ed,
-		Cost: logdet + (ev.nc-1)*math.Log(energy)}
-	l2.Mu = (ev.nc - 1) / (2 * gamma * energy)
+	energy := max(ew/gamma+ed, 1e-300+1e-18*sc)
+	l2 := Level2{Gamma: gamma, DEff: dEff, EW: ew, ED: ed,
+		Cost: logdet + (nc-1)*math.Log(energy)}
+	l2.Mu = (nc - 1) / (2 * gamma * energy)
 	l2.Zeta = gamma * l2.Mu
 	return l2
 }

@@ -632,8 +632,8 @@ func (m *Model) refreshNoiseHeld() bool {
 //
 // the same quantities as at's sums over G's eigenpairs (w_i = p_i/(λ_i + 1/γ)
 // in G's eigenbasis, and D P's block is (G + I/γ)⁻¹), so μ and ζ follow as
-// there. Cost stays NaN: it needs log det(I + γG). ok is false when
-// recursive.RLS.FeatureTrace is, or with too little data. O(r²).
+// there (level2At). Cost stays NaN: it needs log det(I + γG). ok is false
+// when recursive.RLS.FeatureTrace is, or with too little data. O(r²).
 func (m *Model) level2Held() (l2 Level2, ok bool) {
 	trace, ok := m.rls.FeatureTrace()
 	if !ok {
@@ -650,11 +650,7 @@ func (m *Model) level2Held() (l2 Level2, ok bool) {
 	ew := 0.5 * dot(theta[:r], theta[:r])
 	ed := 0.5 * m.rls.ResidualEnergy()
 	sc := max(s-rv[r]*rv[r]/nc, 0)
-	energy := max(ew/gamma+ed, 1e-300+1e-18*sc) // as at
-	l2 = Level2{Gamma: gamma, DEff: 1 + float64(r) - trace/gamma, EW: ew, ED: ed, Cost: math.NaN()}
-	l2.Mu = (nc - 1) / (2 * gamma * energy)
-	l2.Zeta = gamma * l2.Mu
-	return l2, true
+	return level2At(gamma, nc, sc, ew, ed, 1+float64(r)-trace/gamma, math.NaN()), true
 }
 
 // refreshNoise runs level 2 (see evidence.go) on the current sufficient
