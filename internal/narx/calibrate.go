@@ -173,20 +173,26 @@ func (c *calibration) logLik(s *[3]float64, df float64) float64 {
 // clamped to calBounds. A part that is zero on the whole window keeps its
 // scale.
 func (c *calibration) fitScales(s *[3]float64, df float64) {
-	parts := [3][]float64{c.n, c.p, c.b}
+	n := c.count
+	e2, pn, pp, pb := c.e2[:n], c.n[:n], c.p[:n], c.b[:n]
 	for range calIters {
 		var num, den [3]float64
-		for i := 0; i < c.count; i++ {
-			v := c.v(s, i)
-			w := 1.0
+		// Two divisions per residual: 1/v, and w's; the loop runs up to
+		// calIters times over the window at each refit.
+		for i, e := range e2 {
+			x0, x1, x2 := pn[i], pp[i], pb[i]
+			iv := 1 / (s[0]*x0 + s[1]*x1 + s[2]*x2)
+			r := e * iv // e²/v
+			a := r * iv // w·e²/v², w = 1 for a normal
 			if df != calGaussian {
-				w = (df + 1) / (df - 2 + c.e2[i]/v)
+				a *= (df + 1) / (df - 2 + r)
 			}
-			a, b := w*c.e2[i]/(v*v), 1/v
-			for j, x := range parts {
-				num[j] += x[i] * a
-				den[j] += x[i] * b
-			}
+			num[0] += x0 * a
+			num[1] += x1 * a
+			num[2] += x2 * a
+			den[0] += x0 * iv
+			den[1] += x1 * iv
+			den[2] += x2 * iv
 		}
 		moved := 0.0
 		for j := range s {

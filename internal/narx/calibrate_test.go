@@ -425,3 +425,36 @@ func TestCoverageSlopesMatchDifferences(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCalibrationRefit is one refit of a full window of Student-t
+// residuals (ν = 6), the EM started cold (scales 1, as when the errors'
+// sizes have moved far since the last refit): full re-chooses ν over calDF
+// (the refit once per pass of the ring), scales refits the kept ν's scales
+// and τ (the refits between).
+func BenchmarkCalibrationRefit(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	t6 := distuv.StudentsT{Mu: 0, Sigma: math.Sqrt(4.0 / 6), Nu: 6, Src: rng}
+	c := newCalibration(0.95)
+	for range calWindow {
+		n, p, s := 0.5*rng.Float64(), 0.3*rng.Float64(), 0.2*rng.Float64()
+		c.add(math.Sqrt(n+2*p+0.5*s)*t6.Rand(), n, p, s)
+	}
+	c.refit(true)
+	for _, full := range []bool{true, false} { // full: the head in the ring's first slots
+		name := "scales"
+		if full {
+			name = "full"
+		}
+		b.Run(name, func(b *testing.B) {
+			start := *c
+			if !full {
+				start.head = calRefitEvery // past the ring's first slots: ν kept
+			}
+			for i := 0; i < b.N; i++ {
+				*c = start
+				c.s = [3]float64{1, 1, 1} // a cold start of the EM, as after the window moved far
+				c.refit(false)
+			}
+		})
+	}
+}
