@@ -407,7 +407,7 @@ func (b *backtest) prequential(ctx context.Context) (*report, error) {
 		df := b.stepsDF()
 		for _, st := range res.Forecast {
 			if j := k + st.H; st.H >= 2 && j < n && j >= from {
-				b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi, df)
+				b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi, stepDF(st, df))
 			}
 		}
 		if err := b.write(k, res); err != nil {
@@ -462,7 +462,7 @@ func (b *backtest) iterated(ctx context.Context) (*report, error) {
 		if j >= b.s.len() {
 			break
 		}
-		b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi, df)
+		b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi, stepDF(st, df))
 		nEval++
 	}
 	for j := max(0, train-2*H); j < min(b.s.len(), train+H); j++ {
@@ -503,6 +503,15 @@ func (b *backtest) stepsDF() float64 {
 	return b.l.Model().Info().DF
 }
 
+// stepDF is the ν a forecast step's predictive has, given the model's steps'
+// df (stepsDF): a fallback step's is a normal.
+func stepDF(st online.ForecastStep, df float64) float64 {
+	if st.Fallback {
+		return 0
+	}
+	return df
+}
+
 // write emits the message of observation k when there is something to say.
 func (b *backtest) write(k int, res online.Result) error {
 	if b.out == nil || (!res.Fitted && res.Forecast == nil) {
@@ -522,7 +531,7 @@ func cumulative(steps []online.ForecastStep, truth []float64, df float64) []cumu
 	var s score
 	n := min(len(steps), len(truth))
 	for i := range n {
-		s.add(truth[i], steps[i].Mean, steps[i].Std, steps[i].OneStepStd, steps[i].Lo, steps[i].Hi, df)
+		s.add(truth[i], steps[i].Mean, steps[i].Std, steps[i].OneStepStd, steps[i].Lo, steps[i].Hi, stepDF(steps[i], df))
 		k := i + 1
 		if k == n || (k >= 10 && slices.Contains([]int{10, 20, 50}, k)) || (k >= 100 && k%100 == 0) {
 			out = append(out, cumulativeMetrics{Steps: k, metrics: s.metrics()})

@@ -58,7 +58,7 @@ const (
 )
 
 var featureNames = [numFeatures]string{"hour_of_day", "day_of_week", "month", "day_of_year", "holiday"}
-var featureDims = [numFeatures]int{6, 7, 12, 4, 1}
+var featureDims = [numFeatures]int{2 * hourHarmonic, 7, 12, 2 * yearHarmonic, 1}
 
 // FeatureNames lists the names ParseFeature accepts, in Feature order.
 func FeatureNames() []string { return featureNames[:] }

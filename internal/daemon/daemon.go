@@ -611,6 +611,7 @@ type metrics struct {
 	foreignCheckpoints   prometheus.Counter
 	heavyJobs            prometheus.Counter
 	heavySeconds         prometheus.Histogram
+	fallbacks            prometheus.Counter
 }
 
 // BuildInfo labels streamd_build_info.
@@ -636,6 +637,8 @@ func newMetrics() *metrics {
 	}
 	m.skipped = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_input_skipped_total",
 		Help: "Input records read again after a restart and skipped: their series' restored checkpoint holds them."})
+	m.fallbacks = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_forecast_fallbacks_total",
+		Help: "Forecasts with steps from the fallback: the model's forecast left the plausible (a band wider than ten ranges of the series' values, or a point that far beyond them)."})
 	m.gapFilled = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_gap_samples_filled_total",
 		Help: "Missing samples (gaps in t of more than one step) filled with their one-step predictions to keep the lags aligned."})
 	m.rebalances = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_rebalances_total",
@@ -680,7 +683,7 @@ func newMetrics() *metrics {
 		Help: "Heavy Observes (fits and re-choices of the structure, retunes) run on the worker pool."})
 	m.heavySeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamd_heavy_job_duration_seconds",
 		Help: "Time a worker spent on one heavy Observe.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)})
-	m.registry.MustRegister(m.heavyJobs, m.heavySeconds)
+	m.registry.MustRegister(m.heavyJobs, m.heavySeconds, m.fallbacks)
 	m.registry.MustRegister(m.foreignCheckpoints, m.skipped, m.gapFilled, m.rebalances, m.latency, m.checkpointSeconds, m.checkpointBytes, m.checkpointSeries,
 		m.checkpointFailures, m.deadTruncated, m.dropped, m.restores, m.restoreSeconds, m.restored, m.restoreFailures, m.restoreConfigChanged)
 	for _, from := range []string{"state_topic", "memory"} {

@@ -34,7 +34,7 @@ func SetSteps(m *sink.Message, steps []online.ForecastStep) {
 	}
 	m.Steps = m.Steps[:0]
 	for _, s := range steps {
-		m.Steps = append(m.Steps, sink.Step{H: s.H, T: s.T, Mean: s.Mean, Std: s.Std, Lo: s.Lo, Hi: s.Hi})
+		m.Steps = append(m.Steps, sink.Step{H: s.H, T: s.T, Mean: s.Mean, Std: s.Std, Lo: s.Lo, Hi: s.Hi, Fallback: s.Fallback})
 	}
 }
 

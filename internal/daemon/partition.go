@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -341,6 +342,9 @@ func (r *partitionRun) finish(l *online.Learner, m kafka.Message, rec source.Rec
 	r.timeKind[rec.Series] = rec.IsTime
 	if res.Filled > 0 {
 		d.metrics.gapFilled.Add(float64(res.Filled))
+	}
+	if slices.ContainsFunc(res.Forecast, func(s online.ForecastStep) bool { return s.Fallback }) {
+		d.metrics.fallbacks.Inc()
 	}
 	h := r.hist[rec.Series]
 	if h == nil {

@@ -210,10 +210,10 @@ func TestRestoreWithoutCombinationDropsTheta(t *testing.T) {
 }
 
 // A young series' forecast step that leaves the plausible (a band wider
-// than implausibleRanges ranges of the values kept, or a point forecast
-// that far beyond them) is the theta method's alone, bit for bit; every
-// other step is still the average; and with the values released, nothing
-// is replaced.
+// than implausibleRanges ranges of its values, or a point forecast that
+// far beyond them) is the theta method's alone, bit for bit, and so is
+// every later step of the same forecast; the steps before it are still
+// the average.
 func TestImplausibleStepsAreTheThetaMethods(t *testing.T) {
 	cfg := testConfig()
 	cfg.Combine, cfg.Warmup = CombineTheta, 400
@@ -223,8 +223,8 @@ func TestImplausibleStepsAreTheThetaMethods(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if l.Theta() == nil || !l.keptOK {
-		t.Fatalf("the test needs a young combined series: theta %v, values kept %v", l.Theta() != nil, l.keptOK)
+	if l.Theta() == nil || !l.values.armed() {
+		t.Fatalf("the test needs a combined series whose values judge: theta %v, armed %v", l.Theta() != nil, l.values.armed())
 	}
 	H := cfg.Horizon
 	mean, sd := make([]float64, H), make([]float64, H)
@@ -238,87 +238,249 @@ func TestImplausibleStepsAreTheThetaMethods(t *testing.T) {
 			t.Fatalf("step %d: %+v is implausible or the theta method's alone: the values' own range must pass", h+1, st)
 		}
 	}
-	// Shrunk to a sliver around step 1's mean, the range makes every band
-	// wider than ten of it.
-	lo, hi := l.keptLo, l.keptHi
-	l.keptLo, l.keptHi = plain[0].Mean, plain[0].Mean+1e-3*(hi-lo)
+	// The model's own steps judge (before the average).
+	th := l.th
+	l.th = nil
+	own := make([]ForecastStep, H)
+	if err := l.Forecast(own, nil); err != nil {
+		t.Fatal(err)
+	}
+	l.th = th
+	// A range around step 1 that passes it and not a later step: from
+	// that on, every step is the theta method's.
+	kept := l.values
+	first := shrinkRange(t, l, own)
 	got := make([]ForecastStep, H)
 	if err := l.Forecast(got, nil); err != nil {
 		t.Fatal(err)
 	}
 	for h, st := range got {
-		want := ForecastStep{H: h + 1, T: plain[h].T, Mean: mean[h], Std: sd[h], Lo: mean[h] - l.z*sd[h], Hi: mean[h] + l.z*sd[h], OneStepStd: sd[0]}
+		want := ForecastStep{H: h + 1, T: plain[h].T, Mean: mean[h], Std: sd[h], Lo: mean[h] - l.z*sd[h], Hi: mean[h] + l.z*sd[h], OneStepStd: sd[0], Fallback: true}
+		if h < first {
+			want = plain[h]
+		}
 		if st != want {
-			t.Errorf("step %d: %+v, want the theta method's %+v", h+1, st, want)
+			t.Errorf("step %d (first implausible %d): %+v, want %+v", h+1, first+1, st, want)
 		}
 	}
-	// The next value's one-step prediction is step 1, replaced alike (the
-	// value joins the range only after its prediction).
+	// Shrunk to a sliver, the range makes step 1 implausible too; the next
+	// value's one-step prediction is step 1, replaced alike (the value
+	// joins the statistics only after its prediction).
+	l.values.Lo, l.values.Hi = own[0].Mean, own[0].Mean+1e-6
+	if err := l.Forecast(got, nil); err != nil {
+		t.Fatal(err)
+	}
 	res, err := l.Observe(Observation{T: 150, Y: plain[0].Mean})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Prediction != got[0].Mean || res.Std != got[0].Std || res.Lo != got[0].Lo || res.Hi != got[0].Hi || res.DF != 0 {
-		t.Errorf("one-step prediction %+v, want step 1 %+v", res, got[0])
+	if got[0].Mean != mean[0] || res.Prediction != got[0].Mean || res.Std != got[0].Std || res.Lo != got[0].Lo || res.Hi != got[0].Hi || res.DF != 0 {
+		t.Errorf("one-step prediction %+v, want step 1 %+v, the theta method's", res, got[0])
 	}
 	// A point forecast ten ranges above the values, with a narrow band.
-	l.keptLo, l.keptHi = lo, hi
+	l.values = kept
+	lo, hi := kept.Lo, kept.Hi
 	far := ForecastStep{Mean: hi + 10.5*(hi-lo), Lo: hi + 10.4*(hi-lo), Hi: hi + 10.6*(hi-lo)}
-	if l.plausible(far) {
-		t.Errorf("%+v passed with the values in [%g, %g]", far, lo, hi)
+	below := ForecastStep{Mean: lo - 10.5*(hi-lo), Lo: lo - 10.6*(hi-lo), Hi: lo - 10.4*(hi-lo)}
+	for _, st := range []ForecastStep{far, below} {
+		if l.plausible(st) {
+			t.Errorf("%+v passed with the values in [%g, %g]", st, lo, hi)
+		}
 	}
-	l.keptOK = false
+	for _, bad := range []ForecastStep{{Mean: math.NaN(), Lo: lo, Hi: hi}, {Mean: lo, Lo: lo, Hi: math.Inf(1)}} {
+		if l.plausible(bad) {
+			t.Errorf("%+v passed", bad)
+		}
+	}
+	l.values.Arm = l.values.N + 1
 	if !l.plausible(far) {
-		t.Error("a step was judged with no values kept")
+		t.Error("a step was judged by statistics not yet armed")
 	}
 }
 
-// keep's running range is the range of the values kept, as they slide
-// (the oldest dropped beyond Warmup, extremes among them), through the
-// re-choices and a snapshot's restore; it lapses when the values are
-// released.
-func TestKeptRangeFollowsTheValues(t *testing.T) {
-	cfg := testConfig()
-	cfg.Warmup = 64
-	y := noisySine(300, 0.5, 13)
-	y[20], y[40] = 40, -25 // extremes, dropped from the slide at values 84 and 104
-	check := func(i int, l *Learner) {
-		t.Helper()
-		if len(l.warmY) == 0 {
-			if l.keptOK {
-				t.Fatalf("value %d: range kept with no values", i)
+// shrinkRange sets l's value range to a sliver around step 1 of the model's
+// own forecast own, ten-fold its band's width at 1.2 times, and returns the
+// first step that range makes implausible, failing the test unless it is
+// after step 1 and some step after it would pass on its own (so that the
+// fallback's persistence is tested too) or it is the last.
+func shrinkRange(t *testing.T, l *Learner, own []ForecastStep) int {
+	t.Helper()
+	r := 1.2 * (own[0].Hi - own[0].Lo) / implausibleRanges
+	l.values.Lo, l.values.Hi = own[0].Mean-r/2, own[0].Mean+r/2
+	for h, st := range own {
+		if !l.plausible(st) {
+			if h == 0 {
+				t.Fatalf("step 1 %+v implausible on its own sliver", st)
 			}
-			return
-		}
-		if !l.keptOK || l.keptLo != slices.Min(l.warmY) || l.keptHi != slices.Max(l.warmY) {
-			t.Fatalf("value %d: range [%g, %g] (ok %v), values kept [%g, %g]", i, l.keptLo, l.keptHi, l.keptOK, slices.Min(l.warmY), slices.Max(l.warmY))
+			return h
 		}
 	}
-	// The slide of a series not yet fitted, which keeps its last Warmup
-	// values.
-	s, _ := NewLearner(cfg)
-	for i, v := range y {
-		s.keep(v, nil, int64(i))
-		check(i, s)
-	}
+	t.Fatalf("no step of %+v implausible on [%g, %g]", own, l.values.Lo, l.values.Hi)
+	return 0
+}
+
+// Without the theta method, an established series' forecast falls back to
+// the series' marginal distribution, the normal of its values' mean and
+// standard deviation, from the first implausible step on: the iterated
+// forecast of a chaotic series whose linearised variance grows without
+// bound (the Santa Fe laser at M = 200, log+diff, reached a std of 1e304)
+// publishes what the values have been instead.
+func TestImplausibleStepsFallBackToTheValues(t *testing.T) {
+	cfg := testConfig()
+	cfg.Horizon = 8
 	l, _ := NewLearner(cfg)
-	released := false
+	y := noisySine(300, 0.1, 14)
 	for i, v := range y {
 		if _, err := l.Observe(Observation{T: int64(i), Y: v}); err != nil {
 			t.Fatal(err)
 		}
-		check(i, l)
-		if i == 50 {
+	}
+	if l.Theta() != nil || len(l.warmY) != 0 || !l.values.armed() {
+		t.Fatalf("the test needs an established series without theta: theta %v, values kept %d", l.Theta() != nil, len(l.warmY))
+	}
+	// The statistics are those of the 300 values, to rounding.
+	var sum, ss float64
+	for _, v := range y {
+		sum += v
+	}
+	mu := sum / 300
+	for _, v := range y {
+		ss += (v - mu) * (v - mu)
+	}
+	// Welford's recurrences: relative error O(n·ε) ≈ 7e-14 for n = 300.
+	if math.Abs(l.values.Mean-mu) > 1e-12*math.Abs(mu) || math.Abs(l.values.sd()-math.Sqrt(ss/299)) > 1e-12*math.Sqrt(ss/299) ||
+		l.values.Lo != slices.Min(y) || l.values.Hi != slices.Max(y) || l.values.N != 300 {
+		t.Fatalf("statistics %+v, want mean %g sd %g range [%g, %g]", l.values, mu, math.Sqrt(ss/299), slices.Min(y), slices.Max(y))
+	}
+	H := cfg.Horizon
+	plain := make([]ForecastStep, H)
+	if err := l.Forecast(plain, nil); err != nil {
+		t.Fatal(err)
+	}
+	for h, st := range plain {
+		if !l.plausible(st) {
+			t.Fatalf("step %d: %+v implausible on the values' own range", h+1, st)
+		}
+	}
+	kept := l.values
+	j := shrinkRange(t, l, plain)
+	got := make([]ForecastStep, H)
+	if err := l.Forecast(got, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, sd := kept.Mean, kept.sd()
+	for h, st := range got {
+		want := ForecastStep{H: h + 1, T: plain[h].T, Mean: m, Std: sd, Lo: m - l.z*sd, Hi: m + l.z*sd, OneStepStd: sd, Fallback: true}
+		if h < j {
+			want = plain[h]
+		}
+		if st != want {
+			t.Errorf("step %d: %+v, want %+v", h+1, st, want)
+		}
+	}
+	// Once fallen, a step falls back however plausible (combine).
+	st := plain[0]
+	if l.combine(&st, 0, true) || st.Mean != m || st.Std != sd {
+		t.Errorf("a plausible step after a fallen one: %+v, want the values' normal", st)
+	}
+	// The one-step prediction falls back alike, and says it is a normal.
+	l.values.Hi = plain[0].Mean + 1e-6
+	res, err := l.Observe(Observation{T: 300, Y: plain[0].Mean})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Prediction != m || res.Std != sd || res.DF != 0 {
+		t.Errorf("one-step prediction %+v, want the values' normal (%g, %g)", res, m, sd)
+	}
+}
+
+// The value statistics count every value learned, from a series' first on:
+// at each re-choice that still keeps every value they are counted again
+// from the kept values as cleaned (a gross value stood in for by the
+// median), through a snapshot's restore bit for bit; a snapshot of
+// version 8 restores them from its kept values, or, with none, arms them
+// after Warmup values.
+func TestValueStatsFollowTheValues(t *testing.T) {
+	cfg := testConfig()
+	cfg.Warmup = 64
+	y := noisySine(300, 0.5, 13)
+	y[5] = 1e9 // gross: cleaned at the first fit
+	l, _ := NewLearner(cfg)
+	for i, v := range y {
+		if _, err := l.Observe(Observation{T: int64(i), Y: v}); err != nil {
+			t.Fatal(err)
+		}
+		if l.values.N != int64(i+1) {
+			t.Fatalf("value %d: %d counted", i, l.values.N)
+		}
+		if l.Fitted() && l.values.Hi > 100 {
+			t.Fatalf("value %d: the gross value is still in the range [%g, %g]", i, l.values.Lo, l.values.Hi)
+		}
+		if i == 50 || i == 200 {
 			snap, _ := l.MarshalBinary()
 			r, _ := NewLearner(cfg)
 			if err := r.UnmarshalBinary(snap); err != nil {
 				t.Fatal(err)
 			}
-			check(i, r)
+			if r.values != l.values {
+				t.Fatalf("value %d: restored %+v, want %+v", i, r.values, l.values)
+			}
 		}
-		released = released || len(l.warmY) == 0
 	}
-	if !released {
-		t.Error("the values were never released: the lapse is untested")
+	// Version 8: with values kept, counted from them; with none, from the
+	// restore on, judging after Warmup.
+	for _, young := range []bool{true, false} {
+		l, _ := NewLearner(cfg)
+		n := 40
+		if !young {
+			n = 200
+		}
+		for i := range n {
+			l.Observe(Observation{T: int64(i), Y: y[i+10]})
+		}
+		snap, _ := l.MarshalBinary()
+		var st learnerState
+		d := decoder{b: snap[6:], version: SnapshotVersion}
+		if err := d.decodeValue(reflect.ValueOf(&st).Elem()); err != nil {
+			t.Fatal(err)
+		}
+		old := encodeValue(append(append([]byte(nil), snap[:4]...), 0, 8), reflect.ValueOf(st), 8)
+		r, _ := NewLearner(cfg)
+		if err := r.UnmarshalBinary(old); err != nil {
+			t.Fatal(err)
+		}
+		if young {
+			if r.values != l.values {
+				t.Errorf("v8 young: %+v, want %+v from the kept values", r.values, l.values)
+			}
+			continue
+		}
+		if r.values.N != 0 || r.values.Arm != int64(cfg.Warmup) {
+			t.Fatalf("v8 established: %+v, want none counted and armed at %d", r.values, cfg.Warmup)
+		}
+		for i := range cfg.Warmup {
+			if r.values.armed() {
+				t.Fatalf("armed after %d values", i)
+			}
+			r.Observe(Observation{T: int64(n + i), Y: y[n+i]})
+		}
+		if !r.values.armed() {
+			t.Errorf("not armed after %d values: %+v", cfg.Warmup, r.values)
+		}
+	}
+	// A restore refuses statistics add could not have produced.
+	snap, _ := l.MarshalBinary()
+	var st learnerState
+	d := decoder{b: snap[6:], version: SnapshotVersion}
+	if err := d.decodeValue(reflect.ValueOf(&st).Elem()); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []ValueStats{{N: 3, Mean: math.NaN()}, {N: 3, Lo: 2, Hi: 1}, {N: 3, M2: -1}, {N: -1}} {
+		st.Values = bad
+		b := encodeValue(append([]byte(nil), snap[:6]...), reflect.ValueOf(st), SnapshotVersion)
+		r, _ := NewLearner(cfg)
+		if err := r.UnmarshalBinary(b); err == nil {
+			t.Errorf("statistics %+v restored", bad)
+		}
 	}
 }

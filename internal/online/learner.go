@@ -302,6 +302,10 @@ type ForecastStep struct {
 	Mean, Std  float64
 	Lo, Hi     float64
 	OneStepStd float64 // the level-1 std alone, without fed-back uncertainty
+	// Fallback: the model's step was not plausible (Learner.plausible), and
+	// the step is the fallback's, a normal predictive: the theta method's,
+	// or the series' values' mean and standard deviation.
+	Fallback bool
 }
 
 // Result is what one observation produced.
@@ -355,10 +359,9 @@ type Learner struct {
 	warmY []float64
 	warmU []float64
 	warmT []int64
-	// keptLo, keptHi are the range of warmY while values are kept (keptOK),
-	// which bounds a young series' plausible forecasts (plausible).
-	keptLo, keptHi float64
-	keptOK         bool
+	// values is what the values learned have been (ValueStats), which
+	// bounds the plausible forecasts (plausible).
+	values ValueStats
 	// nextFit is the count of samples seen at which the structure is chosen
 	// next; 0 after the last re-choice.
 	nextFit int64
@@ -558,6 +561,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	l.calendarAt(l.uRaw, o.T)
 	due := l.nextFit > 0 && l.seen >= l.nextFit
 	if !l.model.Fitted() {
+		l.values.add(o.Y)
 		if l.nextFit > 0 {
 			l.keep(o.Y, l.uRaw, o.T)
 		}
@@ -585,8 +589,9 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	_, df := l.quantile() // the distribution back just used
 	if l.th != nil {
 		l.th.Forecast(l.thMean[:1], l.thSD[:1])
-		l.combine(&st, l.thMean[0], l.thSD[0])
-		df = 0 // the band is an average of two distributions' quantiles, or the theta method's normal one
+	}
+	if !l.combine(&st, 0, false) || l.th != nil {
+		df = 0 // the band is an average of two distributions' quantiles, or a normal one
 	}
 	res := Result{Fitted: true, Prediction: st.Mean, Std: st.Std, Lo: st.Lo, Hi: st.Hi, Filled: filled, DF: df}
 	res.Residual = o.Y - res.Prediction
@@ -616,6 +621,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	if l.nextFit > 0 {
 		l.keep(kept, l.uRaw, o.T)
 	}
+	l.values.add(kept)
 	l.hist.Push(lagValue, l.uNorm)
 	l.lastZ = z
 	l.learned++
@@ -655,9 +661,7 @@ const (
 // beyond Warmup (a series that could not be fitted by then keeps trying on
 // its last Warmup samples).
 func (l *Learner) keep(y float64, u []float64, t int64) {
-	extreme := false
 	if len(l.warmY) >= l.cfg.Warmup {
-		extreme = l.warmY[0] <= l.keptLo || l.warmY[0] >= l.keptHi
 		l.warmY = slices.Delete(l.warmY, 0, 1)
 		l.warmU = slices.Delete(l.warmU, 0, l.nu)
 		l.warmT = slices.Delete(l.warmT, 0, 1)
@@ -665,20 +669,6 @@ func (l *Learner) keep(y float64, u []float64, t int64) {
 	l.warmY = append(l.warmY, y)
 	l.warmU = append(l.warmU, u...)
 	l.warmT = append(l.warmT, t)
-	if extreme || !l.keptOK {
-		l.setKeptRange()
-	} else {
-		l.keptLo, l.keptHi = min(l.keptLo, y), max(l.keptHi, y)
-	}
-}
-
-// setKeptRange sets keptLo and keptHi from the values kept, keptOK when
-// there are any. O(len(warmY)).
-func (l *Learner) setKeptRange() {
-	l.keptOK = len(l.warmY) > 0
-	if l.keptOK {
-		l.keptLo, l.keptHi = slices.Min(l.warmY), slices.Max(l.warmY)
-	}
 }
 
 // levelBase is what the model's w is added to for z: the last z with a
@@ -863,62 +853,82 @@ func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
 		}
 		dst[h] = st
 	}
-	if l.th == nil {
-		return
+	if l.th != nil {
+		if len(l.thMean) < len(dst) {
+			l.thMean, l.thSD = make([]float64, len(dst)), make([]float64, len(dst))
+		}
+		l.th.Forecast(l.thMean[:len(dst)], l.thSD[:len(dst)])
 	}
-	if len(l.thMean) < len(dst) {
-		l.thMean, l.thSD = make([]float64, len(dst)), make([]float64, len(dst))
-	}
-	mean, sd := l.thMean[:len(dst)], l.thSD[:len(dst)]
-	l.th.Forecast(mean, sd)
+	// The steps are iterated: from the first the model leaves the
+	// plausible on, every later one starts from it, and falls back too.
+	fallen := false
 	for h := range dst {
-		if l.combine(&dst[h], mean[h], sd[h]) {
-			dst[h].OneStepStd = (dst[h].OneStepStd + sd[0]) / 2
-		} else {
-			dst[h].OneStepStd = sd[0]
+		model := dst[h].OneStepStd
+		fallen = !l.combine(&dst[h], h, fallen)
+		switch {
+		case !fallen && l.th != nil:
+			dst[h].OneStepStd = (model + l.thSD[0]) / 2
+		case fallen && l.th != nil:
+			dst[h].OneStepStd = l.thSD[0]
+		case fallen:
+			dst[h].OneStepStd = l.values.sd()
 		}
 	}
 }
 
-// combine makes st, a step of the model's forecast in the series' units,
-// the published one with the theta forecaster's normal predictive of mean
-// and standard deviation sd: their average (blend), or, where the model's
-// step is not plausible, the theta method's alone. It reports whether it
-// averaged. The one-step prediction of Observe and step 1 of the forecast
-// before it go through it alike.
-func (l *Learner) combine(st *ForecastStep, mean, sd float64) (averaged bool) {
-	if !l.plausible(*st) {
-		st.Mean, st.Std = mean, sd
-		st.Lo, st.Hi = mean-l.z*sd, mean+l.z*sd
-		return false
+// combine makes st, step h+1 of the model's forecast in the series' units
+// (h = 0 for Observe's one-step prediction, which is step 1 of the
+// forecast before it), the published one: with the theta forecaster, whose
+// forecast of the step is in thMean[h], thSD[h], the average of the two
+// (blend), else the model's own; where the model's step is not
+// plausible, or fallen is set (an earlier step of the same forecast was
+// not), the fallback alone: the theta method's step, or without it the
+// series' marginal distribution, the normal of the values' mean and
+// standard deviation (ValueStats). It reports whether the model's step
+// stands (alone or averaged); the band is then the average of two
+// distributions' quantiles with theta, and otherwise a normal's.
+func (l *Learner) combine(st *ForecastStep, h int, fallen bool) (stands bool) {
+	if !fallen && l.plausible(*st) {
+		if l.th != nil {
+			l.blend(st, l.thMean[h], l.thSD[h])
+		}
+		return true
 	}
-	l.blend(st, mean, sd)
-	return true
+	mean, sd := l.values.Mean, l.values.sd()
+	if l.th != nil {
+		mean, sd = l.thMean[h], l.thSD[h]
+	}
+	st.Mean, st.Std = mean, sd
+	st.Lo, st.Hi = mean-l.z*sd, mean+l.z*sd
+	st.Fallback = true
+	return false
 }
 
 // plausible reports whether a step of the model's forecast, in the series'
-// units, stays within what a young series has shown: while its values are
-// kept for re-choices (keptOK), a band wider than implausibleRanges times
-// their range, or a point forecast farther than that beyond them, is not.
-// Such a step is the model extrapolating where its few values say nothing
-// (a log model with lags 1, 12 and 13 multiplying a trough by a year-old
-// peak over an older, deeper trough); with the theta forecaster present
-// the step is the theta method's alone. Later, with the values released,
-// every step is.
+// units, stays within what the series has shown (ValueStats): a band wider
+// than implausibleRanges times the range of its values, or a point
+// forecast farther than that beyond them, is not, nor is one that is not
+// finite. Such a step is the model extrapolating where its values say
+// nothing: a young series' log model with lags 1, 12 and 13 multiplying a
+// trough by a year-old peak over an older, deeper trough, or the
+// linearised variance of an iterated chaotic forecast growing without the
+// bound the attractor sets (the Santa Fe laser's 100-step bands reached
+// ±20 000 on values in [2, 255]; docs/benchmarks.md).
 func (l *Learner) plausible(st ForecastStep) bool {
-	r := l.keptHi - l.keptLo
-	if !l.keptOK || !(r > 0) {
+	if !l.values.armed() {
 		return true
 	}
-	k := implausibleRanges * r
-	return st.Hi-st.Lo <= k && st.Mean <= l.keptHi+k && st.Mean >= l.keptLo-k
+	lo, hi := l.values.Lo, l.values.Hi
+	k := implausibleRanges * (hi - lo)
+	return st.Hi-st.Lo <= k && st.Mean <= hi+k && st.Mean >= lo-k
 }
 
-// implausibleRanges bounds a young series' plausible forecasts in ranges
-// of its values (plausible): a band ten times wider than all it has done
-// says nothing the range itself does not, and a trend that moves a series
-// ten times its whole range within a horizon shorter than its history
-// would have shown in it.
+// implausibleRanges bounds a series' plausible forecasts in ranges of its
+// values (plausible): a band ten times wider than all it has done says
+// nothing the range itself does not, and a trend that moves a series ten
+// times its whole range within a horizon shorter than its history would
+// have shown in it. A random walk's h-step band is about 2.5·√(h/n) of the
+// range of its n values, below 10 for any h ≤ n.
 const implausibleRanges = 10
 
 // blend averages st with the theta forecaster's normal predictive of mean
@@ -1006,7 +1016,13 @@ func (l *Learner) fit() error {
 			}
 		}
 	}
-	l.setKeptRange()
+	if l.values.N == int64(len(l.warmY)) {
+		// Every value so far is kept: the statistics count them cleaned.
+		l.values = ValueStats{Arm: l.values.Arm}
+		for _, y := range l.warmY {
+			l.values.add(y)
+		}
+	}
 	uLoc, uScale := make([]float64, l.nu), make([]float64, l.nu)
 	col := make([]float64, N)
 	for i := 0; i < l.nu; i++ {
@@ -1063,7 +1079,6 @@ func (l *Learner) schedule() {
 		l.nextFit = l.seen + int64(max(l.cfg.Warmup/4, FirstFit))
 	default:
 		l.warmY, l.warmU, l.warmT = nil, nil, nil
-		l.keptOK = false
 	}
 }
 

@@ -16,10 +16,10 @@ import (
 )
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
-// reads it and versions 6 and 7, which lack the fields tagged with a later
+// reads it and versions 6 to 8, which lack the fields tagged with a later
 // version (binenc.go), and rejects every other version with
 // ErrSnapshotVersion.
-const SnapshotVersion = 8
+const SnapshotVersion = 9
 
 // oldestSnapshot is the oldest version decoding reads.
 const oldestSnapshot = 6
@@ -68,6 +68,11 @@ type learnerState struct {
 	// combined (Config.Combine); nil before version 8, whose series are not
 	// combined until their next re-choice.
 	Theta *theta.State `snapshot:"8"`
+
+	// Values is what the series' values have been (ValueStats); absent
+	// before version 9, whose restore counts again from the values kept,
+	// or, with none, arms the statistics after Warmup values.
+	Values ValueStats `snapshot:"9"`
 }
 
 // MarshalBinary encodes the Learner's complete state: magic, version (uint16,
@@ -84,6 +89,7 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 		LastT:    l.lastT, HaveT: l.haveT, Step: l.step, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
 		Config:    configKeys(l.cfg),
 		InputLags: l.model.Config().Embedding.InputLags,
+		Values:    l.values,
 	}
 	if l.rscale != nil {
 		rs := l.rscale.State()
@@ -156,7 +162,7 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		}
 	}
 	if math.IsNaN(st.LastZ) || math.IsInf(st.LastZ, 0) || !(st.Floor >= 0) || math.IsInf(st.Floor, 0) ||
-		st.NextFit < 0 || len(st.WarmY) > l.cfg.Warmup || st.Gross < 0 {
+		st.NextFit < 0 || len(st.WarmY) > l.cfg.Warmup || st.Gross < 0 || !st.Values.valid() {
 		return fmt.Errorf("online: snapshot level or schedule is not valid")
 	}
 	for _, v := range st.Hist.Buf {
@@ -192,7 +198,16 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	}
 	fresh.outliers = st.Outliers
 	fresh.warmY, fresh.warmU, fresh.warmT, fresh.nextFit = st.WarmY, st.WarmU, st.WarmT, st.NextFit
-	fresh.setKeptRange()
+	fresh.values = st.Values
+	if v < 9 {
+		fresh.values = ValueStats{Arm: int64(l.cfg.Warmup)}
+		if len(st.WarmY) > 0 {
+			fresh.values.Arm = 0
+			for _, y := range st.WarmY {
+				fresh.values.add(y)
+			}
+		}
+	}
 	fresh.form, fresh.lastZ, fresh.floor, fresh.gross = st.Form, st.LastZ, st.Floor, st.Gross
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
 	fresh.lastT, fresh.haveT, fresh.step, fresh.seen, fresh.learned, fresh.sinceFc =

@@ -52,6 +52,9 @@ func (m *Message) AppendJSON(b []byte) ([]byte, error) {
 			w.float(`,"std":`, s.Std)
 			w.float(`,"lo":`, s.Lo)
 			w.float(`,"hi":`, s.Hi)
+			if s.Fallback { // omitempty
+				w.raw(`,"fallback":true`)
+			}
 			w.raw("}")
 		}
 		w.raw("]")

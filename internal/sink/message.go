@@ -47,14 +47,17 @@ type Observed struct {
 // distribution (asymmetric about Mean for a log form). With the theta
 // combination (ModelInfo.Combine) each field is the mean of the model's and
 // the theta method's: the bounds are then the quantiles of the distribution
-// whose quantile function is the average of theirs.
+// whose quantile function is the average of theirs. Fallback marks a step
+// the model's forecast left the plausible at (or before): it is then a
+// normal's, mean ± z·std (docs/messages.md).
 type Step struct {
-	H    int     `json:"h"`
-	T    int64   `json:"t"`
-	Mean float64 `json:"mean"`
-	Std  float64 `json:"std"`
-	Lo   float64 `json:"lo"`
-	Hi   float64 `json:"hi"`
+	H        int     `json:"h"`
+	T        int64   `json:"t"`
+	Mean     float64 `json:"mean"`
+	Std      float64 `json:"std"`
+	Lo       float64 `json:"lo"`
+	Hi       float64 `json:"hi"`
+	Fallback bool    `json:"fallback,omitempty"`
 }
 
 // ModelInfo summarises the model that issued a message: M working-set

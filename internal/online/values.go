@@ -1,0 +1,67 @@
+package online
+
+import "math"
+
+// ValueStats is what a series' values have been since its first record:
+// their count, mean and sum of squared deviations (Welford's recurrences,
+// exact in the order the values came), lowest and highest. The values are
+// the ones learned: a gross error's prediction stands in for it, as in the
+// samples kept for the re-choices. They bound the plausible forecasts
+// (Learner.plausible) and give the fallback forecast where the model's is
+// not (the series' marginal distribution).
+//
+// Arm is the count from which the statistics judge forecasts: 0 for a
+// series they have followed from its first value; for a series restored
+// from a snapshot written before them (version < 9) with no values kept,
+// the count of values that are enough to know its range again (Warmup),
+// since the few values after the restore do not.
+type ValueStats struct {
+	N        int64
+	Mean, M2 float64
+	Lo, Hi   float64
+	Arm      int64
+}
+
+// add counts the value y. O(1).
+func (s *ValueStats) add(y float64) {
+	s.N++
+	if s.N == 1 {
+		s.Mean, s.M2, s.Lo, s.Hi = y, 0, y, y
+		return
+	}
+	d := y - s.Mean
+	s.Mean += d / float64(s.N)
+	s.M2 += d * (y - s.Mean)
+	s.Lo, s.Hi = min(s.Lo, y), max(s.Hi, y)
+}
+
+// armed reports whether the statistics judge forecasts: enough values
+// counted (Arm), and a range that is not empty.
+func (s *ValueStats) armed() bool {
+	return s.N >= max(s.Arm, 2) && s.Hi > s.Lo
+}
+
+// sd is the standard deviation of the values (n − 1 in the denominator).
+func (s *ValueStats) sd() float64 {
+	if s.N < 2 {
+		return 0
+	}
+	return math.Sqrt(s.M2 / float64(s.N-1))
+}
+
+// valid reports whether restored statistics are ones add could have
+// produced: finite, ordered, M2 ≥ 0.
+func (s *ValueStats) valid() bool {
+	if s.N < 0 || s.Arm < 0 {
+		return false
+	}
+	if s.N == 0 {
+		return true
+	}
+	for _, v := range [...]float64{s.Mean, s.M2, s.Lo, s.Hi} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return s.M2 >= 0 && s.Lo <= s.Hi
+}
