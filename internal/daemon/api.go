@@ -444,17 +444,19 @@ type FanStep struct {
 // carried back, so each side scales with the quantile: the bound at level p
 // is mean + (hi − mean)·z_p/z_level in that form, mapped back. Exact for
 // the normal; for the Student t a model issues on few samples, the ratio of
-// its quantiles is within a few per cent of the normal's.
+// its quantiles is within a few per cent of the normal's. A fallback step
+// (sink.Step.Fallback) is a normal in y whatever the form.
 func fan(steps []sink.Step, form string, level float64) []FanStep {
 	inLogs := form == "log" || form == "log+diff"
 	zl := distuv.UnitNormal.Quantile(0.5 + level/2)
-	to, from := func(v float64) float64 { return v }, func(v float64) float64 { return v }
-	if inLogs {
-		to, from = math.Log, math.Exp
-	}
+	id := func(v float64) float64 { return v }
 	out := make([]FanStep, len(steps))
 	for k, s := range steps {
 		f := FanStep{H: s.H, T: s.T, Mean: optFloat(s.Mean), Lo: make([]optFloat, len(fanZ)), Hi: make([]optFloat, len(fanZ))}
+		to, from := id, id
+		if inLogs && !s.Fallback { // a fallback step is a normal in y
+			to, from = math.Log, math.Exp
+		}
 		m, lo, hi := to(s.Mean), to(s.Lo), to(s.Hi)
 		ok := !(math.IsNaN(m) || math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(m, 0) || math.IsInf(lo, 0) || math.IsInf(hi, 0))
 		for i, z := range fanZ {

@@ -22,7 +22,7 @@ func SetResult(m *sink.Message, series string, t int64, y float64, res online.Re
 	m.Observed = nil
 	if res.Fitted {
 		m.Observed = &sink.Observed{Y: y, Prediction: res.Prediction, Std: res.Std,
-			Residual: res.Residual, Weight: res.Weight, Outlier: res.Outlier, DF: res.DF}
+			Residual: res.Residual, Weight: res.Weight, Outlier: res.Outlier, DF: res.DF, Fallback: res.Fallback}
 	}
 	SetSteps(m, res.Forecast)
 }

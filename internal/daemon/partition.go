@@ -343,7 +343,7 @@ func (r *partitionRun) finish(l *online.Learner, m kafka.Message, rec source.Rec
 	if res.Filled > 0 {
 		d.metrics.gapFilled.Add(float64(res.Filled))
 	}
-	if slices.ContainsFunc(res.Forecast, func(s online.ForecastStep) bool { return s.Fallback }) {
+	if res.Fallback || slices.ContainsFunc(res.Forecast, func(s online.ForecastStep) bool { return s.Fallback }) {
 		d.metrics.fallbacks.Inc()
 	}
 	h := r.hist[rec.Series]

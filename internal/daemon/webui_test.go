@@ -29,7 +29,8 @@ import (
 // at its level: z(0.95) = 1.959963984540054, z(0.8) = 1.2815515655446004,
 // z(0.5) = 0.6744897501960817 (R qnorm(c(.975, .9, .75))). At the reported
 // level the band is [lo, hi] itself; in logs the bands are asymmetric about
-// the point forecast, their logs symmetric. Bands nest.
+// the point forecast, their logs symmetric (a fallback step's are
+// symmetric in y). Bands nest.
 func TestFanBands(t *testing.T) {
 	z := []float64{0.6744897501960817, 1.2815515655446004, 1.959963984540054}
 	const z95 = 1.959963984540054
@@ -41,6 +42,9 @@ func TestFanBands(t *testing.T) {
 		{"none", []sink.Step{{H: 1, T: 11, Mean: 10, Std: 2, Lo: 10 - 2*z95, Hi: 10 + 2*z95}, {H: 2, T: 12, Mean: -1, Std: 0.5, Lo: -2, Hi: 0.5}},
 			func(v float64) float64 { return v }},
 		{"log+diff", []sink.Step{{H: 1, T: 11, Mean: 10, Std: 3, Lo: 5, Hi: 20}}, math.Log},
+		// A fallback step is a normal in y whatever the form.
+		{"log", []sink.Step{{H: 3, T: 13, Mean: 10, Std: 2, Lo: 10 - 2*z95, Hi: 10 + 2*z95, Fallback: true}},
+			func(v float64) float64 { return v }},
 	} {
 		got := fan(tc.steps, tc.form, 0.95)
 		for k, f := range got {

@@ -179,11 +179,11 @@ func (c *calibration) fitScales(s *[3]float64, df float64) {
 		var num, den [3]float64
 		// Two divisions per residual: 1/v, and w's; the loop runs up to
 		// calIters times over the window at each refit.
-		for i, e := range e2 {
+		for i, sq := range e2 { // sq = e_i²
 			x0, x1, x2 := pn[i], pp[i], pb[i]
 			iv := 1 / (s[0]*x0 + s[1]*x1 + s[2]*x2)
-			r := e * iv // e²/v
-			a := r * iv // w·e²/v², w = 1 for a normal
+			r := sq * iv // e²/v
+			a := r * iv  // w·e²/v², w = 1 for a normal
 			if df != calGaussian {
 				a *= (df + 1) / (df - 2 + r)
 			}

@@ -295,7 +295,7 @@ type Observation struct {
 // (the inverse transform of the mean of ln y, as R's forecast reports it);
 // Std is the predictive standard deviation. With the theta combination
 // (Combine) every field is the mean of the model's and the theta
-// method's (blend).
+// method's (blend). A Fallback step is the fallback's alone (combine).
 type ForecastStep struct {
 	H          int
 	T          int64
@@ -321,7 +321,10 @@ type Result struct {
 	// DF is ν of the Student-t the prediction's interval is a quantile of
 	// (the model's heavy-tailed predictive, narx.Info.DF); 0 for a normal,
 	// for the small-sample t of quantile, and for the theta combination.
-	DF       float64
+	DF float64
+	// Fallback: the model's one-step prediction was not plausible, and the
+	// prediction is the fallback's (ForecastStep.Fallback).
+	Fallback bool
 	Residual float64 // y − Prediction
 	Weight   float64 // robust weight given to the sample (1 when not robust)
 	Outlier  bool
@@ -593,7 +596,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	if !l.combine(&st, 0, false) || l.th != nil {
 		df = 0 // the band is an average of two distributions' quantiles, or a normal one
 	}
-	res := Result{Fitted: true, Prediction: st.Mean, Std: st.Std, Lo: st.Lo, Hi: st.Hi, Filled: filled, DF: df}
+	res := Result{Fitted: true, Prediction: st.Mean, Std: st.Std, Lo: st.Lo, Hi: st.Hi, Filled: filled, DF: df, Fallback: st.Fallback}
 	res.Residual = o.Y - res.Prediction
 	res.Weight, res.Outlier = l.weigh(y-mean, variance)
 	gross := l.grossError(y, mean, variance)
@@ -884,9 +887,10 @@ func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
 // plausible, or fallen is set (an earlier step of the same forecast was
 // not), the fallback alone: the theta method's step, or without it the
 // series' marginal distribution, the normal of the values' mean and
-// standard deviation (ValueStats). It reports whether the model's step
-// stands (alone or averaged); the band is then the average of two
-// distributions' quantiles with theta, and otherwise a normal's.
+// standard deviation (ValueStats), whose band may reach below a positive
+// series' lowest value: a last resort, honest about its two moments and
+// nothing more. It reports whether the model's step stands (alone or
+// averaged); a step that does not is a normal's and says so (Fallback).
 func (l *Learner) combine(st *ForecastStep, h int, fallen bool) (stands bool) {
 	if !fallen && l.plausible(*st) {
 		if l.th != nil {
@@ -913,7 +917,10 @@ func (l *Learner) combine(st *ForecastStep, h int, fallen bool) (stands bool) {
 // trough by a year-old peak over an older, deeper trough, or the
 // linearised variance of an iterated chaotic forecast growing without the
 // bound the attractor sets (the Santa Fe laser's 100-step bands reached
-// ±20 000 on values in [2, 255]; docs/benchmarks.md).
+// ±20 000 on values in [2, 255]; docs/benchmarks.md). Steps are judged in
+// y whatever the form, as a consumer reads them: in logs, the young log
+// model's 2.4 M against a largest value of 58 676 (docs/benchmarks.md,
+// "Cold start") is within ten ranges of ln y.
 func (l *Learner) plausible(st ForecastStep) bool {
 	if !l.values.armed() {
 		return true
@@ -928,7 +935,9 @@ func (l *Learner) plausible(st ForecastStep) bool {
 // nothing the range itself does not, and a trend that moves a series ten
 // times its whole range within a horizon shorter than its history would
 // have shown in it. A random walk's h-step band is about 2.5·√(h/n) of the
-// range of its n values, below 10 for any h ≤ n.
+// range of its n values, below 10 for any h ≤ n; a geometric walk's upper
+// quantile grows with its level, and one whose values span 20× can pass
+// 10 ranges from h ≈ 0.4·n on (its later steps are then the fallback's).
 const implausibleRanges = 10
 
 // blend averages st with the theta forecaster's normal predictive of mean
@@ -1016,12 +1025,12 @@ func (l *Learner) fit() error {
 			}
 		}
 	}
-	if l.values.N == int64(len(l.warmY)) {
-		// Every value so far is kept: the statistics count them cleaned.
-		l.values = ValueStats{Arm: l.values.Arm}
-		for _, y := range l.warmY {
-			l.values.add(y)
-		}
+	// The statistics count the values kept, cleaned: every value so far,
+	// or, for a series that could not be fitted before Warmup, the last
+	// Warmup (the older ones, uncleaned, may hold a gross error).
+	l.values = ValueStats{Arm: l.values.Arm}
+	for _, y := range l.warmY {
+		l.values.add(y)
 	}
 	uLoc, uScale := make([]float64, l.nu), make([]float64, l.nu)
 	col := make([]float64, N)

@@ -162,8 +162,11 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		}
 	}
 	if math.IsNaN(st.LastZ) || math.IsInf(st.LastZ, 0) || !(st.Floor >= 0) || math.IsInf(st.Floor, 0) ||
-		st.NextFit < 0 || len(st.WarmY) > l.cfg.Warmup || st.Gross < 0 || !st.Values.valid() {
+		st.NextFit < 0 || len(st.WarmY) > l.cfg.Warmup || st.Gross < 0 {
 		return fmt.Errorf("online: snapshot level or schedule is not valid")
+	}
+	if !st.Values.valid() {
+		return fmt.Errorf("online: snapshot value statistics are not valid")
 	}
 	for _, v := range st.Hist.Buf {
 		if math.IsNaN(v) || math.IsInf(v, 0) {

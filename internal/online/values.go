@@ -2,13 +2,17 @@ package online
 
 import "math"
 
-// ValueStats is what a series' values have been since its first record:
-// their count, mean and sum of squared deviations (Welford's recurrences,
-// exact in the order the values came), lowest and highest. The values are
-// the ones learned: a gross error's prediction stands in for it, as in the
-// samples kept for the re-choices. They bound the plausible forecasts
-// (Learner.plausible) and give the fallback forecast where the model's is
-// not (the series' marginal distribution).
+// ValueStats is what a series' values have been since its first record
+// (since its last re-choice's kept values: each re-choice counts those
+// again, cleaned): their count, mean and sum of squared deviations
+// (Welford's recurrences, bit for bit the same given the order of the
+// values), lowest and highest. The values are the ones learned: a gross
+// error's prediction stands in for it, as in the samples kept for the
+// re-choices. They bound the plausible forecasts (Learner.plausible) and
+// give the fallback forecast where the model's is not (the series' marginal
+// distribution). Values so large that the mean or the sum of squares
+// would overflow (beyond about 1e154) disarm them for good: the series is
+// then not judged, and its checkpoints stay valid.
 //
 // Arm is the count from which the statistics judge forecasts: 0 for a
 // series they have followed from its first value; for a series restored
@@ -22,17 +26,22 @@ type ValueStats struct {
 	Arm      int64
 }
 
-// add counts the value y. O(1).
+// add counts the finite value y. O(1).
 func (s *ValueStats) add(y float64) {
 	s.N++
 	if s.N == 1 {
 		s.Mean, s.M2, s.Lo, s.Hi = y, 0, y, y
 		return
 	}
-	d := y - s.Mean
-	s.Mean += d / float64(s.N)
-	s.M2 += d * (y - s.Mean)
 	s.Lo, s.Hi = min(s.Lo, y), max(s.Hi, y)
+	d := y - s.Mean
+	mean := s.Mean + d/float64(s.N)
+	m2 := s.M2 + d*(y-mean)
+	if math.IsInf(d, 0) || math.IsInf(m2, 0) || math.IsNaN(m2) {
+		s.Arm = math.MaxInt64 // never armed; the moments stay finite
+		return
+	}
+	s.Mean, s.M2 = mean, m2
 }
 
 // armed reports whether the statistics judge forecasts: enough values
@@ -63,5 +72,5 @@ func (s *ValueStats) valid() bool {
 			return false
 		}
 	}
-	return s.M2 >= 0 && s.Lo <= s.Hi
+	return s.M2 >= 0 && s.Lo <= s.Hi && (s.N > 1 || s.M2 == 0)
 }

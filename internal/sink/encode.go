@@ -35,6 +35,9 @@ func (m *Message) AppendJSON(b []byte) ([]byte, error) {
 		if o.DF != 0 { // omitempty
 			w.float(`,"df":`, o.DF)
 		}
+		if o.Fallback { // omitempty
+			w.raw(`,"fallback":true`)
+		}
 		w.raw("}")
 	}
 	w.raw(`,"steps":`)

@@ -41,7 +41,7 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 	at := time.Date(2026, 11, 21, 20, 31, 11, 448551968, time.UTC)
 	full := func() Message {
 		return Message{Series: "s1", T: 42, IssuedAt: at,
-			Observed: &Observed{Y: 10.5, Prediction: 10.25, Std: 0.125, Residual: 0.25, Weight: 1, Outlier: true, DF: 4},
+			Observed: &Observed{Y: 10.5, Prediction: 10.25, Std: 0.125, Residual: 0.25, Weight: 1, Outlier: true, DF: 4, Fallback: true},
 			Steps:    []Step{{H: 1, T: 43, Mean: 1, Std: 2, Lo: -3, Hi: 4}, {H: 2, T: 44, Mean: 1e-7, Std: 1e21, Lo: -1e-300, Hi: 5e-324, Fallback: true}},
 			Model: ModelInfo{M: 50, Lags: []int{1, 2, 10}, Sigma2: 20, Gamma: 3665.338028987852, NoiseStd: 0.0031894442740, DEff: 97.8, Swaps: 3, DF: 6,
 				Combine: "theta", Theta: &ThetaInfo{Alpha: 0.3125, Drift: -1.5e-7, Period: 12}}}
@@ -52,7 +52,7 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 		"empty steps, nil lags":  func(m *Message) { m.Steps, m.Model.Lags = []Step{}, nil },
 		"sigma2 zero omitted":    func(m *Message) { m.Model.Sigma2 = 0 },
 		"df zero omitted":        func(m *Message) { m.Model.DF, m.Observed.DF = 0, 0 },
-		"no fallback":            func(m *Message) { m.Steps[1].Fallback = false },
+		"no fallback":            func(m *Message) { m.Steps[1].Fallback, m.Observed.Fallback = false, false },
 		"no theta":               func(m *Message) { m.Model.Combine, m.Model.Theta = "none", nil },
 		"sigma2 negative zero":   func(m *Message) { m.Model.Sigma2 = math.Copysign(0, -1) },
 		"negative zero":          func(m *Message) { m.Observed.Residual = math.Copysign(0, -1) },

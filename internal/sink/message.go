@@ -37,6 +37,8 @@ type Observed struct {
 	// variance Std² (in the model's form); absent for a normal or a theta
 	// combination (ModelInfo.Combine).
 	DF float64 `json:"df,omitempty"`
+	// Fallback: the prediction is the fallback's, as a Step's.
+	Fallback bool `json:"fallback,omitempty"`
 }
 
 // Step is one step of a forecast of y at time T, h steps after the message's
