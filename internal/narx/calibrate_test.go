@@ -458,3 +458,109 @@ func BenchmarkCalibrationRefit(b *testing.B) {
 		})
 	}
 }
+
+// The feedback κ (refit): a refit moves ln κ by calFeedbackGain times the
+// Newton step (level − covered/judged)/G1, G1 the coverage's slope in ln of
+// the variance at the level for the ν the residuals were judged with, within
+// κ's bounds; the first refit, whose residuals an uncalibrated band judged,
+// leaves κ; every refit starts the counts afresh. add counts a residual as
+// covered when e² ≤ z²·σ², the band issued for it.
+func TestFeedbackStep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	c := newCalibration(0.95)
+	for range calWindow {
+		c.add(rng.NormFloat64(), 1, 0, 0)
+	}
+	if c.judged != calWindow {
+		t.Fatalf("judged %d, want %d", c.judged, calWindow)
+	}
+	c.refit(true)
+	if c.kappa != 1 || c.judged != 0 || c.covered != 0 {
+		t.Fatalf("first refit: κ %v, counts %d/%d; want 1, 0/0", c.kappa, c.covered, c.judged)
+	}
+	// add's verdict is the band's: just inside and just outside.
+	half := math.Sqrt(c.zq2 * c.variance(1, 0, 0))
+	c.add(half*(1-1e-9), 1, 0, 0)
+	c.add(half*(1+1e-9), 1, 0, 0)
+	if c.covered != 1 || c.judged != 2 {
+		t.Fatalf("counts %d/%d after one residual inside and one outside, want 1/2", c.covered, c.judged)
+	}
+	for _, tc := range []struct {
+		kappa           float64
+		covered, judged int
+	}{{1, 56, 64}, {1, 64, 64}, {1.3, 61, 64}, {1.95, 40, 64}, {0.51, 64, 64}, {1.2, 10, 20}} {
+		c.kappa, c.covered, c.judged = tc.kappa, tc.covered, tc.judged
+		_, g1 := coverageSlopes(c.df, math.Sqrt(c.zq2))
+		want := tc.kappa
+		if tc.judged >= calFeedbackMin {
+			want = min(max(tc.kappa*math.Exp(calFeedbackGain*(c.level-float64(tc.covered)/float64(tc.judged))/g1), calMinKappa), calMaxKappa)
+		}
+		c.refit(false)
+		if c.kappa != want || c.judged != 0 || c.covered != 0 {
+			t.Errorf("κ %v, %d/%d covered: κ → %v (counts %d/%d), want %v", tc.kappa, tc.covered, tc.judged, c.kappa, c.covered, c.judged, want)
+		}
+	}
+}
+
+// Over a long stream of AR(1) residuals (lag-1 autocorrelation ρ, the
+// variance the model predicts right up to the calibration's scale), refitted
+// every calRefitEvery as the model does, the 95 % band issued for each
+// residual holds a share of them within 0.005 of the level with the
+// feedback. At ρ = 0.97 the window's τ alone (κ held at 1) falls short, as
+// in TestTauBiasRaisesCoverageOfCorrelatedResiduals, and the feedback must
+// gain more than 0.002 of it back; at ρ = 0 it must change the share by
+// less than 0.003. The stream is 200 000 residuals: at ρ = 0.97 they carry
+// the information of about 200 000·(1−ρ)/(1+ρ) ≈ 3 000 independent ones, a
+// standard deviation of the share of about 0.004 — but both shares come
+// from the same residuals, so their difference is far less noisy than
+// either (at ρ = 0 they differ only where κ does, within a few per cent).
+func TestFeedbackHoldsCoverageOfCorrelatedResiduals(t *testing.T) {
+	for _, tc := range []struct {
+		rho                  float64
+		heldBelow            float64 // the share with κ held below this
+		gainAbove, gainBelow float64
+	}{{0.97, 0.945, 0.002, 0.01}, {0, 1, -0.003, 0.003}} {
+		with := streamCoverage(tc.rho, 200_000, false, 9)
+		held := streamCoverage(tc.rho, 200_000, true, 9)
+		t.Logf("ρ = %g: coverage %.4f with the feedback, %.4f with κ held at 1", tc.rho, with, held)
+		if math.Abs(with-0.95) > 0.005 {
+			t.Errorf("ρ = %g: coverage %.4f with the feedback, want 0.95 ± 0.005", tc.rho, with)
+		}
+		if held >= tc.heldBelow {
+			t.Errorf("ρ = %g: coverage %.4f with κ held, want < %g (the test needs the shortfall)", tc.rho, held, tc.heldBelow)
+		}
+		if g := with - held; g <= tc.gainAbove || g >= tc.gainBelow {
+			t.Errorf("ρ = %g: the feedback gained %.4f, want in (%g, %g)", tc.rho, g, tc.gainAbove, tc.gainBelow)
+		}
+	}
+}
+
+// streamCoverage feeds n Gaussian AR(1) residuals of unit variance to a
+// calibration, refitting as Model.Learn does, and returns the share the
+// band issued before each held; hold keeps κ at 1.
+func streamCoverage(rho float64, n int, hold bool, seed uint64) float64 {
+	rng := rand.New(rand.NewPCG(seed, 13))
+	sd := math.Sqrt(1 - rho*rho)
+	c := newCalibration(0.95)
+	e := rng.NormFloat64()
+	since, covered, judged := 0, 0, 0
+	for range n {
+		if c.count >= calMin {
+			judged++
+			if e*e <= c.zq2*c.variance(1, 0, 0) {
+				covered++
+			}
+		}
+		c.add(e, 1, 0, 0)
+		since++
+		if reached := c.count == calMin; since >= calRefitEvery || reached {
+			c.refit(reached)
+			since = 0
+			if hold {
+				c.kappa = 1
+			}
+		}
+		e = rho*e + sd*rng.NormFloat64()
+	}
+	return float64(covered) / float64(judged)
+}

@@ -229,7 +229,7 @@ func (m *Model) ForecastCopy() *Model {
 	c.logEvRLS = nil // the kept evidence is keyed on the original's RLS: recomputed if asked
 	c.alpha = slices.Clone(m.alpha)
 	c.swapState = m.swapState
-	c.cal = &calibration{s: m.cal.s, df: m.cal.df, tau: m.cal.tau, level: m.cal.level}
+	c.cal = &calibration{s: m.cal.s, df: m.cal.df, tau: m.cal.tau, level: m.cal.level, kappa: m.cal.kappa, zq2: m.cal.zq2}
 	return c
 }
 

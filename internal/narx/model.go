@@ -721,7 +721,8 @@ type Info struct {
 	SamplesWeight float64 // n_c = Σ c_k
 	Entropy       float64
 	// Scales of the noise, parameter and Nyström parts of the variance and
-	// the interval scale τ (calibrate.go).
+	// the interval scale τκ: the window's τ times the out-of-sample
+	// feedback κ (calibrate.go).
 	Scales        [3]float64
 	IntervalScale float64
 	// DF is ν of the Student-t predictive distribution (0: a normal).
@@ -739,7 +740,7 @@ func (m *Model) Info() Info {
 	nc := m.rls.SumWeights()
 	return Info{M: m.m, Rank: m.fm.r, Gamma: m.rls.Gamma(), NoiseVar: m.noiseVar, DEff: m.dEff,
 		Swaps: m.swaps, BasisRefresh: m.basisRefresh, SamplesWeight: nc, Entropy: m.ws.Entropy(),
-		Scales: m.cal.s, IntervalScale: m.cal.tau, DF: m.cal.df, SwapFailures: m.swapFailures}
+		Scales: m.cal.s, IntervalScale: m.cal.tau * m.cal.kappa, DF: m.cal.df, SwapFailures: m.swapFailures}
 }
 
 // WorkingSet returns the current working set (read-only).

@@ -45,6 +45,11 @@ type ModelState struct {
 	CalDF, CalTau                 float64
 	SinceCal                      int
 	LastMean, LastN, LastP, LastB float64
+	// CalKappa is the calibration's κ, CalCovered and CalJudged its counts
+	// since the last refit (calibrate.go); a state without them (before the
+	// Learner snapshot's version 9) restores κ = 1 and no counts.
+	CalKappa              float64 `snapshot:"9"`
+	CalCovered, CalJudged int     `snapshot:"9"`
 }
 
 // State returns a deep copy of m's state. O(M² + W·n).
@@ -67,6 +72,7 @@ func (m *Model) State() ModelState {
 		NoiseVar: m.noiseVar, DEff: m.dEff,
 		CalE2: slices.Clone(m.cal.e2), CalN: slices.Clone(m.cal.n), CalP: slices.Clone(m.cal.p), CalB: slices.Clone(m.cal.b),
 		CalHead: m.cal.head, CalCount: m.cal.count, CalScales: slices.Clone(m.cal.s[:]), CalDF: m.cal.df, CalTau: m.cal.tau, SinceCal: m.sinceCal,
+		CalKappa: m.cal.kappa, CalCovered: m.cal.covered, CalJudged: m.cal.judged,
 		LastMean: m.lastMean, LastN: m.lastN, LastP: m.lastP, LastB: m.lastB,
 	}
 }
@@ -110,6 +116,13 @@ func (m *Model) SetState(s ModelState) error {
 		s.CalHead < 0 || s.CalHead >= calWindow || s.CalCount < 0 || s.CalCount > calWindow ||
 		!validCalDF(s.CalDF) || !(s.CalTau >= calMinTau && s.CalTau <= calMaxTau) {
 		return fmt.Errorf("narx: state: calibration does not fit")
+	}
+	kappa := s.CalKappa
+	if kappa == 0 && s.CalCovered == 0 && s.CalJudged == 0 {
+		kappa = 1 // a state from before κ
+	}
+	if !(kappa >= calMinKappa && kappa <= calMaxKappa) || s.CalCovered < 0 || s.CalCovered > s.CalJudged {
+		return fmt.Errorf("narx: state: calibration feedback κ = %v, %d of %d covered", s.CalKappa, s.CalCovered, s.CalJudged)
 	}
 	if len(s.CalScales) != len(calBounds) {
 		return fmt.Errorf("narx: state: %d calibration scales, want %d", len(s.CalScales), len(calBounds))
@@ -161,7 +174,9 @@ func (m *Model) SetState(s ModelState) error {
 	r.swaps, r.basisRefresh, r.sinceSwap, r.sinceNoise, r.swapFailures = s.Swaps, s.BasisRefresh, s.SinceSwap, s.SinceNoise, s.SwapFailures
 	r.noiseVar, r.dEff = s.NoiseVar, s.DEff
 	r.cal = &calibration{e2: slices.Clone(s.CalE2), n: slices.Clone(s.CalN), p: slices.Clone(s.CalP), b: slices.Clone(s.CalB),
-		head: s.CalHead, count: s.CalCount, s: [3]float64(s.CalScales), df: s.CalDF, tau: s.CalTau, level: m.cfg.IntervalLevel}
+		head: s.CalHead, count: s.CalCount, s: [3]float64(s.CalScales), tau: s.CalTau, level: m.cfg.IntervalLevel,
+		kappa: kappa, covered: s.CalCovered, judged: s.CalJudged}
+	r.cal.setDF(s.CalDF)
 	r.sinceCal, r.lastMean, r.lastN, r.lastP, r.lastB = s.SinceCal, s.LastMean, s.LastN, s.LastP, s.LastB
 	*m = *r
 	return nil
