@@ -544,7 +544,7 @@ func TestForecastLinearAR1Closed(t *testing.T) {
 		for j := range J {
 			J[j] = psi[j] + a*J[j]
 		}
-		sc, tau := m.cal.s, m.cal.tau
+		sc, tau := m.cal.s, m.cal.tau*m.cal.kappa
 		noise := tau*(sc[0]*m.noiseVar+sc[2]*m.priorPart(psi, m.cfg.Kernel.Eval(x, x))) + a*a*prevNoise
 		wantVar := noise + tau*sc[1]*m.noiseVar*m.rls.QuadForm(J)
 		if math.Abs(s.Var-wantVar) > 1e-9*wantVar {
@@ -660,7 +660,7 @@ func TestForecastCumVarAgainstErrorRecursion(t *testing.T) {
 		m.cfg.Kernel.Column(m.k, m.ws.Points(), xk)
 		m.fm.apply(psi[:r], m.k)
 		psi[r] = 1
-		D[k] = m.cal.tau * (m.cal.s[0]*m.noiseVar + m.cal.s[2]*m.priorPart(psi, m.cfg.Kernel.Eval(xk, xk)))
+		D[k] = m.cal.tau * m.cal.kappa * (m.cal.s[0]*m.noiseVar + m.cal.s[2]*m.priorPart(psi, m.cfg.Kernel.Eval(xk, xk)))
 		path[4+k] = steps[k].Mean
 	}
 	A := make([][]float64, H)
@@ -675,7 +675,7 @@ func TestForecastCumVarAgainstErrorRecursion(t *testing.T) {
 			}
 		}
 	}
-	pv := m.cal.tau * m.cal.s[1] * m.noiseVar
+	pv := m.cal.tau * m.cal.kappa * m.cal.s[1] * m.noiseVar
 	sum, jsum := make([]float64, H), make([]float64, r+1)
 	for row, s := range steps {
 		var v, cv float64

@@ -47,9 +47,9 @@ type ModelState struct {
 	LastMean, LastN, LastP, LastB float64
 	// CalKappa is the calibration's κ, CalCovered and CalJudged its counts
 	// since the last refit (calibrate.go); a state without them (before the
-	// Learner snapshot's version 9) restores κ = 1 and no counts.
-	CalKappa              float64 `snapshot:"9"`
-	CalCovered, CalJudged int     `snapshot:"9"`
+	// Learner snapshot's version 10) restores κ = 1 and no counts.
+	CalKappa              float64 `snapshot:"10"`
+	CalCovered, CalJudged int     `snapshot:"10"`
 }
 
 // State returns a deep copy of m's state. O(M² + W·n).

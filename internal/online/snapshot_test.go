@@ -296,8 +296,8 @@ func TestSnapshotOfAModelWithFewerInputs(t *testing.T) {
 }
 
 // Snapshots of versions 6 (before learnerState.InputLags: its model had
-// every configured input lag), 7 (before Theta) and 8 (before Values) are
-// still read.
+// every configured input lag), 7 (before Theta), 8 (before Values) and 9
+// (before the calibration's feedback κ) are still read.
 func TestOlderSnapshotVersionsAreRead(t *testing.T) {
 	for v := oldestSnapshot; v < SnapshotVersion; v++ {
 		t.Run(fmt.Sprint("v", v), func(t *testing.T) { testOlderSnapshot(t, v) })
@@ -339,20 +339,21 @@ func testOlderSnapshot(t *testing.T, version int) {
 	}
 }
 
-// Snapshots written by the builds of versions 6 to 8 themselves
+// Snapshots written by the builds of versions 6 to 9 themselves
 // (testdata/learner-v6.snap from 939e5e3^, learner-v7.snap from 45d7605,
-// learner-v8.snap from 8339c35: the configuration below, 400 values of
-// noisySine(900, 0.1, 5), gain rule) are read by today's decoder: the
-// fields added since (InputLags in v7, Theta and the window's swap scores
-// in v8, the value statistics in v9) are absent, and the Learner goes on
-// as a working model: before v8 with the combination configured but
-// absent (the series is past its last re-choice, value 100, and keeps no
-// values to fit it on), from v8 with it; the value statistics counted from
-// the restore, judging after Warmup values. Its 95 % band must cover at
+// learner-v8.snap from 8339c35, learner-v9.snap from 8c13a56: the
+// configuration below, 400 values of noisySine(900, 0.1, 5), gain rule) are
+// read by today's decoder: the fields added since (InputLags in v7, Theta
+// and the window's swap scores in v8, the value statistics in v9, the
+// calibration's κ in v10) are absent, and the Learner goes on as a working
+// model: before v8 with the combination configured but absent (the series
+// is past its last re-choice, value 100, and keeps no values to fit it
+// on), from v8 with it; before v9 the value statistics counted from the
+// restore, judging after Warmup values, from v9 as written. Its 95 % band must cover at
 // least 90 % of the next 500 values: a model mis-restored from bytes read
 // out of place predicts nothing like a sine.
 func TestGoldenOlderSnapshots(t *testing.T) {
-	for _, file := range []string{"learner-v6.snap", "learner-v7.snap", "learner-v8.snap"} {
+	for _, file := range []string{"learner-v6.snap", "learner-v7.snap", "learner-v8.snap", "learner-v9.snap"} {
 		t.Run(file, func(t *testing.T) {
 			snap, err := os.ReadFile(filepath.Join("testdata", file))
 			if err != nil {
@@ -367,11 +368,15 @@ func TestGoldenOlderSnapshots(t *testing.T) {
 			if err := l.UnmarshalBinary(snap); err != nil {
 				t.Fatal(err)
 			}
-			wantTheta := file == "learner-v8.snap"
+			wantTheta := file == "learner-v8.snap" || file == "learner-v9.snap"
 			if l.seen != 400 || !l.Fitted() || (l.Theta() != nil) != wantTheta || l.LastT() != 3990 {
 				t.Fatalf("restored: seen %d, fitted %v, theta %v, last t %d", l.seen, l.Fitted(), l.Theta() != nil, l.LastT())
 			}
-			if l.values.N != 0 || l.values.Arm != int64(cfg.Warmup) {
+			if file == "learner-v9.snap" {
+				if l.values.N != 400 || !l.values.armed() {
+					t.Fatalf("restored value statistics %+v, want the 400 values', armed", l.values)
+				}
+			} else if l.values.N != 0 || l.values.Arm != int64(cfg.Warmup) {
 				t.Fatalf("restored value statistics %+v, want none, armed after %d", l.values, cfg.Warmup)
 			}
 			y := noisySine(900, 0.1, 5)
