@@ -1028,10 +1028,7 @@ func (l *Learner) fit() error {
 	// The statistics count the values kept, cleaned: every value so far,
 	// or, for a series that could not be fitted before Warmup, the last
 	// Warmup (the older ones, uncleaned, may hold a gross error).
-	l.values = ValueStats{Arm: l.values.Arm}
-	for _, y := range l.warmY {
-		l.values.add(y)
-	}
+	l.values = countValues(l.warmY, l.values.Arm)
 	uLoc, uScale := make([]float64, l.nu), make([]float64, l.nu)
 	col := make([]float64, N)
 	for i := 0; i < l.nu; i++ {

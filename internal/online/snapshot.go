@@ -202,14 +202,12 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	fresh.outliers = st.Outliers
 	fresh.warmY, fresh.warmU, fresh.warmT, fresh.nextFit = st.WarmY, st.WarmU, st.WarmT, st.NextFit
 	fresh.values = st.Values
-	if v < 9 {
+	switch {
+	case v >= 9:
+	case len(st.WarmY) > 0:
+		fresh.values = countValues(st.WarmY, 0)
+	default:
 		fresh.values = ValueStats{Arm: int64(l.cfg.Warmup)}
-		if len(st.WarmY) > 0 {
-			fresh.values.Arm = 0
-			for _, y := range st.WarmY {
-				fresh.values.add(y)
-			}
-		}
 	}
 	fresh.form, fresh.lastZ, fresh.floor, fresh.gross = st.Form, st.LastZ, st.Floor, st.Gross
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale

@@ -26,6 +26,16 @@ type ValueStats struct {
 	Arm      int64
 }
 
+// countValues returns the statistics of ys, counted in order, armed from
+// arm values on. O(len(ys)).
+func countValues(ys []float64, arm int64) ValueStats {
+	s := ValueStats{Arm: arm}
+	for _, y := range ys {
+		s.add(y)
+	}
+	return s
+}
+
 // add counts the finite value y. O(1).
 func (s *ValueStats) add(y float64) {
 	s.N++
