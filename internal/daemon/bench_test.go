@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -358,9 +359,14 @@ func median(x []float64) float64 {
 
 // latencyRun is what one run of BenchmarkLatency measured.
 type latencyRun struct {
-	live            bool
-	rate            float64 // records/s
-	cpu, brokerCPU  float64 // µs/record
+	live           bool
+	rate           float64 // records/s
+	cpu, brokerCPU float64 // µs/record
+	// allocB is the process's bytes allocated per record, gcPause the
+	// longest stop-the-world pause of its collections, gcs their number,
+	// all while the measured records were produced and published.
+	allocB, gcs     float64
+	gcPause         time.Duration
 	published, recv []time.Duration
 }
 
@@ -368,6 +374,9 @@ func (r latencyRun) report(b *testing.B) {
 	b.ReportMetric(r.cpu, "cpu-µs/record")
 	b.ReportMetric(r.brokerCPU, "broker-cpu-µs/record")
 	b.ReportMetric(r.rate, "records/s")
+	b.ReportMetric(r.allocB, "alloc-B/record")
+	b.ReportMetric(r.gcs, "gcs")
+	b.ReportMetric(r.gcPause.Seconds()*1000, "gc-pause-max-ms")
 	if !r.live {
 		return // a backlog's latencies measure its length
 	}
@@ -387,6 +396,9 @@ func pool(runs []latencyRun) latencyRun {
 		all.rate += r.rate / float64(len(runs))
 		all.cpu += r.cpu / float64(len(runs))
 		all.brokerCPU += r.brokerCPU / float64(len(runs))
+		all.allocB += r.allocB / float64(len(runs))
+		all.gcs += r.gcs / float64(len(runs))
+		all.gcPause = max(all.gcPause, r.gcPause)
 		all.published = append(all.published, r.published...)
 		all.recv = append(all.recv, r.recv...)
 	}
@@ -496,6 +508,8 @@ func runLatency(b *testing.B, rate int, withState bool, consumers int) latencyRu
 	time.Sleep(time.Second) // the readers are at the end of the topic
 
 	var ru0, ru1 syscall.Rusage
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	broker0 := broker.CPU()
 	// produce writes measured records [from, to), stamped at.
@@ -538,8 +552,14 @@ func runLatency(b *testing.B, rate int, withState bool, consumers int) latencyRu
 	}
 	elapsed := time.Since(start)
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	runtime.ReadMemStats(&ms1)
 	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
 	res.cpu = float64(cpu.Microseconds()) / float64(total)
+	res.allocB = float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(total)
+	res.gcs = float64(ms1.NumGC - ms0.NumGC)
+	for n := ms0.NumGC + 1; n <= ms1.NumGC && n+256 > ms1.NumGC; n++ {
+		res.gcPause = max(res.gcPause, time.Duration(ms1.PauseNs[(n+255)%256]))
+	}
 	res.brokerCPU = float64((broker.CPU() - broker0).Microseconds()) / float64(total)
 	res.rate = float64(total) / elapsed.Seconds()
 	if ctx.Err() != nil {
