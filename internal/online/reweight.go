@@ -38,15 +38,39 @@ func (l *Learner) weigh(e, variance float64) (v float64, outlier bool) {
 	return l.cfg.Robust.Weights.Weight(r), !(math.Abs(r) <= l.cfg.Robust.Weights.C2)
 }
 
-// grossError applies the gate to the standardised value y with one-step
-// prediction mean and variance (model units), counting the run.
-func (l *Learner) grossError(y, mean, variance float64) bool {
-	if !(math.Abs(y-mean) > grossZ*math.Sqrt(variance) || math.Abs(y) > grossZ) {
+// grossError applies the gate (gross errors and glitches, see grossZ) to
+// the standardised value y, observed as raw, with one-step prediction mean
+// and variance (model units), counting the run; zY is its distance in the
+// series' own units, in standard deviations (the larger of the values'
+// spread and the theta forecaster's one-step band, 0 with neither). A
+// surprise that recurs gives the values kept for the re-choices the glitch
+// gated before it back.
+func (l *Learner) grossError(raw, y, mean, variance, zY float64) bool {
+	e, sd := math.Abs(y-mean), math.Sqrt(variance)
+	gross := e > grossZ*sd || math.Abs(y) > grossZ || zY > grossZ
+	big := (e > glitchZ*sd || zY > glitchZ) && !gross
+	recurs := big && l.lastBig > 0 && l.seen-l.lastBig <= glitchMemory
+	if big {
+		l.lastBig = l.seen
+	}
+	if recurs && l.glitchSeen > 0 {
+		// Every observation since the glitch was kept after it.
+		if k := len(l.warmY) - int(l.seen-l.glitchSeen); k >= 0 && k < len(l.warmY) {
+			l.warmY[k] = l.glitchY
+		}
+		l.glitchSeen = 0
+	}
+	glitch := big && !recurs
+	if !gross && !glitch {
 		l.gross = 0
 		return false
 	}
 	l.gross++
-	return l.gross < grossRun
+	gated := l.gross < grossRun
+	if gated && glitch {
+		l.glitchSeen, l.glitchY = l.seen, raw
+	}
+	return gated
 }
 
 // fitWeighted fits cfg on the warm-up window. With robust reweighting it is

@@ -16,10 +16,10 @@ import (
 )
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
-// reads it and versions 6 to 9, which lack the fields tagged with a later
+// reads it and versions 6 to 10, which lack the fields tagged with a later
 // version (binenc.go), and rejects every other version with
 // ErrSnapshotVersion.
-const SnapshotVersion = 10
+const SnapshotVersion = 11
 
 // oldestSnapshot is the oldest version decoding reads.
 const oldestSnapshot = 6
@@ -73,6 +73,13 @@ type learnerState struct {
 	// before version 9, whose restore counts again from the values kept,
 	// or, with none, arms the statistics after Warmup values.
 	Values ValueStats `snapshot:"9"`
+
+	// LastBig, GlitchSeen and GlitchY are the gate's memory of surprises
+	// (grossError); zero before version 11, whose restore judges the next
+	// surprise as the series' first.
+	LastBig    int64   `snapshot:"11"`
+	GlitchSeen int64   `snapshot:"11"`
+	GlitchY    float64 `snapshot:"11"`
 }
 
 // MarshalBinary encodes the Learner's complete state: magic, version (uint16,
@@ -90,6 +97,7 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 		Config:    configKeys(l.cfg),
 		InputLags: l.model.Config().Embedding.InputLags,
 		Values:    l.values,
+		LastBig:   l.lastBig, GlitchSeen: l.glitchSeen, GlitchY: l.glitchY,
 	}
 	if l.rscale != nil {
 		rs := l.rscale.State()
@@ -162,7 +170,9 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		}
 	}
 	if math.IsNaN(st.LastZ) || math.IsInf(st.LastZ, 0) || !(st.Floor >= 0) || math.IsInf(st.Floor, 0) ||
-		st.NextFit < 0 || len(st.WarmY) > l.cfg.Warmup || st.Gross < 0 {
+		st.NextFit < 0 || len(st.WarmY) > l.cfg.Warmup || st.Gross < 0 ||
+		st.LastBig < 0 || st.LastBig > st.Seen || st.GlitchSeen < 0 || st.GlitchSeen > st.LastBig ||
+		math.IsNaN(st.GlitchY) || math.IsInf(st.GlitchY, 0) {
 		return fmt.Errorf("online: snapshot level or schedule is not valid")
 	}
 	if !st.Values.valid() {
@@ -210,6 +220,7 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		fresh.values = ValueStats{Arm: int64(l.cfg.Warmup)}
 	}
 	fresh.form, fresh.lastZ, fresh.floor, fresh.gross = st.Form, st.LastZ, st.Floor, st.Gross
+	fresh.lastBig, fresh.glitchSeen, fresh.glitchY = st.LastBig, st.GlitchSeen, st.GlitchY
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
 	fresh.lastT, fresh.haveT, fresh.step, fresh.seen, fresh.learned, fresh.sinceFc =
 		st.LastT, st.HaveT, st.Step, st.Seen, st.Learned, st.SinceForecast

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -434,6 +435,138 @@ func TestGrossErrorIsNotLearned(t *testing.T) {
 	}
 	if learned[0] != 0 || learned[grossRun-2] != 0 || learned[grossRun-1] == 0 {
 		t.Errorf("weights of %d values in a row at 1e6: %v, want 0 until the %d-th", grossRun, learned, grossRun)
+	}
+}
+
+// TestGlitchIsGatedUnlessItRecurs: a value about 300 predictive standard
+// deviations from its prediction (between glitchZ and grossZ; the probe's
+// std is the published one, within a factor 1.5 of the gate's own, so the
+// value is 200–450 of the gate's) is gated as a glitch on a series that had
+// no such surprise: flagged, weight 0, its prediction kept for the
+// re-choices, the model unchanged. A second within glitchMemory is the
+// series' own: learned, and the first one's observed value is kept again.
+// After glitchMemory values without one, the next is gated again. The
+// memory survives a snapshot.
+func TestGlitchIsGatedUnlessItRecurs(t *testing.T) {
+	cfg := testConfig()
+	cfg.Warmup = 300 // the values stay kept for the re-choices
+	l, _ := NewLearner(cfg)
+	y := noisySine(1400, 0.1, 5)
+	i := 0
+	observe := func(v float64) Result {
+		t.Helper()
+		res, err := l.Observe(Observation{T: int64(i), Y: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i++
+		return res
+	}
+	// surprise returns a value about 300 standard deviations above the
+	// next prediction, found on a copy of l.
+	surprise := func() float64 {
+		t.Helper()
+		snap, _ := l.MarshalBinary()
+		probe, _ := NewLearner(cfg)
+		if err := probe.UnmarshalBinary(snap); err != nil {
+			t.Fatal(err)
+		}
+		res, err := probe.Observe(Observation{T: int64(i), Y: y[i]})
+		if err != nil || !(res.Std > 0) {
+			t.Fatalf("probe: %v, std %v", err, res.Std)
+		}
+		return res.Prediction + 300*res.Std
+	}
+	for i < 200 {
+		observe(y[i])
+	}
+	before := l.Model().Info()
+	first := surprise()
+	at := len(l.warmY)
+	if res := observe(first); !res.Outlier || res.Weight != 0 {
+		t.Fatalf("first surprise: outlier %v, weight %v; want gated", res.Outlier, res.Weight)
+	}
+	if after := l.Model().Info(); after.NoiseVar != before.NoiseVar || l.warmY[at] == first {
+		t.Fatalf("the glitch was learned: noise %g → %g, kept %v", before.NoiseVar, after.NoiseVar, l.warmY[at])
+	}
+	// The gate's memory is in the snapshot: the series goes on restored,
+	// and a snapshot whose memory is not one of its values is refused.
+	snap, _ := l.MarshalBinary()
+	var st learnerState
+	if err := (&decoder{b: snap[6:], version: SnapshotVersion}).decodeValue(reflect.ValueOf(&st).Elem()); err != nil {
+		t.Fatal(err)
+	}
+	st.GlitchSeen = st.LastBig + 1
+	bad := encodeValue(append([]byte(nil), snap[:6]...), reflect.ValueOf(st), SnapshotVersion)
+	if err := l.UnmarshalBinary(bad); err == nil {
+		t.Error("restored a glitch seen after the last surprise")
+	}
+	l, _ = NewLearner(cfg)
+	if err := l.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	for i < 220 {
+		observe(y[i])
+	}
+	if res := observe(surprise()); res.Outlier || res.Weight != 1 {
+		t.Fatalf("recurring surprise: outlier %v, weight %v; want learned", res.Outlier, res.Weight)
+	}
+	if l.warmY[at] != first {
+		t.Errorf("kept value of the first surprise %v, want %v again", l.warmY[at], first)
+	}
+	for i < 221+glitchMemory {
+		if res := observe(y[i]); res.Outlier {
+			t.Fatalf("value %d of the sine flagged", i)
+		}
+	}
+	if res := observe(surprise()); !res.Outlier || res.Weight != 0 {
+		t.Errorf("a surprise %d values after the last: outlier %v, weight %v; want gated", glitchMemory, res.Outlier, res.Weight)
+	}
+}
+
+// TestCorruptValueInLogsIsGated: a series modelled in logs (noise 0.1 in
+// logs) receives a value 1000 times its level, 69 of the model's standard
+// deviations in logs — under glitchZ — but thousands of its values' spread:
+// judged in the series' own units too, it is gated, and the forecasts that
+// follow stay within a band of a clean twin's.
+func TestCorruptValueInLogsIsGated(t *testing.T) {
+	cfg := testConfig()
+	cfg.Forms = []Form{{Log: true}}
+	rng := rand.New(rand.NewPCG(9, 1))
+	y := make([]float64, 300)
+	for i := range y {
+		y[i] = math.Exp(5 + 0.3*math.Sin(0.3*float64(i)) + 0.1*rng.NormFloat64())
+	}
+	a, _ := NewLearner(cfg)
+	b, _ := NewLearner(cfg)
+	for i, v := range y {
+		for _, l := range []*Learner{a, b} {
+			if i == 200 && l == a {
+				v *= 1000
+			}
+			res, err := l.Observe(Observation{T: int64(i), Y: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 200 && l == a && (!res.Outlier || res.Weight != 0) {
+				t.Fatalf("a value 1000 times the level: outlier %v, weight %v; want gated", res.Outlier, res.Weight)
+			}
+		}
+	}
+	if a.form != (Form{Log: true}) {
+		t.Fatalf("form %v, want log", a.form)
+	}
+	fa, fb := make([]ForecastStep, 10), make([]ForecastStep, 10)
+	if err := a.Forecast(fa, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Forecast(fb, nil); err != nil {
+		t.Fatal(err)
+	}
+	for h := range fb {
+		if math.Abs(fa[h].Mean-fb[h].Mean) > fb[h].Hi-fb[h].Lo {
+			t.Errorf("h=%d: %v against the clean twin's %v (band %v)", h+1, fa[h].Mean, fb[h].Mean, fb[h].Hi-fb[h].Lo)
+		}
 	}
 }
 

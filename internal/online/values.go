@@ -68,6 +68,16 @@ func (s *ValueStats) sd() float64 {
 	return math.Sqrt(s.M2 / float64(s.N-1))
 }
 
+// z returns y's distance from the values' mean in their standard
+// deviations; 0 while they do not judge (armed).
+func (s *ValueStats) z(y float64) float64 {
+	sd := s.sd()
+	if !s.armed() || !(sd > 0) {
+		return 0
+	}
+	return math.Abs(y-s.Mean) / sd
+}
+
 // valid reports whether restored statistics are ones add could have
 // produced: finite, ordered, M2 ≥ 0.
 func (s *ValueStats) valid() bool {
