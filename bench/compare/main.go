@@ -3,7 +3,7 @@
 // protocol, in one run, and prints one markdown table per suite (issue 16's
 // and issue 17's acceptance benchmarks). See README.md in this directory.
 //
-//	go run ./bench/compare [flags] nn3|eunite|coldstart|classic|glitch|krlst|cost|all
+//	go run ./bench/compare [flags] nn3|eunite|coldstart|classic|short|glitch|krlst|cost|all
 package main
 
 import (
@@ -48,6 +48,8 @@ Suites:
   classic    R's classic data sets (AirPassengers, co2, lynx, …): iterated
              forecasts from several origins each, streamd (defaults)
              against auto.arima, ets, thetaf, their combination and snaive
+  short      the first 12 values of every NN3 series, 6-step iterated
+             forecasts: streamd (defaults) against R as in nn3
   glitch     nn3's streamd forecasts with and without one corrupt value
              (× 10⁴) in each series (streamd only)
   all        nn3, eunite, coldstart and classic, in this order (not krlst:
@@ -101,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() < 1 {
 		fs.Usage()
-		return errors.New("give a suite: nn3, eunite, coldstart, classic, glitch, krlst, cost or all")
+		return errors.New("give a suite: nn3, eunite, coldstart, classic, short, glitch, krlst, cost or all")
 	}
 	suite := fs.Arg(0)
 	if err := fs.Parse(fs.Args()[1:]); err != nil { // flags may also follow the suite
@@ -112,12 +114,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	var suites []string
 	switch suite {
-	case "nn3", "eunite", "coldstart", "classic", "glitch", "krlst", "cost":
+	case "nn3", "eunite", "coldstart", "classic", "short", "glitch", "krlst", "cost":
 		suites = []string{suite}
 	case "all":
 		suites = []string{"nn3", "eunite", "coldstart", "classic"}
 	default:
-		return fmt.Errorf("unknown suite %q: nn3, eunite, coldstart, classic, glitch, krlst, cost or all", suite)
+		return fmt.Errorf("unknown suite %q: nn3, eunite, coldstart, classic, short, glitch, krlst, cost or all", suite)
 	}
 	if e.jobs < 1 {
 		return fmt.Errorf("-j must be ≥ 1 (got %d)", e.jobs)
@@ -143,6 +145,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			err = e.coldstart(ctx)
 		case "classic":
 			err = e.classic(ctx)
+		case "short":
+			err = e.short(ctx)
 		case "glitch":
 			err = e.glitch(ctx)
 		case "krlst":
@@ -207,7 +211,7 @@ func (e *env) setup(ctx context.Context, suites []string) error {
 	if v, err := exec.CommandContext(ctx, e.bin, "version").CombinedOutput(); err == nil {
 		fmt.Fprintf(e.stderr, "compare: %s", firstLine(string(v))+"\n")
 	}
-	if slices.Contains(suites, "nn3") || slices.Contains(suites, "eunite") || slices.Contains(suites, "classic") {
+	if slices.ContainsFunc(suites, func(s string) bool { return s == "nn3" || s == "eunite" || s == "classic" || s == "short" }) {
 		out, err := exec.CommandContext(ctx, e.rscript, "-e", `suppressPackageStartupMessages(library(forecast)); cat(format(packageVersion("forecast")))`).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("%s cannot load the forecast package (Debian: apt-get install r-cran-forecast): %v\n%s", e.rscript, err, out)

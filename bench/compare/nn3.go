@@ -129,13 +129,21 @@ func (e *env) backtestEach(ctx context.Context, series []nn3Series, fcDir string
 // directory afresh: one file of values per series under data/, and an empty
 // forecasts/; with holdout > 0, the training columns split by holdOut.
 func (e *env) prepareNN3(suite string, holdout int) (series []nn3Series, dir, fcDir string, err error) {
+	return e.prepareNN3Cut(suite, func(s []nn3Series) ([]nn3Series, error) {
+		if holdout > 0 {
+			return holdOut(s, holdout)
+		}
+		return s, nil
+	})
+}
+
+// prepareNN3Cut is prepareNN3 with the series as cut returns them.
+func (e *env) prepareNN3Cut(suite string, cut func([]nn3Series) ([]nn3Series, error)) (series []nn3Series, dir, fcDir string, err error) {
 	if series, err = loadNN3(filepath.Join(e.data, "nn3")); err != nil {
 		return nil, "", "", err
 	}
-	if holdout > 0 {
-		if series, err = holdOut(series, holdout); err != nil {
-			return nil, "", "", err
-		}
+	if series, err = cut(series); err != nil {
+		return nil, "", "", err
 	}
 	dir = filepath.Join(e.out, suite)
 	if err := os.RemoveAll(dir); err != nil {
@@ -171,36 +179,42 @@ func (e *env) nn3(ctx context.Context) error {
 	}
 	sdAlone := e.iteratedStreamd(ctx, "streamd, model.combine: none (the NARX model alone)", series, aloneDir, nn3Horizon, "--config", alone)
 
-	// R: every series through nn3.R in one process.
-	fmt.Fprintf(e.stderr, "compare: nn3: R forecast on %d series\n", len(series))
+	rMethods, rElapsed, err := e.rForecasts(ctx, "nn3", series, dir, nn3Horizon)
+	if err != nil {
+		return err
+	}
+	filled := sd
+	filled.Name = fmt.Sprintf("streamd (defaults), all %d: failures naive, no band", len(series))
+	filled.Filled = true
+	runs := append([]methodRun{sd, filled, sdAlone}, rMethods...)
+	runs = append(runs, thetaRun(series))
+	title := fmt.Sprintf("NN3 (%d monthly series, %d-step iterated forecast from the training values)", len(series), nn3Horizon)
+	return e.reportNN3(series, runs, dir, rElapsed, nn3Horizon, title)
+}
+
+// rForecasts runs nn3.R on every series in one R process, H steps each:
+// auto.arima, ets, thetaf, their mean and snaive, read back.
+func (e *env) rForecasts(ctx context.Context, suite string, series []nn3Series, dir string, H int) ([]methodRun, time.Duration, error) {
+	fmt.Fprintf(e.stderr, "compare: %s: R forecast on %d series\n", suite, len(series))
 	var list []string
 	for _, s := range series {
 		list = append(list, s.Name+","+s.File)
 	}
 	listFile := filepath.Join(dir, "list.csv")
 	if err := os.WriteFile(listFile, []byte("series,path\n"+strings.Join(list, "\n")+"\n"), 0o644); err != nil {
-		return err
+		return nil, 0, err
 	}
 	rFc, rTimes, rErrs := filepath.Join(dir, "r_forecasts.csv"), filepath.Join(dir, "r_times.csv"), filepath.Join(dir, "r_errors.csv")
-	rr := e.rscriptRun(ctx, "nn3.R", listFile, strconv.Itoa(nn3Horizon), rFc, rTimes, rErrs)
+	rr := e.rscriptRun(ctx, "nn3.R", listFile, strconv.Itoa(H), rFc, rTimes, rErrs)
 	if err := os.WriteFile(filepath.Join(dir, "r.log"), []byte(rr.Stdout+rr.Stderr), 0o644); err != nil {
-		return err
+		return nil, 0, err
 	}
 	if rr.Err != nil {
-		return fmt.Errorf("Rscript nn3.R: %v\n%s", rr.Err, rr.Stderr)
+		return nil, 0, fmt.Errorf("Rscript nn3.R: %v\n%s", rr.Err, rr.Stderr)
 	}
-	rMethods, err := loadRRun(rFc, rTimes, rErrs, nn3Horizon, []string{"auto.arima", "ets", "thetaf", "comb", "snaive"},
+	rMethods, err := loadRRun(rFc, rTimes, rErrs, H, []string{"auto.arima", "ets", "thetaf", "comb", "snaive"},
 		map[string]string{"comb": "comb (mean of the 3)", "snaive": "snaive"})
-	if err != nil {
-		return err
-	}
-
-	filled := sd
-	filled.Name = fmt.Sprintf("streamd (defaults), all %d: failures naive, no band", len(series))
-	filled.Filled = true
-	runs := append([]methodRun{sd, filled, sdAlone}, rMethods...)
-	runs = append(runs, thetaRun(series))
-	return e.reportNN3(series, runs, dir, rr.Elapsed)
+	return rMethods, rr.Elapsed, err
 }
 
 // iteratedStreamd runs streamd backtest with flags extra on every series,
@@ -294,7 +308,10 @@ func loadRRun(fcPath, timesPath, errPath string, H int, order []string, labels m
 	return out, nil
 }
 
-func (e *env) reportNN3(series []nn3Series, runs []methodRun, dir string, rElapsed time.Duration) error {
+// reportNN3 scores runs (streamd's first, then its run with failures
+// filled by naive forecasts, then the others) on the series' test values,
+// H steps, and writes the table under title and the details to dir.
+func (e *env) reportNN3(series []nn3Series, runs []methodRun, dir string, rElapsed time.Duration, H int, title string) error {
 	header := []string{"method", "series forecast", "mean sMAPE %", "median sMAPE %", "p90 sMAPE %", "95 % coverage", "wall time"}
 	var rows, seriesRows, horizonRows, fcRows [][]string
 	for _, r := range runs {
@@ -307,7 +324,7 @@ func (e *env) reportNN3(series []nn3Series, runs []methodRun, dir string, rElaps
 			case ok:
 				forecastN++
 			case r.Filled:
-				f, status = naiveForecast(s.Train, nn3Horizon), "failed: naive"
+				f, status = naiveForecast(s.Train, H), "failed: naive"
 			default:
 				status = "failed"
 				if _, known := r.Fail[s.Name]; !known {
@@ -345,11 +362,12 @@ func (e *env) reportNN3(series []nn3Series, runs []methodRun, dir string, rElaps
 			fmtCoverage(m.Covered, m.Values), fmtSeconds(r.WallS)})
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "### NN3 (%d monthly series, %d-step iterated forecast from the training values)\n\n", len(series), nn3Horizon)
+	fmt.Fprintf(&b, "### %s\n\n", title)
 	b.WriteString(markdownTable(header, rows))
-	b.WriteString("\nsMAPE over the series forecast × 18 steps; coverage of the 95 % band over the values scored " +
+	fmt.Fprintf(&b, "\nsMAPE over the series forecast × %d steps; coverage of the 95 %% band over the values scored ", H)
+	b.WriteString(
 		"(the \"all\" row: naive values have no band and count as not covered). streamd wall time: sum of its per-series runs; " +
-		fmt.Sprintf("R: per method, summed over series (comb: the sum of its three parts; the whole R script took %.1f s).\n", rElapsed.Seconds()))
+			fmt.Sprintf("R: per method, summed over series (comb: the sum of its three parts; the whole R script took %.1f s).\n", rElapsed.Seconds()))
 	for _, r := range runs[:1] {
 		if len(r.Fail) > 0 {
 			fmt.Fprintf(&b, "\n%s failed on %d of %d series:\n", r.Name, len(r.Fail), len(series))

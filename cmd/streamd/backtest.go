@@ -207,7 +207,7 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 		bt.evalFrom = first + 1
 		switch {
 		case n <= first:
-			return nil, fmt.Errorf("backtest: %s has %d values: a series is first fitted on %d, so none would be predicted",
+			return nil, fmt.Errorf("backtest: %s has %d values: a series' one-step predictions start at its first fit, on %d, so none would be scored",
 				c.data, n, first)
 		case set["eval-from"] && c.evalFrom <= first:
 			return nil, usageErrorf("backtest: --eval-from %d is before the first fit: a series is first fitted on %d values, so the first target it predicts is %d",
@@ -226,8 +226,8 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 		return nil, usageErrorf("backtest: the iterated protocol needs a horizon ≥ 1: give --horizon")
 	case bt.train > n:
 		return nil, usageErrorf("backtest: --train %d exceeds the %d values of %s", bt.train, n, c.data)
-	case bt.train < first:
-		return nil, usageErrorf("backtest: --train %d is too short: a series is first fitted on %d values", bt.train, first)
+	case bt.train < bt.cfg.FirstForecast():
+		return nil, usageErrorf("backtest: --train %d is too short: a series is first forecast after %d values", bt.train, bt.cfg.FirstForecast())
 	case s.nu > 0 && bt.train+H > n:
 		return nil, usageErrorf("backtest: the model has inputs, so the %d forecast steps need their inputs in the file: --train + --horizon must be ≤ %d (got %d)",
 			H, n, bt.train+H)
@@ -704,6 +704,9 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 		rep.Model = modelReport{M: info.M, Rank: info.Rank, Kernel: mi.Kernel, Form: mi.Form, Sigma2: jsonFloat(mi.Sigma2), Gamma: jsonFloat(info.Gamma),
 			NoiseStd: jsonFloat(mi.NoiseStd), DEff: jsonFloat(info.DEff), Swaps: info.Swaps, BasisRefresh: info.BasisRefresh, Outliers: b.l.Outliers(),
 			SamplesWeight: jsonFloat(info.SamplesWeight), Entropy: jsonFloat(info.Entropy), Combine: mi.Combine, Theta: mi.Theta}
+	} else if b.l.Theta() != nil {
+		// Not fitted yet: the young forecast, the theta method's alone.
+		rep.Model = modelReport{Combine: "theta", Theta: daemon.ModelInfoOf(b.l).Theta}
 	}
 	return rep
 }
@@ -721,10 +724,18 @@ func (r *report) summary(w io.Writer) error {
 	if r.Model.Sigma2 != 0 {
 		width = fmt.Sprintf(", σ² = %.4g", r.Model.Sigma2)
 	}
-	fmt.Fprintf(&sb, "  model: %s kernel, form %s, M = %d (rank %d), lags %s%s, γ = %.4g, noise std %.4g, d_eff %.1f, %d swaps\n",
-		r.Model.Kernel, r.Model.Form, r.Model.M, r.Model.Rank, lagString(r.Config.Lags), width, r.Model.Gamma, r.Model.NoiseStd, r.Model.DEff, r.Model.Swaps)
-	if th := r.Model.Theta; th != nil {
-		fmt.Fprintf(&sb, "  combined with the theta method: α = %.4g, drift %.4g, seasonal period %d (0: none)\n", th.Alpha, th.Drift, th.Period)
+	switch th := r.Model.Theta; {
+	case r.Model.Kernel == "":
+		fmt.Fprintf(&sb, "  model: none yet (a series is first fitted on %d values)\n", min(online.FirstFit, r.Config.Warmup))
+		if th != nil {
+			fmt.Fprintf(&sb, "  forecast by the theta method alone: α = %.4g, drift %.4g, seasonal period %d (0: none)\n", th.Alpha, th.Drift, th.Period)
+		}
+	default:
+		fmt.Fprintf(&sb, "  model: %s kernel, form %s, M = %d (rank %d), lags %s%s, γ = %.4g, noise std %.4g, d_eff %.1f, %d swaps\n",
+			r.Model.Kernel, r.Model.Form, r.Model.M, r.Model.Rank, lagString(r.Config.Lags), width, r.Model.Gamma, r.Model.NoiseStd, r.Model.DEff, r.Model.Swaps)
+		if th != nil {
+			fmt.Fprintf(&sb, "  combined with the theta method: α = %.4g, drift %.4g, seasonal period %d (0: none)\n", th.Alpha, th.Drift, th.Period)
+		}
 	}
 	fmt.Fprintf(&sb, "  %-12s %6s %10s %10s %10s %10s %10s\n", "", "n", "NMSE", "RMSE", "MAE", "cover95", "NLPD")
 	row := func(name string, m metrics) {

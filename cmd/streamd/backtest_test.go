@@ -16,6 +16,7 @@ import (
 
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
+	"github.com/streamd/streamd/internal/theta"
 )
 
 // sineFile writes n values of sin(2πk/period) + noise·N(0,1), one per line.
@@ -181,22 +182,26 @@ func TestBacktestPrequential(t *testing.T) {
 		t.Errorf("model %v: want 21..30 members kept of working_set 30", r.Model)
 	}
 
-	// One message at the first fit (a forecast, no verdict), then one per
-	// sample; from the last re-choice on with the configured working set.
-	first := online.FirstFit
+	// One message per sample from the first forecast (the theta method's
+	// alone, its steps the fallback's, no verdict) to the first fit (a
+	// forecast, no verdict), then with the verdict; from the last re-choice
+	// on with the configured working set.
+	first := theta.MinValues
 	msgs := readMessages(t, fcPath)
 	if len(msgs) != n-first+1 {
 		t.Fatalf("%d messages, want %d", len(msgs), n-first+1)
 	}
-	if msgs[0].Observed != nil || msgs[0].T != int64(first) {
+	if msgs[0].T != int64(first) {
 		t.Errorf("first message %+v", msgs[0])
 	}
 	for i, m := range msgs {
 		if len(m.Steps) != H || m.Series != "sine" || (m.T >= warmup && m.Model.M != int(kept)) {
 			t.Fatalf("message %d: %d steps, series %q, m %d", i, len(m.Steps), m.Series, m.Model.M)
 		}
-		if i > 0 && (m.Observed == nil || m.T != int64(first+i)) {
-			t.Fatalf("message %d: t %d, observed %v", i, m.T, m.Observed)
+		young := m.T < online.FirstFit
+		if m.T != int64(first+i) || (m.Observed != nil) != (m.T > online.FirstFit) || young != (m.Model.Kernel == "none") ||
+			young && (m.Model.Combine != "theta" || !m.Steps[0].Fallback) {
+			t.Fatalf("message %d: t %d, observed %v, model %+v, step 1 %+v", i, m.T, m.Observed, m.Model, m.Steps[0])
 		}
 		if s := m.Steps[H-1]; s.H != H || s.T != m.T+H || !(s.Lo <= s.Mean && s.Mean <= s.Hi) {
 			t.Fatalf("message %d: last step %+v", i, s)
@@ -306,7 +311,7 @@ func TestBacktestUsageErrors(t *testing.T) {
 		{"eval-from before the first fit", []string{"--data", data, "--config", cfg, "--eval-from", "10"}, 2, "first fit"},
 		{"plot type", []string{"--data", data, "--plot", "out.gif"}, 2, ".svg"},
 		{"train beyond the data", []string{"--data", data, "--config", cfg, "--protocol", "iterated", "--train", "301"}, 2, "exceeds"},
-		{"train too short to fit", []string{"--data", data, "--config", cfg, "--protocol", "iterated", "--train", "10"}, 2, "too short"},
+		{"train too short to forecast", []string{"--data", data, "--config", cfg, "--protocol", "iterated", "--train", "3"}, 2, "too short"},
 		{"tune needs three horizons", []string{"--data", data, "--protocol", "iterated", "--train", "50", "--horizon", "20", "--tune"}, 2, "3·horizon"},
 		{"tune is for iterated", []string{"--data", data, "--tune"}, 2, "--tune applies"},
 		{"inputs without a model input", []string{"--data", csvData, "--column", "a", "--inputs", "b"}, 2, "model.inputs"},
@@ -314,7 +319,7 @@ func TestBacktestUsageErrors(t *testing.T) {
 		{"no such column", []string{"--data", csvData, "--column", "c"}, 2, "no such column"},
 		{"missing file", []string{"--data", filepath.Join(t.TempDir(), "none.dat")}, 1, "none.dat"},
 		{"invalid config", []string{"--data", data, "--config", bad}, 1, "model.working_set: must be ≥ 2 (got 1)"},
-		{"too little data", []string{"--data", shortData}, 1, "first fitted on 16"},
+		{"too little data", []string{"--data", shortData}, 1, "start at its first fit, on 16"},
 		{"help", []string{"-h"}, 0, "-protocol"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

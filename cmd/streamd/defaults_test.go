@@ -60,10 +60,13 @@ func TestDefaultsServeSeriesOfEveryKind(t *testing.T) {
 				if err != nil {
 					t.Fatalf("value %d: %v", i+1, err)
 				}
-				if want := i+1 >= online.FirstFit; (len(res.Forecast) > 0) != want {
-					t.Fatalf("value %d: %d forecast steps, want them from value %d on", i+1, len(res.Forecast), online.FirstFit)
+				if want := i+1 >= cfg.FirstForecast(); (len(res.Forecast) > 0) != want {
+					t.Fatalf("value %d: %d forecast steps, want them from value %d on", i+1, len(res.Forecast), cfg.FirstForecast())
 				}
 				for _, st := range res.Forecast {
+					if i+1 < online.FirstFit && !st.Fallback {
+						t.Fatalf("value %d, before the first fit: step %+v is not flagged the fallback's", i+1, st)
+					}
 					for _, v := range []float64{st.Mean, st.Std, st.Lo, st.Hi} {
 						if math.IsNaN(v) || math.IsInf(v, 0) {
 							t.Fatalf("value %d: step %+v is not finite", i+1, st)

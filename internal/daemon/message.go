@@ -6,6 +6,7 @@ import (
 	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
+	"github.com/streamd/streamd/internal/theta"
 )
 
 // The forecast message of a Learner's result: the wire format (sink) knows
@@ -39,8 +40,17 @@ func SetSteps(m *sink.Message, steps []online.ForecastStep) {
 }
 
 // ModelInfoOf summarises l's model for forecast messages: σ² and γ in the
-// model's standardised units, the noise std in the series' units.
+// model's standardised units, the noise std in the series' units. Before
+// the first fit there is no model: kernel "none", and the theta method that
+// forecasts alone (online.Learner.Theta), if any.
 func ModelInfoOf(l *online.Learner) sink.ModelInfo {
+	if !l.Fitted() {
+		mi := sink.ModelInfo{Lags: []int{}, Kernel: "none", Form: "none", Combine: "none"}
+		if th := l.Theta(); th != nil {
+			mi.Combine, mi.Theta = "theta", thetaInfo(th)
+		}
+		return mi
+	}
 	m := l.Model()
 	info := m.Info()
 	cfg := m.Config()
@@ -64,7 +74,12 @@ func ModelInfoOf(l *online.Learner) sink.ModelInfo {
 	}
 	if th := l.Theta(); th != nil {
 		mi.Combine, mi.DF = "theta", 0 // the steps' distribution is the average's
-		mi.Theta = &sink.ThetaInfo{Alpha: th.Alpha, Drift: th.Drift, Period: len(th.Season)}
+		mi.Theta = thetaInfo(th)
 	}
 	return mi
+}
+
+// thetaInfo describes the theta method th for a forecast message.
+func thetaInfo(th *theta.Model) *sink.ThetaInfo {
+	return &sink.ThetaInfo{Alpha: th.Alpha, Drift: th.Drift, Period: len(th.Season)}
 }

@@ -343,7 +343,9 @@ func (r *partitionRun) finish(l *online.Learner, m kafka.Message, rec source.Rec
 	if res.Filled > 0 {
 		d.metrics.gapFilled.Add(float64(res.Filled))
 	}
-	if res.Fallback || slices.ContainsFunc(res.Forecast, func(s online.ForecastStep) bool { return s.Fallback }) {
+	// A young series' forecast is all fallback by design: the counter is
+	// of models that leave the plausible.
+	if l.Fitted() && (res.Fallback || slices.ContainsFunc(res.Forecast, func(s online.ForecastStep) bool { return s.Fallback })) {
 		d.metrics.fallbacks.Inc()
 	}
 	h := r.hist[rec.Series]

@@ -505,3 +505,73 @@ func TestValueStatsOverflowDisarms(t *testing.T) {
 		t.Errorf("%+v: want disarmed, valid, six counted, the range kept", s)
 	}
 }
+
+// TestYoungSeriesForecastByTheta: before its first fit a combined series is
+// forecast from its theta.MinValues-th value on by the theta method alone:
+// each step, published or asked for (Forecast, and a ForecastCopy's), is
+// theta.Fit's on the values so far, its band the normal's at the level,
+// flagged Fallback, and a snapshot restores the same forecast bit for bit.
+// Without the combination nothing is published before the first fit, and
+// Forecast says the model is not fitted.
+func TestYoungSeriesForecastByTheta(t *testing.T) {
+	cfg := testConfig()
+	cfg.Combine = CombineAuto
+	l, _ := NewLearner(cfg)
+	cfg.Combine = CombineNone
+	alone, _ := NewLearner(cfg)
+	y := noisySine(FirstFit, 0.1, 4)
+	for i, v := range y[:FirstFit-1] {
+		res, err := l.Observe(Observation{T: int64(i), Y: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ra, _ := alone.Observe(Observation{T: int64(i), Y: v}); ra.Forecast != nil {
+			t.Fatalf("value %d, combine none: a forecast before the first fit", i+1)
+		}
+		if i+1 < theta.MinValues {
+			if res.Forecast != nil {
+				t.Fatalf("value %d: a forecast from fewer than %d values", i+1, theta.MinValues)
+			}
+			continue
+		}
+		th, err := theta.Fit(y[:i+1], 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mean, sd := make([]float64, cfg.Horizon), make([]float64, cfg.Horizon)
+		th.Forecast(mean, sd)
+		if len(res.Forecast) != cfg.Horizon || res.Fitted {
+			t.Fatalf("value %d: %d steps, fitted %v", i+1, len(res.Forecast), res.Fitted)
+		}
+		for h, st := range res.Forecast {
+			want := ForecastStep{H: h + 1, T: int64(i + h + 1), Mean: mean[h], Std: sd[h], Lo: mean[h] - l.z*sd[h],
+				Hi: mean[h] + l.z*sd[h], OneStepStd: sd[0], Fallback: true}
+			if st != want {
+				t.Fatalf("value %d, step %d: %+v, want theta's %+v", i+1, h+1, st, want)
+			}
+		}
+		published := slices.Clone(res.Forecast)
+		asked, copied := make([]ForecastStep, cfg.Horizon), make([]ForecastStep, cfg.Horizon)
+		if err := l.Forecast(asked, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.ForecastCopy().Forecast(copied, nil); err != nil {
+			t.Fatal(err)
+		}
+		snap, _ := l.MarshalBinary()
+		r, _ := NewLearner(l.cfg)
+		if err := r.UnmarshalBinary(snap); err != nil {
+			t.Fatal(err)
+		}
+		restored := make([]ForecastStep, cfg.Horizon)
+		if err := r.Forecast(restored, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(asked, published) || !slices.Equal(copied, published) || !slices.Equal(restored, published) {
+			t.Fatalf("value %d: asked %+v, copy %+v, restored %+v, published %+v", i+1, asked[0], copied[0], restored[0], published[0])
+		}
+	}
+	if err := alone.Forecast(make([]ForecastStep, 3), nil); err != narx.ErrNotFitted {
+		t.Errorf("combine none, not fitted: Forecast %v, want narx.ErrNotFitted", err)
+	}
+}

@@ -302,7 +302,8 @@ type ForecastStep struct {
 	Mean, Std  float64
 	Lo, Hi     float64
 	OneStepStd float64 // the level-1 std alone, without fed-back uncertainty
-	// Fallback: the model's step was not plausible (Learner.plausible), and
+	// Fallback: the model's step was not plausible (Learner.plausible), or
+	// the series has no model yet (a young forecast, youngForecast), and
 	// the step is the fallback's, a normal predictive: the theta method's,
 	// or the series' values' mean and standard deviation.
 	Fallback bool
@@ -409,6 +410,9 @@ type Learner struct {
 	// and thSD are its forecasts' buffers.
 	th           *theta.Model
 	thMean, thSD []float64
+	// young is the theta forecaster of the last young forecast: a function
+	// of warmY, fitted again at each, so not in the snapshot.
+	young *theta.Model
 }
 
 // NewLearner returns a Learner in warm-up.
@@ -512,8 +516,15 @@ func (l *Learner) Scale() (loc, scale float64) {
 func (l *Learner) Form() Form { return l.form }
 
 // Theta returns the theta forecaster the model's forecasts are averaged
-// with (Config.Combine), or nil when they are not, for read-only use.
-func (l *Learner) Theta() *theta.Model { return l.th }
+// with (Config.Combine); before the first fit, the one the last young
+// forecast came from (youngForecast); nil when there is none. For
+// read-only use.
+func (l *Learner) Theta() *theta.Model {
+	if !l.model.Fitted() {
+		return l.young
+	}
+	return l.th
+}
 
 // Fitted reports whether the series has a model (from FirstFit samples on).
 func (l *Learner) Fitted() bool { return l.model.Fitted() }
@@ -574,10 +585,10 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 			l.keep(o.Y, l.uRaw, o.T)
 		}
 		if !due {
-			return Result{}, nil
+			return l.youngForecast(), nil
 		}
 		if err := l.fit(); errors.Is(err, errNoStructure) {
-			return Result{}, nil // too few samples yet: the next re-choice tries again
+			return l.youngForecast(), nil // too few samples yet: the next re-choice tries again
 		} else if err != nil {
 			return Result{}, err
 		}
@@ -676,16 +687,18 @@ func (l *Learner) calendarAt(u []float64, t int64) {
 // theta forecaster's level and trend, additive in y, carry it into every
 // later forecast.
 //
-// A glitch is a value glitchZ standard deviations away (in either units)
-// when no value of the last glitchMemory was: it is gated like a gross
-// error. A surprise that recurs is the series' own: the second within
-// glitchMemory is learned, and the first one's observed value goes back
-// among those kept for the re-choices, so a series with recurring spikes
-// learns them (with glitchZ alone each spike was gated, its band never
-// widened to them, and every later one was gated too). glitchZ keeps a
-// factor 3 over the largest genuine surprise known here (34 on the laser);
-// no value of the benchmark suites reaches it (docs/benchmarks.md,
-// "Glitches").
+// A surprise is a value glitchZ standard deviations away (in any of these
+// units) that is not a gross error; it is a glitch, gated like one, when
+// no other surprise came within the last glitchMemory values. A surprise
+// that recurs is the series' own: the second within glitchMemory is
+// learned, as is one of any size right after a gated glitch (grossError),
+// and the glitch's observed value goes back among those kept for the
+// re-choices, so a series with recurring spikes learns them (with glitchZ
+// alone each spike was gated, its band never widened to them, and every
+// later one was gated too). A genuine surprise rarer than that is a step
+// late. glitchZ keeps a factor 3 over the largest genuine surprise known
+// here (34 on the laser); no value of the benchmark suites reaches it
+// (docs/benchmarks.md, "Glitches", which prices the rare ones).
 const (
 	grossZ       = 1000
 	grossRun     = 3
@@ -853,6 +866,54 @@ func (l *Learner) maybeForecast(res Result, future [][]float64) Result {
 	return res
 }
 
+// youngForecast is the periodic forecast of a series that is not fitted
+// yet (fewer than FirstFit values, or no structure fits them yet): the
+// theta method's alone (youngSteps), from theta.MinValues values on, so
+// that a short series is forecast at all; none with model.combine none.
+func (l *Learner) youngForecast() Result {
+	if l.cfg.Horizon == 0 || l.cfg.Combine == CombineNone || len(l.warmY) < theta.MinValues {
+		return Result{}
+	}
+	l.sinceFc++
+	if l.sinceFc < l.cfg.Every {
+		return Result{}
+	}
+	l.sinceFc = 0
+	if !l.youngSteps(l.out) {
+		return Result{}
+	}
+	return Result{Forecast: l.out}
+}
+
+// youngSteps fills dst with the forecast of the theta method fitted on the
+// values kept, its seasonal period as a re-choice would give it
+// (thetaPeriod), each step a normal of its mean and standard deviation
+// flagged Fallback: a series not fitted has no model to forecast with.
+// False, dst untouched, with model.combine none or values too few for the
+// theta method. O(n·m) for n values kept and period m, and it allocates:
+// it runs before a series' first fit only.
+func (l *Learner) youngSteps(dst []ForecastStep) bool {
+	if l.cfg.Combine == CombineNone || len(l.warmY) < theta.MinValues {
+		return false
+	}
+	th, err := theta.Fit(l.warmY, l.thetaPeriod(l.periods(l.warmY), l.warmY))
+	if err != nil {
+		return false
+	}
+	l.young = th
+	if len(l.thMean) < len(dst) {
+		l.thMean, l.thSD = make([]float64, len(dst)), make([]float64, len(dst))
+	}
+	mean, sd := l.thMean[:len(dst)], l.thSD[:len(dst)]
+	th.Forecast(mean, sd)
+	step := timeStep(l.warmT)
+	for h := range dst {
+		dst[h] = ForecastStep{H: h + 1, T: l.lastT + int64(h+1)*step, Mean: mean[h], Std: sd[h],
+			Lo: mean[h] - l.z*sd[h], Hi: mean[h] + l.z*sd[h], OneStepStd: sd[0], Fallback: true}
+	}
+	return true
+}
+
 // calendarNorm writes the standardised calendar features of time t into
 // the last Calendar.Dim() entries of the normalised inputs u.
 func (l *Learner) calendarNorm(u []float64, t int64) {
@@ -989,7 +1050,10 @@ func (l *Learner) blend(st *ForecastStep, mean, sd float64) {
 // It returns an error if the model is not fitted or the inputs do not fit.
 func (l *Learner) Forecast(dst []ForecastStep, inputs [][]float64) error {
 	if !l.model.Fitted() {
-		return narx.ErrNotFitted
+		if !l.youngSteps(dst) {
+			return narx.ErrNotFitted
+		}
+		return nil
 	}
 	if l.nUser > 0 && len(inputs) < len(dst) {
 		return fmt.Errorf("%d input rows for %d steps", len(inputs), len(dst))
@@ -1021,7 +1085,8 @@ func (l *Learner) Forecast(dst []ForecastStep, inputs [][]float64) error {
 // ForecastCopy returns a Learner whose Forecast gives exactly what l's
 // would now, and which shares nothing l changes as it observes: its model
 // is the model's narx.Model.ForecastCopy, its lag history and
-// normalisation copied, without the values kept for the re-choices or the
+// normalisation copied, without the values kept for the re-choices (but
+// for a series not fitted yet, whose young forecast is theirs) or the
 // robust scale. A long what-if forecast then runs on the copy, off the
 // goroutine that owns l, while l goes on learning. The copy supports
 // Forecast and the read-only accessors (Model, Form, Scale, Inputs,
@@ -1034,6 +1099,9 @@ func (l *Learner) ForecastCopy() *Learner {
 	c.uLoc, c.uScale = slices.Clone(l.uLoc), slices.Clone(l.uScale)
 	c.changed = slices.Clone(l.changed)
 	c.warmY, c.warmU, c.warmT, c.rscale = nil, nil, nil, nil
+	if !l.model.Fitted() {
+		c.warmY, c.warmT = slices.Clone(l.warmY), slices.Clone(l.warmT)
+	}
 	c.uRaw, c.x, c.uNorm, c.uHold, c.steps, c.out, c.thMean, c.thSD = nil, nil, nil, nil, nil, nil, nil, nil
 	if l.th != nil {
 		c.th = l.th.Clone()

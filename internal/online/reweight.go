@@ -43,25 +43,34 @@ func (l *Learner) weigh(e, variance float64) (v float64, outlier bool) {
 // and variance (model units), counting the run; zY is its distance in the
 // series' own units, in standard deviations (the larger of the values'
 // spread and the theta forecaster's one-step band, 0 with neither). A
-// surprise that recurs gives the values kept for the re-choices the glitch
-// gated before it back.
+// surprise that recurs within glitchMemory of the glitch gated before it,
+// or any surprise right after it, gives it back to the values kept for the
+// re-choices.
 func (l *Learner) grossError(raw, y, mean, variance, zY float64) bool {
 	e, sd := math.Abs(y-mean), math.Sqrt(variance)
 	gross := e > grossZ*sd || math.Abs(y) > grossZ || zY > grossZ
 	big := (e > glitchZ*sd || zY > glitchZ) && !gross
-	recurs := big && l.lastBig > 0 && l.seen-l.lastBig <= glitchMemory
+	// A surprise of any size right after a gated glitch is the series
+	// moving on (a trend whose slope turns, its noise small): with the
+	// glitch's prediction in its lags the second looks worse than the
+	// first, and gating both would leave the model fitting its own
+	// predictions. It is learned, as a recurring surprise is.
+	moved := (big || gross) && l.glitchSeen > 0 && l.glitchSeen == l.seen-1
+	recurs := moved || big && l.lastBig > 0 && l.seen-l.lastBig <= glitchMemory
 	if big {
 		l.lastBig = l.seen
 	}
-	if recurs && l.glitchSeen > 0 {
+	if recurs && l.glitchSeen > 0 && l.seen-l.glitchSeen <= glitchMemory {
 		// Every observation since the glitch was kept after it.
 		if k := len(l.warmY) - int(l.seen-l.glitchSeen); k >= 0 && k < len(l.warmY) {
 			l.warmY[k] = l.glitchY
 		}
-		l.glitchSeen = 0
 	}
 	glitch := big && !recurs
-	if !gross && !glitch {
+	if recurs || glitch {
+		l.glitchSeen = 0 // the glitch before is the series' own, or too old to be
+	}
+	if recurs || !gross && !glitch {
 		l.gross = 0
 		return false
 	}

@@ -46,6 +46,18 @@ func (f Form) String() string {
 // twice the last one in all.
 const FirstFit = 16
 
+// FirstForecast is the count of values after which a series is first
+// forecast: theta.MinValues with the theta combination (the young forecast,
+// Learner.youngForecast), else its first fit's. With inputs its first
+// fits may need more values (MinWarmup); the young forecast does not.
+func (c Config) FirstForecast() int {
+	first := min(FirstFit, c.Warmup)
+	if c.Combine != CombineNone {
+		return min(theta.MinValues, first)
+	}
+	return first
+}
+
 // nextFit returns the sample count of the re-choice after n samples, or 0
 // when the last one (at Warmup) is done.
 func (c Config) nextFit(n int) int {

@@ -444,14 +444,16 @@ func TestGrossErrorIsNotLearned(t *testing.T) {
 // value is 200–450 of the gate's) is gated as a glitch on a series that had
 // no such surprise: flagged, weight 0, its prediction kept for the
 // re-choices, the model unchanged. A second within glitchMemory is the
-// series' own: learned, and the first one's observed value is kept again.
-// After glitchMemory values without one, the next is gated again. The
-// memory survives a snapshot.
+// series' own: learned, and the first one's observed value is kept again;
+// so is one exactly glitchMemory values after the last, but not one more
+// value later. A surprise right after a gated glitch is learned (the
+// series moved on). The memory survives a snapshot, and a snapshot whose
+// memory is not of its values is refused.
 func TestGlitchIsGatedUnlessItRecurs(t *testing.T) {
 	cfg := testConfig()
 	cfg.Warmup = 300 // the values stay kept for the re-choices
 	l, _ := NewLearner(cfg)
-	y := noisySine(1400, 0.1, 5)
+	y := noisySine(2400, 0.1, 5)
 	i := 0
 	observe := func(v float64) Result {
 		t.Helper()
@@ -462,9 +464,9 @@ func TestGlitchIsGatedUnlessItRecurs(t *testing.T) {
 		i++
 		return res
 	}
-	// surprise returns a value about 300 standard deviations above the
-	// next prediction, found on a copy of l.
-	surprise := func() float64 {
+	// surprise returns a value about k standard deviations above the next
+	// prediction, found on a copy of l.
+	surprise := func(k float64) float64 {
 		t.Helper()
 		snap, _ := l.MarshalBinary()
 		probe, _ := NewLearner(cfg)
@@ -475,13 +477,13 @@ func TestGlitchIsGatedUnlessItRecurs(t *testing.T) {
 		if err != nil || !(res.Std > 0) {
 			t.Fatalf("probe: %v, std %v", err, res.Std)
 		}
-		return res.Prediction + 300*res.Std
+		return res.Prediction + k*res.Std
 	}
 	for i < 200 {
 		observe(y[i])
 	}
 	before := l.Model().Info()
-	first := surprise()
+	first := surprise(300)
 	at := len(l.warmY)
 	if res := observe(first); !res.Outlier || res.Weight != 0 {
 		t.Fatalf("first surprise: outlier %v, weight %v; want gated", res.Outlier, res.Weight)
@@ -496,10 +498,17 @@ func TestGlitchIsGatedUnlessItRecurs(t *testing.T) {
 	if err := (&decoder{b: snap[6:], version: SnapshotVersion}).decodeValue(reflect.ValueOf(&st).Elem()); err != nil {
 		t.Fatal(err)
 	}
-	st.GlitchSeen = st.LastBig + 1
-	bad := encodeValue(append([]byte(nil), snap[:6]...), reflect.ValueOf(st), SnapshotVersion)
-	if err := l.UnmarshalBinary(bad); err == nil {
-		t.Error("restored a glitch seen after the last surprise")
+	for _, corrupt := range []func(*learnerState){
+		func(st *learnerState) { st.GlitchSeen = st.LastBig + 1 },
+		func(st *learnerState) { st.LastBig = st.Seen + 1 },
+		func(st *learnerState) { st.GlitchY = math.NaN() },
+	} {
+		bad := st
+		corrupt(&bad)
+		b := encodeValue(append([]byte(nil), snap[:6]...), reflect.ValueOf(bad), SnapshotVersion)
+		if err := l.UnmarshalBinary(b); err == nil {
+			t.Errorf("restored a memory of surprises at %d, %d (glitch %v) of %d values", bad.LastBig, bad.GlitchSeen, bad.GlitchY, bad.Seen)
+		}
 	}
 	l, _ = NewLearner(cfg)
 	if err := l.UnmarshalBinary(snap); err != nil {
@@ -508,27 +517,36 @@ func TestGlitchIsGatedUnlessItRecurs(t *testing.T) {
 	for i < 220 {
 		observe(y[i])
 	}
-	if res := observe(surprise()); res.Outlier || res.Weight != 1 {
+	if res := observe(surprise(300)); res.Outlier || res.Weight != 1 {
 		t.Fatalf("recurring surprise: outlier %v, weight %v; want learned", res.Outlier, res.Weight)
 	}
 	if l.warmY[at] != first {
 		t.Errorf("kept value of the first surprise %v, want %v again", l.warmY[at], first)
 	}
-	for i < 221+glitchMemory {
-		if res := observe(y[i]); res.Outlier {
-			t.Fatalf("value %d of the sine flagged", i)
+	last := i
+	for _, after := range []int{glitchMemory, glitchMemory + 1} {
+		for i < last+after-1 {
+			if res := observe(y[i]); res.Outlier {
+				t.Fatalf("value %d of the sine flagged", i+1)
+			}
+		}
+		last = i + 1
+		res := observe(surprise(300))
+		if gated := after > glitchMemory; res.Outlier != gated || (res.Weight == 0) != gated {
+			t.Fatalf("a surprise %d values after the last: outlier %v, weight %v; want gated %v", after, res.Outlier, res.Weight, gated)
 		}
 	}
-	if res := observe(surprise()); !res.Outlier || res.Weight != 0 {
-		t.Errorf("a surprise %d values after the last: outlier %v, weight %v; want gated", glitchMemory, res.Outlier, res.Weight)
+	if res := observe(surprise(3 * grossZ)); res.Outlier || res.Weight != 1 {
+		t.Errorf("a surprise of %d standard deviations right after a gated glitch: outlier %v, weight %v; want learned", 3*grossZ, res.Outlier, res.Weight)
 	}
 }
 
 // TestCorruptValueInLogsIsGated: a series modelled in logs (noise 0.1 in
 // logs) receives a value 1000 times its level, 69 of the model's standard
 // deviations in logs — under glitchZ — but thousands of its values' spread:
-// judged in the series' own units too, it is gated, and the forecasts that
-// follow stay within a band of a clean twin's.
+// judged in the series' own units too, it is a gross error, gated (and so
+// is a second one ten values later, which a glitch would not be), and the
+// forecasts that follow stay within a band of a clean twin's.
 func TestCorruptValueInLogsIsGated(t *testing.T) {
 	cfg := testConfig()
 	cfg.Forms = []Form{{Log: true}}
@@ -541,14 +559,15 @@ func TestCorruptValueInLogsIsGated(t *testing.T) {
 	b, _ := NewLearner(cfg)
 	for i, v := range y {
 		for _, l := range []*Learner{a, b} {
-			if i == 200 && l == a {
+			corrupt := (i == 200 || i == 210) && l == a
+			if corrupt {
 				v *= 1000
 			}
 			res, err := l.Observe(Observation{T: int64(i), Y: v})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if i == 200 && l == a && (!res.Outlier || res.Weight != 0) {
+			if corrupt && (!res.Outlier || res.Weight != 0) {
 				t.Fatalf("a value 1000 times the level: outlier %v, weight %v; want gated", res.Outlier, res.Weight)
 			}
 		}
@@ -566,6 +585,34 @@ func TestCorruptValueInLogsIsGated(t *testing.T) {
 	for h := range fb {
 		if math.Abs(fa[h].Mean-fb[h].Mean) > fb[h].Hi-fb[h].Lo {
 			t.Errorf("h=%d: %v against the clean twin's %v (band %v)", h+1, fa[h].Mean, fb[h].Mean, fb[h].Hi-fb[h].Lo)
+		}
+	}
+}
+
+// TestThetaJudgesInTheSeriesUnits: on a growing series modelled in logs
+// (noise 0.1 in logs), a value 20 times the level is 30 of the model's
+// standard deviations and 78 of the values' spread, both under glitchZ,
+// but hundreds of the theta forecaster's one-step band: combined, the
+// series gates it; alone, it learns it.
+func TestThetaJudgesInTheSeriesUnits(t *testing.T) {
+	for _, c := range []Combine{CombineTheta, CombineNone} {
+		cfg := testConfig()
+		cfg.Forms = []Form{{Log: true}}
+		cfg.Combine = c
+		l, _ := NewLearner(cfg)
+		rng := rand.New(rand.NewPCG(10, 1))
+		for i := range 201 {
+			v := math.Exp(0.02*float64(i) + 0.1*rng.NormFloat64())
+			if i == 200 {
+				v *= 20
+			}
+			res, err := l.Observe(Observation{T: int64(i), Y: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 200 && res.Outlier != (c == CombineTheta) {
+				t.Errorf("combine %v: a value 20 times the level flagged %v", c, res.Outlier)
+			}
 		}
 	}
 }

@@ -61,9 +61,12 @@ const seasonalZ = 1.6448536269514722
 // thetaf then forecasts without seasonality.
 const minIndex = 1e-4
 
-// ErrTooShort: Fit needs at least 4 values, so that the variance has two
-// degrees of freedom beside α and the initial level. (thetaf smooths fewer
-// than 7 values by Holt–Winters' own fit instead of ets; Fit does not.)
+// MinValues is the fewest values Fit fits: the variance has two degrees of
+// freedom beside α and the initial level. (thetaf smooths fewer than 7
+// values by Holt–Winters' own fit instead of ets; Fit does not.)
+const MinValues = 4
+
+// ErrTooShort is Fit's error for fewer than MinValues values.
 var ErrTooShort = errors.New("theta: fewer than 4 values")
 
 // Fit fits the theta method to x with seasonal period m (m ≤ 1: none).
@@ -73,7 +76,7 @@ var ErrTooShort = errors.New("theta: fewer than 4 values")
 // indices are then used unless one is within minIndex of zero.
 func Fit(x []float64, m int) (*Model, error) {
 	n := len(x)
-	if n < 4 {
+	if n < MinValues {
 		return nil, ErrTooShort
 	}
 	for _, v := range x {
@@ -309,7 +312,7 @@ func FromState(s State) (*Model, error) {
 	switch {
 	case !finite(s.Alpha, s.Level, s.Drift, s.Sigma2, s.MeanT, s.MeanX, s.STT, s.STX, s.SSE, s.NextT) || !finite(s.Season...):
 		return nil, errors.New("theta: state is not finite")
-	case s.Alpha < AlphaMin || s.Alpha > AlphaMax || s.N < 4 || !(s.STT > 0) || s.Sigma2 < 0 || s.SSE < 0 || s.NextT < float64(s.N):
+	case s.Alpha < AlphaMin || s.Alpha > AlphaMax || s.N < MinValues || !(s.STT > 0) || s.Sigma2 < 0 || s.SSE < 0 || s.NextT < float64(s.N):
 		return nil, errors.New("theta: state is not a fitted model's")
 	case slices.ContainsFunc(s.Season, func(v float64) bool { return math.Abs(v) < minIndex }):
 		return nil, errors.New("theta: state has a seasonal index near zero")
