@@ -43,7 +43,9 @@ Protocols:
   prequential  every value is first predicted, then learned. Each one-step
                prediction (h = 1) and each step h of every issued forecast is
                scored against the true value when the file has it; targets
-               from --eval-from on count.
+               from --eval-from on count (by default the first after the
+               first fit; the steps at h ≥ 2 of a young series' forecasts,
+               the theta method's from its 4th value, count too).
   iterated     learn the first --train values, then forecast the next
                --horizon values from there without seeing them (true future
                inputs are supplied when the model has inputs); score that one
@@ -704,9 +706,11 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 		rep.Model = modelReport{M: info.M, Rank: info.Rank, Kernel: mi.Kernel, Form: mi.Form, Sigma2: jsonFloat(mi.Sigma2), Gamma: jsonFloat(info.Gamma),
 			NoiseStd: jsonFloat(mi.NoiseStd), DEff: jsonFloat(info.DEff), Swaps: info.Swaps, BasisRefresh: info.BasisRefresh, Outliers: b.l.Outliers(),
 			SamplesWeight: jsonFloat(info.SamplesWeight), Entropy: jsonFloat(info.Entropy), Combine: mi.Combine, Theta: mi.Theta}
-	} else if b.l.Theta() != nil {
-		// Not fitted yet: the young forecast, the theta method's alone.
-		rep.Model = modelReport{Combine: "theta", Theta: daemon.ModelInfoOf(b.l).Theta}
+	} else {
+		// Not fitted yet: no model; the young forecast, if any, the theta
+		// method's alone.
+		mi := daemon.ModelInfoOf(b.l)
+		rep.Model = modelReport{Kernel: mi.Kernel, Form: mi.Form, Combine: mi.Combine, Theta: mi.Theta}
 	}
 	return rep
 }
@@ -725,7 +729,7 @@ func (r *report) summary(w io.Writer) error {
 		width = fmt.Sprintf(", σ² = %.4g", r.Model.Sigma2)
 	}
 	switch th := r.Model.Theta; {
-	case r.Model.Kernel == "":
+	case r.Model.Kernel == "none":
 		fmt.Fprintf(&sb, "  model: none yet (a series is first fitted on %d values)\n", min(online.FirstFit, r.Config.Warmup))
 		if th != nil {
 			fmt.Fprintf(&sb, "  forecast by the theta method alone: α = %.4g, drift %.4g, seasonal period %d (0: none)\n", th.Alpha, th.Drift, th.Period)

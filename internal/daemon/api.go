@@ -377,6 +377,9 @@ func (d *Daemon) whatIf(w http.ResponseWriter, req *http.Request) {
 			steps := make([]online.ForecastStep, body.Horizon)
 			err = d.whatIfs.run(ctx, func() { ferr = c.Forecast(steps, body.Inputs) })
 			if err == nil && ferr == nil {
+				if !c.Fitted() {
+					info = ModelInfoOf(c) // the theta method the copy's young forecast was fitted
+				}
 				msg = sink.Message{Series: id, T: c.LastT(), IssuedAt: time.Now().UTC(), Model: info}
 				SetSteps(&msg, steps)
 			}

@@ -27,7 +27,14 @@ import (
 // partition goroutine with a worker pool of two, and the mux of its API.
 func whatIfFixture(t testing.TB, hc HTTPConfig) (*Daemon, *http.ServeMux) {
 	t.Helper()
-	reg, err := online.NewRegistry(online.RegistryConfig{Default: learnerConfig()})
+	return whatIfFixtureOf(t, hc, learnerConfig(), 150)
+}
+
+// whatIfFixtureOf is whatIfFixture with series "s" of configuration cfg
+// on its first n values.
+func whatIfFixtureOf(t testing.TB, hc HTTPConfig, cfg online.Config, n int) (*Daemon, *http.ServeMux) {
+	t.Helper()
+	reg, err := online.NewRegistry(online.RegistryConfig{Default: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +42,7 @@ func whatIfFixture(t testing.TB, hc HTTPConfig) (*Daemon, *http.ServeMux) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, v := range series(0, 150) {
+	for i, v := range series(0, n) {
 		if _, err := l.Observe(online.Observation{T: int64(i + 1), Y: v}); err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +74,7 @@ func whatIfFixture(t testing.TB, hc HTTPConfig) (*Daemon, *http.ServeMux) {
 		close(r.quit)
 		d.pool.stop()
 	})
-	d.dir.publish(r, SeriesSummary{ID: "s", Fitted: true, LastT: 150})
+	d.dir.publish(r, SeriesSummary{ID: "s", Fitted: l.Fitted(), LastT: int64(n)})
 	mux := http.NewServeMux()
 	d.apiRoutes(mux)
 	d.webRoutes(mux)
@@ -161,6 +168,41 @@ func TestWhatIfBodiesAndLimits(t *testing.T) {
 	d.closing.Store(true)
 	if rec := post(mux, "/v1/series/s/forecast", `{"horizon":2}`); rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("closing: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// A young series (6 values, not fitted) is forecast by the theta method
+// alone when combined: 200, every step flagged fallback, the model "none"
+// with the theta method it came from; without the combination it has no
+// forecast yet: 422.
+func TestWhatIfOfAYoungSeries(t *testing.T) {
+	for _, c := range []online.Combine{online.CombineAuto, online.CombineNone} {
+		cfg := learnerConfig()
+		cfg.Combine = c
+		_, mux := whatIfFixtureOf(t, HTTPConfig{WhatIfMaxHorizon: 10}, cfg, 6)
+		rec := post(mux, "/v1/series/s/forecast", `{"horizon":3}`)
+		var got struct {
+			Error string         `json:"error"`
+			Steps []sink.Step    `json:"steps"`
+			Model sink.ModelInfo `json:"model"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		if c == online.CombineNone {
+			if rec.Code != 422 || !strings.Contains(got.Error, "not fitted") {
+				t.Errorf("combine none: %d %s, want 422, not fitted", rec.Code, rec.Body.String())
+			}
+			continue
+		}
+		if rec.Code != 200 || len(got.Steps) != 3 || got.Model.Kernel != "none" || got.Model.Combine != "theta" || got.Model.Theta == nil {
+			t.Fatalf("combine auto: %d %s", rec.Code, rec.Body.String())
+		}
+		for _, st := range got.Steps {
+			if !st.Fallback || !(st.Lo <= st.Mean && st.Mean <= st.Hi) {
+				t.Errorf("step %+v: want the fallback's, its band around its mean", st)
+			}
+		}
 	}
 }
 

@@ -494,9 +494,7 @@ func (r *partitionRun) publishSummaries() {
 		if h != nil {
 			s.History = h.view()
 		}
-		if l.Fitted() {
-			s.Model = ModelInfoOf(l)
-		}
+		s.Model = ModelInfoOf(l)
 		if sc := r.scores[id]; sc != nil && sc.n > 0 {
 			s.Predicted, s.OneStepRMS = sc.n, optFloat(math.Sqrt(sc.sse/float64(sc.n)))
 			s.Coverage95 = optFloat(float64(sc.in) / float64(sc.n))

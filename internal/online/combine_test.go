@@ -1,6 +1,7 @@
 package online
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -573,5 +574,52 @@ func TestYoungSeriesForecastByTheta(t *testing.T) {
 	}
 	if err := alone.Forecast(make([]ForecastStep, 3), nil); err != narx.ErrNotFitted {
 		t.Errorf("combine none, not fitted: Forecast %v, want narx.ErrNotFitted", err)
+	}
+}
+
+// TestYoungForecastEveryAndSeason: with forecast.every 3 a young series
+// publishes at values 6, 9, 12 and 15, and one restored from a snapshot
+// taken after any of its values publishes the same forecasts bit for bit;
+// a strongly seasonal young series (period 4, 15 values) is forecast by
+// the seasonal theta method.
+func TestYoungForecastEveryAndSeason(t *testing.T) {
+	cfg := testConfig()
+	cfg.Combine, cfg.Every = CombineAuto, 3
+	y := make([]float64, FirstFit-1)
+	for i := range y {
+		y[i] = 10 + 4*float64(i%4) + 0.1*math.Sin(float64(i))
+	}
+	run := func(cut int) (published map[int][]ForecastStep, l *Learner) {
+		l, _ = NewLearner(cfg)
+		published = map[int][]ForecastStep{}
+		for i, v := range y {
+			if i == cut {
+				snap, _ := l.MarshalBinary()
+				l, _ = NewLearner(cfg)
+				if err := l.UnmarshalBinary(snap); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := l.Observe(Observation{T: int64(i), Y: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Forecast != nil {
+				published[i+1] = slices.Clone(res.Forecast)
+			}
+		}
+		return published, l
+	}
+	want, l := run(-1)
+	if got := slices.Sorted(maps.Keys(want)); !slices.Equal(got, []int{6, 9, 12, 15}) {
+		t.Fatalf("young forecasts at values %v, want 6, 9, 12, 15", got)
+	}
+	if th := l.Theta(); th == nil || len(th.Season) != 4 {
+		t.Errorf("theta method of the young forecast %+v, want period 4", th)
+	}
+	for cut := 1; cut < len(y); cut++ {
+		if got, _ := run(cut); !reflect.DeepEqual(got, want) {
+			t.Fatalf("restored after value %d: forecasts differ", cut)
+		}
 	}
 }

@@ -886,33 +886,49 @@ func (l *Learner) youngForecast() Result {
 }
 
 // youngSteps fills dst with the forecast of the theta method fitted on the
-// values kept, its seasonal period as a re-choice would give it
-// (thetaPeriod), each step a normal of its mean and standard deviation
-// flagged Fallback: a series not fitted has no model to forecast with.
-// False, dst untouched, with model.combine none or values too few for the
-// theta method. O(n·m) for n values kept and period m, and it allocates:
-// it runs before a series' first fit only.
+// last youngWindow values kept, cleaned of gross errors as a re-choice
+// cleans them (cleanGross), its seasonal period as a re-choice would give
+// it (thetaPeriod), each step a normal of its mean and standard deviation
+// flagged Fallback: a series not fitted has no model to forecast with, and
+// its inputs are not used. False, dst untouched, with model.combine none,
+// values too few for the theta method, or a forecast that is not finite.
+// O(w²) for w values: it allocates, and runs before a series' first fit
+// only.
 func (l *Learner) youngSteps(dst []ForecastStep) bool {
 	if l.cfg.Combine == CombineNone || len(l.warmY) < theta.MinValues {
 		return false
 	}
-	th, err := theta.Fit(l.warmY, l.thetaPeriod(l.periods(l.warmY), l.warmY))
+	from := max(len(l.warmY)-youngWindow, 0)
+	ys, ts := slices.Clone(l.warmY[from:]), l.warmT[from:]
+	cleanGross(ys)
+	th, err := theta.Fit(ys, l.thetaPeriod(l.periodsOf(ys, ts), ys))
 	if err != nil {
 		return false
 	}
-	l.young = th
 	if len(l.thMean) < len(dst) {
 		l.thMean, l.thSD = make([]float64, len(dst)), make([]float64, len(dst))
 	}
 	mean, sd := l.thMean[:len(dst)], l.thSD[:len(dst)]
 	th.Forecast(mean, sd)
-	step := timeStep(l.warmT)
+	for h := range dst {
+		if lo, hi := mean[h]-l.z*sd[h], mean[h]+l.z*sd[h]; math.IsNaN(lo+hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+			return false
+		}
+	}
+	l.young = th
+	step := timeStep(ts)
 	for h := range dst {
 		dst[h] = ForecastStep{H: h + 1, T: l.lastT + int64(h+1)*step, Mean: mean[h], Std: sd[h],
 			Lo: mean[h] - l.z*sd[h], Hi: mean[h] + l.z*sd[h], OneStepStd: sd[0], Fallback: true}
 	}
 	return true
 }
+
+// youngWindow is the most values a young forecast is fitted on: a series
+// whose first fits fail for long (too few values for its inputs' lags)
+// keeps up to Warmup values, and the fit's period detection costs the
+// square of their number on every record.
+const youngWindow = 256
 
 // calendarNorm writes the standardised calendar features of time t into
 // the last Calendar.Dim() entries of the normalised inputs u.
@@ -1049,22 +1065,10 @@ func (l *Learner) blend(st *ForecastStep, mean, sd float64) {
 // units; ignored when the series has no inputs), without changing the model.
 // It returns an error if the model is not fitted or the inputs do not fit.
 func (l *Learner) Forecast(dst []ForecastStep, inputs [][]float64) error {
-	if !l.model.Fitted() {
-		if !l.youngSteps(dst) {
-			return narx.ErrNotFitted
-		}
-		return nil
-	}
 	if l.nUser > 0 && len(inputs) < len(dst) {
 		return fmt.Errorf("%d input rows for %d steps", len(inputs), len(dst))
 	}
-	norm := make([][]float64, len(dst))
-	for h := range norm {
-		norm[h] = make([]float64, l.nu)
-		l.calendarNorm(norm[h], l.lastT+int64(h+1)*l.step)
-		if l.nUser == 0 {
-			continue
-		}
+	for h := 0; l.nUser > 0 && h < len(dst); h++ {
 		if len(inputs[h]) != l.nUser {
 			return fmt.Errorf("step %d has %d inputs, want %d", h+1, len(inputs[h]), l.nUser)
 		}
@@ -1072,7 +1076,20 @@ func (l *Learner) Forecast(dst []ForecastStep, inputs [][]float64) error {
 			if math.IsNaN(u) || math.IsInf(u, 0) {
 				return fmt.Errorf("step %d input %d is not finite", h+1, i)
 			}
-			norm[h][i] = standardise(u, l.uLoc[i], l.uScale[i])
+		}
+	}
+	if !l.model.Fitted() {
+		if !l.youngSteps(dst) {
+			return narx.ErrNotFitted
+		}
+		return nil // the theta method's alone: the inputs checked, not used
+	}
+	norm := make([][]float64, len(dst))
+	for h := range norm {
+		norm[h] = make([]float64, l.nu)
+		l.calendarNorm(norm[h], l.lastT+int64(h+1)*l.step)
+		for i := 0; i < l.nUser; i++ {
+			norm[h][i] = standardise(inputs[h][i], l.uLoc[i], l.uScale[i])
 		}
 	}
 	if len(dst) > len(l.steps) {
@@ -1116,16 +1133,7 @@ func (l *Learner) ForecastCopy() *Learner {
 func (l *Learner) fit() error {
 	defer l.schedule()
 	N := len(l.warmY)
-	// Values grossZ robust scales from the median of those kept are corrupt
-	// (see grossZ): the median stands in for them.
-	if loc, scale := scaleOf(l.warmY, ScaleRobust); scale > 0 {
-		for k, y := range l.warmY {
-			if math.Abs(y-loc) > grossZ*scale {
-				l.warmY[k] = loc
-				l.outliers++
-			}
-		}
-	}
+	l.outliers += int64(cleanGross(l.warmY))
 	// The statistics count the values kept, cleaned: every value so far,
 	// or, for a series that could not be fitted before Warmup, the last
 	// Warmup (the older ones, uncleaned, may hold a gross error).
@@ -1275,6 +1283,21 @@ func scaleOf(x []float64, s Scale) (loc, scale float64) {
 		scale = max(math.Abs(loc)*1e-3, 1)
 	}
 	return loc, scale
+}
+
+// cleanGross replaces the values of ys grossZ robust scales from their
+// median, corrupt (see grossZ), by the median, and returns how many.
+func cleanGross(ys []float64) int {
+	n := 0
+	if loc, scale := scaleOf(ys, ScaleRobust); scale > 0 {
+		for k, y := range ys {
+			if math.Abs(y-loc) > grossZ*scale {
+				ys[k] = loc
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // timeStep returns the median positive difference of consecutive times (1 if

@@ -50,12 +50,14 @@ func (l *Learner) grossError(raw, y, mean, variance, zY float64) bool {
 	e, sd := math.Abs(y-mean), math.Sqrt(variance)
 	gross := e > grossZ*sd || math.Abs(y) > grossZ || zY > grossZ
 	big := (e > glitchZ*sd || zY > glitchZ) && !gross
-	// A surprise of any size right after a gated glitch is the series
-	// moving on (a trend whose slope turns, its noise small): with the
-	// glitch's prediction in its lags the second looks worse than the
-	// first, and gating both would leave the model fitting its own
-	// predictions. It is learned, as a recurring surprise is.
-	moved := (big || gross) && l.glitchSeen > 0 && l.glitchSeen == l.seen-1
+	// A surprise right after a gated glitch is the series moving on (a
+	// trend whose slope turns, its noise small): with the glitch's
+	// prediction in its lags the second looks worse to the model than the
+	// first, even a gross error, and gating both would leave the model
+	// fitting its own predictions. It is learned, as a recurring surprise
+	// is — unless it is a gross error in the series' own units, which no
+	// prediction in the lags made worse.
+	moved := (big || gross && zY <= grossZ) && l.glitchSeen > 0 && l.glitchSeen == l.seen-1
 	recurs := moved || big && l.lastBig > 0 && l.seen-l.lastBig <= glitchMemory
 	if big {
 		l.lastBig = l.seen

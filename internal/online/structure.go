@@ -302,16 +302,19 @@ func (l *Learner) forms(ys []float64) []Form {
 // one first: the configured Season; else those of the sampling step when t
 // is a time (stepPeriods) and the samples hold them; else one detected from
 // the data (detectPeriod). Season < 0 proposes none.
-func (l *Learner) periods(ys []float64) []int {
+func (l *Learner) periods(ys []float64) []int { return l.periodsOf(ys, l.warmT) }
+
+// periodsOf is periods for the samples ys at times ts.
+func (l *Learner) periodsOf(ys []float64, ts []int64) []int {
 	switch {
 	case l.cfg.Season > 0:
 		return []int{l.cfg.Season}
 	case l.cfg.Season < 0:
 		return nil
 	}
-	if len(l.warmT) == len(ys) && len(ys) > 1 {
+	if len(ts) == len(ys) && len(ys) > 1 {
 		var out []int
-		for _, s := range stepPeriods(timeStep(l.warmT), l.warmT[0]) {
+		for _, s := range stepPeriods(timeStep(ts), ts[0]) {
 			if 2*(s+3) <= len(ys) {
 				out = append(out, s)
 			}

@@ -464,20 +464,9 @@ func TestGlitchIsGatedUnlessItRecurs(t *testing.T) {
 		i++
 		return res
 	}
-	// surprise returns a value about k standard deviations above the next
-	// prediction, found on a copy of l.
 	surprise := func(k float64) float64 {
 		t.Helper()
-		snap, _ := l.MarshalBinary()
-		probe, _ := NewLearner(cfg)
-		if err := probe.UnmarshalBinary(snap); err != nil {
-			t.Fatal(err)
-		}
-		res, err := probe.Observe(Observation{T: int64(i), Y: y[i]})
-		if err != nil || !(res.Std > 0) {
-			t.Fatalf("probe: %v, std %v", err, res.Std)
-		}
-		return res.Prediction + k*res.Std
+		return surpriseFor(t, l, Observation{T: int64(i), Y: y[i]}, k)
 	}
 	for i < 200 {
 		observe(y[i])
@@ -538,6 +527,44 @@ func TestGlitchIsGatedUnlessItRecurs(t *testing.T) {
 	}
 	if res := observe(surprise(3 * grossZ)); res.Outlier || res.Weight != 1 {
 		t.Errorf("a surprise of %d standard deviations right after a gated glitch: outlier %v, weight %v; want learned", 3*grossZ, res.Outlier, res.Weight)
+	}
+}
+
+// surpriseFor returns a value about k standard deviations above l's
+// prediction of observation o, found on a copy of l.
+func surpriseFor(t *testing.T, l *Learner, o Observation, k float64) float64 {
+	t.Helper()
+	snap, _ := l.MarshalBinary()
+	probe, _ := NewLearner(l.cfg)
+	if err := probe.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	res, err := probe.Observe(o)
+	if err != nil || !(res.Std > 0) {
+		t.Fatalf("probe: %v, std %v", err, res.Std)
+	}
+	return res.Prediction + k*res.Std
+}
+
+// TestGrossAfterGlitchIsGated: a value a million times the sine's level
+// right after a gated glitch is gated too: the series did not move on, a
+// gross error in its own units is not the glitch's prediction in the lags.
+func TestGrossAfterGlitchIsGated(t *testing.T) {
+	l, _ := NewLearner(testConfig())
+	y := noisySine(203, 0.1, 5)
+	for i, v := range y[:200] {
+		if _, err := l.Observe(Observation{T: int64(i), Y: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, v := range []float64{surpriseFor(t, l, Observation{T: 200, Y: y[200]}, 300), 1e6} {
+		res, err := l.Observe(Observation{T: int64(200 + i), Y: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Outlier || res.Weight != 0 {
+			t.Errorf("value %d (%g): outlier %v, weight %v; want gated", i+1, v, res.Outlier, res.Weight)
+		}
 	}
 }
 

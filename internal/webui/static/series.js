@@ -45,7 +45,8 @@ function render() {
   document.body.dataset.updates = updates;
   const h = v.history, fan = v.fan, latest = v.latest;
   const levels = v.levels.map((l) => Math.round(100 * l) + ' %');
-  const fitted = v.fitted ? `fitted, ${v.predicted} values predicted` : 'in warm-up: no forecast yet';
+  const fitted = v.fitted ? `fitted, ${v.predicted} values predicted`
+    : fan.length > 0 ? 'in warm-up: the theta method forecasts alone until the model is fitted' : 'in warm-up: no forecast yet';
   $('#status').textContent = `${fitted} · last t ${v.last_t} · updated ${new Date(v.updated).toLocaleTimeString()}`;
 
   // Main chart: the last observations, enough of them to read the series'
@@ -128,7 +129,10 @@ function render() {
     ['noise std', num(m.noise_std)],
     ['effective parameters', num(m.d_eff, 3)],
     ['working-set swaps', String(m.swaps)],
-  ] : [['state', 'warm-up: the model is fitted after the first values']]);
+  ] : [
+    ['state', 'warm-up: the model is fitted after the first values'],
+    ['forecast by', m.theta ? `theta alone: α ${num(m.theta.alpha, 3)}, period ${m.theta.period || 'none'}` : 'none yet'],
+  ]);
 
   const ft = $('#forecast');
   ft.replaceChildren();
