@@ -670,17 +670,20 @@ func BenchmarkPartitionRecord(b *testing.B) {
 
 // defaultModel is the Learner configuration of `streamd run`'s defaults
 // (cmd/streamd DefaultConfig: lags, kernel, form and width chosen by the
-// series, M = 100, warm-up 500, a 20-step forecast after every record):
-// the structure choices whose cost the onboarding benchmark is about.
+// series, M = 100, warm-up 500, a 20-step forecast after every record, the
+// gain rule's swaps, the theta combination and its young forecasts): the
+// structure choices whose cost the onboarding benchmark is about. Keep it
+// in step with DefaultConfig (this package cannot import it).
 func defaultModel() online.Config {
 	lags := []int{1, 2, 3, 4, 6, 8, 10, 12, 16, 20, 25, 30}
 	return online.Config{
 		Model: narx.Config{Embedding: narx.Embedding{YLags: narx.Lags(30)}, Kernel: narx.Kernel{Type: narx.RBF, Sigma2: 60, Degree: 2, Offset: 1},
-			Size: 100, Gamma: 100, AutoGamma: true, Forgetting: 1, Cutoff: 1e-10, Window: 600, SwapInterval: 10, NoiseEvery: 1000,
-			Select: narx.SelectOptions{MaxIter: 10000, Patience: 400}, Seed: 1},
+			Size: 100, Gamma: 100, AutoGamma: true, Forgetting: 1, Cutoff: 1e-10, Window: 600, SwapInterval: 10, SwapRule: narx.SwapGain,
+			NoiseEvery: 1000, Select: narx.SelectOptions{MaxIter: 10000, Patience: 400}, Seed: 1},
 		Warmup: 500, Forms: []online.Form{{}, {Diff: true}, {Log: true}, {Log: true, Diff: true}},
 		Kernels: []narx.KernelType{narx.Linear, narx.RBF}, Horizon: 20, Every: 1, Level: 0.95, Scale: online.ScaleRobust,
 		AutoSigma2: true, LagCandidates: lags, Tuning: online.TuneEvidence, TuneSize: 100, TuneHorizon: 20,
+		Combine: online.CombineAuto,
 	}
 }
 
