@@ -1,0 +1,44 @@
+package daemon
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/segmentio/kafka-go"
+
+	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/source"
+)
+
+// A young series (combined, not fitted before its 16th record) publishes
+// the theta method's forecasts from its 4th record, every step flagged
+// fallback and the model "none"; streamd_forecast_fallbacks_total, the
+// count of models that leave the plausible, does not count them.
+func TestYoungSeriesPublishesWithoutCountingFallbacks(t *testing.T) {
+	cfg := learnerConfig()
+	cfg.Combine = online.CombineAuto
+	d := &Daemon{cfg: Config{Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096, Inputs: -1},
+		Registry: online.RegistryConfig{Default: cfg}, CheckpointRecords: DefaultCheckpointRecords}, metrics: newMetrics(), dir: newDirectory()}
+	r := newPartitionRun(d, source.Partition{})
+	r.dirty = newDirtySeries(1)
+	reg, err := online.NewRegistry(r.registryConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.reg = reg
+	for k, y := range series(0, online.FirstFit-1) {
+		r.handle(kafka.Message{Offset: int64(k), Key: []byte("young"), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, y))})
+	}
+	if want := online.FirstFit - 1 - 3; len(r.pending) != want {
+		t.Fatalf("%d messages published, want %d (from the 4th record)", len(r.pending), want)
+	}
+	for _, m := range r.pending {
+		if m.Model.Kernel != "none" || m.Model.Combine != "theta" || m.Observed != nil || len(m.Steps) != cfg.Horizon || !m.Steps[0].Fallback {
+			t.Fatalf("message at t %d: model %+v, observed %v, steps %+v", m.T, m.Model, m.Observed, m.Steps)
+		}
+	}
+	if n := testutil.ToFloat64(d.metrics.fallbacks); n != 0 {
+		t.Errorf("streamd_forecast_fallbacks_total %v after a young series' forecasts, want 0", n)
+	}
+}
