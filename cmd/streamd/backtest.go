@@ -61,7 +61,9 @@ become none and 0); the daemon never runs that.
 
 FILE holds one value per line, or is a CSV file with a header line, from
 which --column picks y, --inputs the exogenous inputs and --time the time
-(columns by name or 0-based index). '-' reads standard input.
+(columns by name or 0-based index). '-' reads standard input. A missing y
+(NA, NaN, null, or an empty CSV cell before the last value) is a gap in t,
+as a record that never came; a forecast step over it is not scored.
 
 Flags:
 `
@@ -408,7 +410,7 @@ func (b *backtest) prequential(ctx context.Context) (*report, error) {
 		}
 		df := b.stepsDF()
 		for _, st := range res.Forecast {
-			if j := k + st.H; st.H >= 2 && j < n && j >= from {
+			if j, ok := b.s.at(st.T); ok && st.H >= 2 && j >= from {
 				b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi, stepDF(st, df))
 			}
 		}
@@ -456,15 +458,28 @@ func (b *backtest) iterated(ctx context.Context) (*report, error) {
 	if err := b.l.Forecast(steps, inputs); err != nil {
 		return nil, err
 	}
+	// The steps' targets are the samples at their times: a missing value
+	// leaves its step unscored. The planned inputs were read by row, so
+	// the rows must be the steps'.
+	truth := make([]float64, H)
+	for h, st := range steps {
+		truth[h] = math.NaN()
+		if j, ok := b.s.at(st.T); ok {
+			truth[h] = b.s.target(j)
+		}
+		if b.s.nu > 0 && train+h < b.s.len() && b.s.t[train+h] != st.T {
+			return nil, fmt.Errorf("line %d: t %d where forecast step %d is at %d: with inputs, the forecast's rows must follow at the series' step, none missing",
+				b.s.line[train+h], b.s.t[train+h], st.H, st.T)
+		}
+	}
 	b.byH = make([]score, H)
 	nEval := 0
 	df := b.stepsDF()
-	for _, st := range steps {
-		j := train + st.H - 1
-		if j >= b.s.len() {
-			break
+	for h, st := range steps {
+		if math.IsNaN(truth[h]) {
+			continue
 		}
-		b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi, stepDF(st, df))
+		b.add(st.H, truth[h], st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi, stepDF(st, df))
 		nEval++
 	}
 	for j := max(0, train-2*H); j < min(b.s.len(), train+H); j++ {
@@ -485,7 +500,7 @@ func (b *backtest) iterated(ctx context.Context) (*report, error) {
 	rep := b.report("iterated", train)
 	rep.NEval = nEval
 	rep.Config.Horizon = H
-	rep.Cumulative = cumulative(steps, b.s.targets(train, min(b.s.len(), train+H)), df)
+	rep.Cumulative = cumulative(steps, truth, df)
 	return rep, nil
 }
 
@@ -531,9 +546,14 @@ func (b *backtest) write(k int, res online.Result) error {
 func cumulative(steps []online.ForecastStep, truth []float64, df float64) []cumulativeMetrics {
 	var out []cumulativeMetrics
 	var s score
-	n := min(len(steps), len(truth))
-	for i := range n {
-		s.add(truth[i], steps[i].Mean, steps[i].Std, steps[i].OneStepStd, steps[i].Lo, steps[i].Hi, stepDF(steps[i], df))
+	n := len(truth)
+	for n > 0 && math.IsNaN(truth[n-1]) {
+		n-- // beyond the data
+	}
+	for i := range min(len(steps), n) {
+		if !math.IsNaN(truth[i]) { // a missing value: no target
+			s.add(truth[i], steps[i].Mean, steps[i].Std, steps[i].OneStepStd, steps[i].Lo, steps[i].Hi, stepDF(steps[i], df))
+		}
 		k := i + 1
 		if k == n || (k >= 10 && slices.Contains([]int{10, 20, 50}, k)) || (k >= 100 && k%100 == 0) {
 			out = append(out, cumulativeMetrics{Steps: k, metrics: s.metrics()})

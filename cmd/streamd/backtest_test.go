@@ -474,3 +474,63 @@ func TestBacktestReportNonFiniteIsNull(t *testing.T) {
 		t.Errorf("finite fields changed: %s", out.String())
 	}
 }
+
+// A missing value is a gap: an iterated forecast over it scores the other
+// steps, each against the sample at its own t (the same figures as the
+// complete file's for those steps), and a prequential run scores every
+// forecast step whose t has a sample; with planned inputs a gap among the
+// forecast's rows is an error that names it.
+func TestBacktestMissingValues(t *testing.T) {
+	const n, train, H = 120, 100, 10
+	var full, gappy strings.Builder
+	for k := range n {
+		v := fmt.Sprintf("%.10g\n", 10+math.Sin(2*math.Pi*float64(k)/12))
+		full.WriteString(v)
+		if k == train+3 { // step 4's target
+			v = "NA\n"
+		}
+		gappy.WriteString(v)
+	}
+	args := []string{"--protocol", "iterated", "--train", fmt.Sprint(train), "--horizon", fmt.Sprint(H), "--report", "-"}
+	stdout, stderr, code := backtestRun(t, append([]string{"--data", writeFile(t, "gappy.dat", gappy.String())}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	g := readReport(t, []byte(stdout))
+	stdout, _, _ = backtestRun(t, append([]string{"--data", writeFile(t, "full.dat", full.String())}, args...)...)
+	f := readReport(t, []byte(stdout))
+	for h := range H {
+		gh, fh := g.Metrics.ByHorizon[h], f.Metrics.ByHorizon[h]
+		if h == 3 {
+			if gh.N != 0 {
+				t.Errorf("step 4, its value missing: %d scored", gh.N)
+			}
+			continue
+		}
+		if gh.N != 1 || val(gh.MAE) != val(fh.MAE) {
+			t.Errorf("step %d: %d scored, MAE %v against the complete file's %v", h+1, gh.N, val(gh.MAE), val(fh.MAE))
+		}
+	}
+	stdout, stderr, code = backtestRun(t, "--data", writeFile(t, "gappy.dat", gappy.String()), "--horizon", "3", "--report", "-")
+	if code != 0 {
+		t.Fatalf("prequential: exit %d: %s", code, stderr)
+	}
+	if p := readReport(t, []byte(stdout)); p.Metrics.ByHorizon[1].N != p.Metrics.ByHorizon[0].N-1 {
+		t.Errorf("prequential: %d one-step and %d two-step targets, want one fewer (no forecast is issued at the gap)", p.Metrics.ByHorizon[0].N, p.Metrics.ByHorizon[1].N)
+	}
+	var csv strings.Builder
+	csv.WriteString("t,y,u\n")
+	for k := range n {
+		y := fmt.Sprintf("%.10g", 10+math.Sin(2*math.Pi*float64(k)/12))
+		if k == train+3 {
+			y = ""
+		}
+		fmt.Fprintf(&csv, "%d,%s,%g\n", k+1, y, math.Cos(float64(k)))
+	}
+	cfg := writeFile(t, "u.yaml", "model: {inputs: 1, input_lags: [0], planned_inputs: [0]}\n")
+	_, stderr, code = backtestRun(t, "--data", writeFile(t, "u.csv", csv.String()), "--time", "t", "--column", "y", "--inputs", "u",
+		"--config", cfg, "--protocol", "iterated", "--train", fmt.Sprint(train), "--horizon", fmt.Sprint(H))
+	if code == 0 || !strings.Contains(stderr, "none missing") {
+		t.Errorf("inputs over a gap: exit %d, %s", code, stderr)
+	}
+}

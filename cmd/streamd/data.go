@@ -44,6 +44,12 @@ func (s *series) target(k int) float64 {
 // inputs returns u_k (a view).
 func (s *series) inputs(k int) []float64 { return s.u[k*s.nu : (k+1)*s.nu] }
 
+// at returns the index of the sample at time t, if the series has one (a
+// missing value leaves its t without a sample). O(log n).
+func (s *series) at(t int64) (int, bool) {
+	return slices.BinarySearch(s.t, t)
+}
+
 // columns says which CSV columns to read, all empty for a plain file, and
 // how to read the time column.
 type columns struct {
@@ -75,13 +81,16 @@ func dataErrorf(line int, format string, args ...any) error {
 }
 
 // readSeries reads either one value per line (blank lines and lines starting
-// with # are skipped) or, when the first such line is not a number, a CSV file
-// whose first line is a header. Without a time column, t is the 1-based sample
-// number, so that sample k of the file is t = k. A time column is read by
-// calendar.ParseTime in cols.unit (the daemon's parser of t), every row of
-// one kind: sequence numbers, or times. In a CSV file, trailing rows with an
-// empty y cell end the series (short columns of a table); any other empty or
-// non-finite value is an error. With cols.needTime, t must be times.
+// with # are skipped) or, when the first such line is neither a number nor
+// missing, a CSV file whose first line is a header. Without a time column, t
+// is the 1-based sample number, so that sample k of the file is t = k. A
+// time column is read by calendar.ParseTime in cols.unit (the daemon's
+// parser of t), every row of one kind: sequence numbers, or times. A
+// missing y (NA, NaN or null; in a CSV file also an empty cell) is a gap:
+// no sample at its t, as a record that never came (the Learner fills gaps
+// from its predictions). In a CSV file, trailing rows with an empty y cell
+// end the series (short columns of a table). Any other non-finite value is
+// an error. With cols.needTime, t must be times.
 func readSeries(r io.Reader, cols columns) (*series, error) {
 	s, err := readSeriesData(r, cols)
 	if err == nil && cols.needTime && !s.timed {
@@ -104,7 +113,7 @@ func readSeriesData(r io.Reader, cols columns) (*series, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: no data", errData)
 	}
-	if _, perr := strconv.ParseFloat(first, 64); perr == nil {
+	if _, perr := strconv.ParseFloat(first, 64); perr == nil || missing(first) {
 		if cols.any() {
 			return nil, fmt.Errorf("%w: --column, --inputs, --time and --truth need a CSV file with a header line (the first line is the number %s)",
 				errData, first)
@@ -127,9 +136,14 @@ func firstDataLine(text string) (string, bool) {
 func readPlain(r io.Reader) (*series, error) {
 	s := &series{}
 	sc := bufio.NewScanner(r)
+	k := int64(0) // the sample number, missing values counted
 	for n := 1; sc.Scan(); n++ {
 		t := strings.TrimSpace(sc.Text())
 		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		k++
+		if missing(t) {
 			continue
 		}
 		v, err := parseFinite(t)
@@ -137,7 +151,7 @@ func readPlain(r io.Reader) (*series, error) {
 			return nil, dataErrorf(n, "%v", err)
 		}
 		s.y = append(s.y, v)
-		s.t = append(s.t, int64(len(s.y)))
+		s.t = append(s.t, k)
 		s.line = append(s.line, n)
 	}
 	if err := sc.Err(); err != nil {
@@ -209,22 +223,23 @@ func readCSV(r io.Reader, cols columns) (*series, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", errData, err)
 		}
-		yv := math.NaN() // an empty y: the end of the series if only empties follow
-		if cell := strings.TrimSpace(rec[ycol]); cell != "" {
+		yv := math.NaN() // missing: a gap, or the end of the series if only empties follow
+		if cell := strings.TrimSpace(rec[ycol]); cell != "" && !missing(cell) {
 			if yv, err = parseFinite(cell); err != nil {
 				return nil, dataErrorf(line, "column %s: %v", header[ycol], err)
 			}
 		}
 		for _, c := range ucols {
-			v, err := parseFinite(strings.TrimSpace(rec[c]))
-			if err != nil {
+			cell := strings.TrimSpace(rec[c])
+			v, err := parseFinite(cell)
+			if err != nil && !math.IsNaN(yv) {
 				return nil, dataErrorf(line, "column %s: %v", header[c], err)
 			}
-			s.u = append(s.u, v)
+			s.u = append(s.u, v) // a missing sample's inputs are not used
 		}
 		if truthCol >= 0 {
 			v := math.NaN()
-			if cell := strings.TrimSpace(rec[truthCol]); cell != "" {
+			if cell := strings.TrimSpace(rec[truthCol]); cell != "" && !math.IsNaN(yv) {
 				if v, err = parseFinite(cell); err != nil {
 					return nil, dataErrorf(line, "column %s: %v", header[truthCol], err)
 				}
@@ -253,17 +268,37 @@ func readCSV(r io.Reader, cols columns) (*series, error) {
 	for end > 0 && math.IsNaN(s.y[end-1]) {
 		end--
 	}
-	if k := slices.IndexFunc(s.y[:end], math.IsNaN); k >= 0 {
-		return nil, dataErrorf(s.line[k], "column %s is empty", header[ycol])
-	}
 	s.y, s.t, s.line, s.u = s.y[:end], s.t[:end], s.line[:end], s.u[:end*s.nu]
 	if s.truth != nil {
 		s.truth = s.truth[:end]
-		if k := slices.IndexFunc(s.truth, math.IsNaN); k >= 0 {
+	}
+	// The missing samples within: gaps in t.
+	kept := 0
+	for k := range s.y {
+		if math.IsNaN(s.y[k]) {
+			continue
+		}
+		if s.truth != nil && math.IsNaN(s.truth[k]) {
 			return nil, dataErrorf(s.line[k], "column %s is empty", header[truthCol])
 		}
+		s.y[kept], s.t[kept], s.line[kept] = s.y[k], s.t[k], s.line[k]
+		copy(s.u[kept*s.nu:(kept+1)*s.nu], s.u[k*s.nu:(k+1)*s.nu])
+		if s.truth != nil {
+			s.truth[kept] = s.truth[k]
+		}
+		kept++
+	}
+	s.y, s.t, s.line, s.u = s.y[:kept], s.t[:kept], s.line[:kept], s.u[:kept*s.nu]
+	if s.truth != nil {
+		s.truth = s.truth[:kept]
 	}
 	return s, nil
+}
+
+// missing reports whether a value's text says it is missing: NA, NaN or
+// null, in any case.
+func missing(v string) bool {
+	return strings.EqualFold(v, "NA") || strings.EqualFold(v, "NaN") || strings.EqualFold(v, "null")
 }
 
 // columnIndex resolves a column given by header name or 0-based index.

@@ -102,6 +102,44 @@ func TestReadCSVTimeUnit(t *testing.T) {
 	}
 }
 
+// A missing value (NA, NaN, null; an empty CSV cell) is a gap: no sample,
+// its t skipped, in a plain file and a CSV file, with or without a time
+// column; a missing sample's inputs and truth are not read; trailing empty
+// cells still end a CSV series.
+func TestReadSeriesMissingValues(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		cols     columns
+		y        []float64
+		t        []int64
+	}{
+		{"plain", "1\nNA\n3\nnull\nnan\n6\n", columns{}, []float64{1, 3, 6}, []int64{1, 3, 6}},
+		{"plain, first missing", "NA\n2\n", columns{}, []float64{2}, []int64{2}},
+		{"CSV with t", "t,y\n10,1\n20,\n30,NA\n40,4\n", columns{time: "t"}, []float64{1, 4}, []int64{10, 40}},
+		{"CSV without t", "y\n1\nNaN\n3\n", columns{}, []float64{1, 3}, []int64{1, 3}},
+		{"CSV, inputs of a missing row", "x,y\n1,1\nNA,NA\n3,3\n", columns{y: "y", inputs: []string{"x"}}, []float64{1, 3}, []int64{1, 3}},
+		{"CSV, trailing empties", "t,y\n1,1\n2,\n3,3\n4,\n5,\n", columns{time: "t"}, []float64{1, 3}, []int64{1, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := readSeries(strings.NewReader(tc.in), tc.cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(s.y, tc.y) || !slices.Equal(s.t, tc.t) || len(s.u) != s.nu*len(s.y) {
+				t.Errorf("y %v t %v u %v, want y %v t %v", s.y, s.t, s.u, tc.y, tc.t)
+			}
+			for k, tk := range s.t {
+				if j, ok := s.at(tk); !ok || j != k {
+					t.Errorf("at(%d) = %d, %v; want %d", tk, j, ok, k)
+				}
+			}
+			if _, ok := s.at(s.t[len(s.t)-1] + 1); ok {
+				t.Error("at a t after the last sample found one")
+			}
+		})
+	}
+}
+
 func TestReadSeriesErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, in string
@@ -111,10 +149,11 @@ func TestReadSeriesErrors(t *testing.T) {
 	}{
 		{"empty", "# only a comment\n\n", columns{}, "no data", true},
 		{"not a number", "1\n2\nthree\n", columns{}, "line 3", true},
-		{"not finite", "1\nNaN\n", columns{}, "line 2", true},
+		{"not finite", "1\ninf\n", columns{}, "line 2", true},
 		{"columns on a plain file", "1\n2\n", columns{y: "x"}, "CSV", true},
 		{"empty y inside", "y\n1\n\n3\n", columns{}, "", true}, // blank CSV lines are skipped: no error expected
-		{"empty y cell inside", "t,y\n1,1\n2,\n3,3\n", columns{y: "y"}, "line 3", true},
+		{"empty truth cell", "t,y,c\n1,1,1\n2,2,\n3,3,3\n", columns{y: "y", truth: "c"}, "line 3: column c is empty", true},
+		{"bad input beside a value", "x,y\nNA,1\n", columns{y: "y", inputs: []string{"x"}}, "line 2: column x", true},
 		{"empty input", "x,y\n,1\n", columns{y: "y", inputs: []string{"x"}}, "line 2: column x", true},
 		{"ragged row", "x,y\n1,2\n3\n", columns{y: "y"}, "line 3", true},
 		{"bad time", "t,y\nmonday,1\n", columns{time: "t"}, "monday", true},
