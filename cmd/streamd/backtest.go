@@ -78,9 +78,9 @@ func (c *backtestCommand) flags(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.inputs, "inputs", "", "CSV columns of the exogenous inputs, comma-separated `COLS`")
 	fs.StringVar(&c.timeColumn, "time", "", "CSV column of the time `COL` (integer, RFC 3339 or date; default: the sample number)")
 	fs.StringVar(&c.truthColumn, "truth", "", "CSV column `COL` to score against instead of y (e.g. the clean signal behind contaminated observations); the model still learns y")
-	fs.IntVar(&c.train, "train", 0, "iterated: learn the first `N` values (default: all but the last --horizon)")
+	fs.IntVar(&c.train, "train", 0, "iterated: learn the first `N` values, missing ones not counted (default: all but the last --horizon)")
 	fs.IntVar(&c.horizon, "horizon", 0, "forecast horizon `H` (default: forecast.horizon of the configuration)")
-	fs.IntVar(&c.evalFrom, "eval-from", 0, "prequential: 1-based index `K` of the first scored target (default: the first after warm-up)")
+	fs.IntVar(&c.evalFrom, "eval-from", 0, "prequential: 1-based index `K` of the first scored target among the values present, missing ones not counted (default: the first after the first fit)")
 	fs.StringVar(&c.forecasts, "forecasts", "", "write the forecast messages to `OUT.jsonl`, one per line")
 	fs.StringVar(&c.reportPath, "report", "", "write the JSON report to `OUT.json` ('-': standard output, instead of the summary); a number that is not finite is null")
 	fs.StringVar(&c.plot, "plot", "", "draw actual vs forecast with its band to `OUT.svg|OUT.png|OUT.pdf`")
@@ -206,7 +206,7 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 		prog:   newProgress(stderr, s.len()),
 	}
 	// The Learner's first fit: the first target it can predict follows it.
-	first, H, n := min(online.FirstFit, bt.cfg.Warmup), bt.cfg.Horizon, s.len()
+	first, H, n := bt.cfg.FirstFitAt(), bt.cfg.Horizon, s.len()
 	if c.protocol == "prequential" {
 		bt.evalFrom = first + 1
 		switch {
@@ -261,6 +261,9 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 			return nil, usageErrorf("backtest: --tune validates %d-step forecasts and needs --train ≥ 3·horizon = %d (got %d)", H, 3*H, bt.train)
 		}
 		bt.cfg = m.Learner(cfg.Forecast, cfg.Robust)
+		if bt.train < bt.cfg.FirstForecast() {
+			return nil, usageErrorf("backtest: --train %d is too short: without the theta combination (--tune) a series is first forecast after %d values", bt.train, bt.cfg.FirstForecast())
+		}
 		fmt.Fprintf(stderr, "backtest: --tune: structure chosen on the %d training values, working_set = %d, lags ranked by %d-step iterated validation (transform %s, difference %d, combine %s)\n",
 			m.Warmup, m.WorkingSet, H, m.Transform, m.Difference.Value, m.Combine)
 	}
@@ -750,7 +753,7 @@ func (r *report) summary(w io.Writer) error {
 	}
 	switch th := r.Model.Theta; {
 	case r.Model.Kernel == "none":
-		fmt.Fprintf(&sb, "  model: none yet (a series is first fitted on %d values)\n", min(online.FirstFit, r.Config.Warmup))
+		fmt.Fprintf(&sb, "  model: none yet (a series is first fitted on %d values)\n", online.Config{Warmup: r.Config.Warmup}.FirstFitAt())
 		if th != nil {
 			fmt.Fprintf(&sb, "  forecast by the theta method alone: α = %.4g, drift %.4g, seasonal period %d (0: none)\n", th.Alpha, th.Drift, th.Period)
 		}

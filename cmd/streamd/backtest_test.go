@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -200,7 +201,7 @@ func TestBacktestPrequential(t *testing.T) {
 		}
 		young := m.T < online.FirstFit
 		if m.T != int64(first+i) || (m.Observed != nil) != (m.T > online.FirstFit) || young != (m.Model.Kernel == "none") ||
-			young && (m.Model.Combine != "theta" || !m.Steps[0].Fallback) {
+			young && (m.Model.Combine != "theta" || slices.ContainsFunc(m.Steps, func(s sink.Step) bool { return !s.Fallback })) {
 			t.Fatalf("message %d: t %d, observed %v, model %+v, step 1 %+v", i, m.T, m.Observed, m.Model, m.Steps[0])
 		}
 		if s := m.Steps[H-1]; s.H != H || s.T != m.T+H || !(s.Lo <= s.Mean && s.Mean <= s.Hi) {

@@ -88,9 +88,10 @@ func dataErrorf(line int, format string, args ...any) error {
 // parser of t), every row of one kind: sequence numbers, or times. A
 // missing y (NA, NaN or null; in a CSV file also an empty cell) is a gap:
 // no sample at its t, as a record that never came (the Learner fills gaps
-// from its predictions). In a CSV file, trailing rows with an empty y cell
-// end the series (short columns of a table). Any other non-finite value is
-// an error. With cols.needTime, t must be times.
+// from its predictions). In a CSV file, trailing rows with a missing y end
+// the series (short columns of a table). t must increase from row to row,
+// missing rows included, as the daemon requires of a series' records. Any
+// other non-finite value is an error. With cols.needTime, t must be times.
 func readSeries(r io.Reader, cols columns) (*series, error) {
 	s, err := readSeriesData(r, cols)
 	if err == nil && cols.needTime && !s.timed {
@@ -115,7 +116,7 @@ func readSeriesData(r io.Reader, cols columns) (*series, error) {
 	}
 	if _, perr := strconv.ParseFloat(first, 64); perr == nil || missing(first) {
 		if cols.any() {
-			return nil, fmt.Errorf("%w: --column, --inputs, --time and --truth need a CSV file with a header line (the first line is the number %s)",
+			return nil, fmt.Errorf("%w: --column, --inputs, --time and --truth need a CSV file with a header line (the first line is the value %s)",
 				errData, first)
 		}
 		return readPlain(bytes.NewReader(b))
@@ -239,7 +240,7 @@ func readCSV(r io.Reader, cols columns) (*series, error) {
 		}
 		if truthCol >= 0 {
 			v := math.NaN()
-			if cell := strings.TrimSpace(rec[truthCol]); cell != "" && !math.IsNaN(yv) {
+			if cell := strings.TrimSpace(rec[truthCol]); cell != "" && !missing(cell) && !math.IsNaN(yv) {
 				if v, err = parseFinite(cell); err != nil {
 					return nil, dataErrorf(line, "column %s: %v", header[truthCol], err)
 				}
@@ -258,6 +259,8 @@ func readCSV(r io.Reader, cols columns) (*series, error) {
 			case isTime != s.timed:
 				return nil, dataErrorf(line, "column %s: %q is %s but the first row's t is %s: a series' t is of one kind (with model.time_unit: %s an integer is %s)",
 					header[tcol], strings.TrimSpace(rec[tcol]), timeKind(isTime), timeKind(s.timed), cols.unit, timeKind(cols.unit != calendar.Sequence))
+			case t <= s.t[len(s.t)-1]:
+				return nil, dataErrorf(line, "column %s: t %d is not after the previous row's %d", header[tcol], t, s.t[len(s.t)-1])
 			}
 		}
 		s.y = append(s.y, yv)
@@ -279,7 +282,7 @@ func readCSV(r io.Reader, cols columns) (*series, error) {
 			continue
 		}
 		if s.truth != nil && math.IsNaN(s.truth[k]) {
-			return nil, dataErrorf(s.line[k], "column %s is empty", header[truthCol])
+			return nil, dataErrorf(s.line[k], "column %s is missing beside a value of y", header[truthCol])
 		}
 		s.y[kept], s.t[kept], s.line[kept] = s.y[k], s.t[k], s.line[k]
 		copy(s.u[kept*s.nu:(kept+1)*s.nu], s.u[k*s.nu:(k+1)*s.nu])
@@ -330,12 +333,4 @@ func timeKind(isTime bool) string {
 		return "a time"
 	}
 	return "a sequence number"
-}
-
-// targets returns the scoring targets of samples [from, to).
-func (s *series) targets(from, to int) []float64 {
-	if s.truth != nil {
-		return s.truth[from:to]
-	}
-	return s.y[from:to]
 }

@@ -152,7 +152,10 @@ func TestReadSeriesErrors(t *testing.T) {
 		{"not finite", "1\ninf\n", columns{}, "line 2", true},
 		{"columns on a plain file", "1\n2\n", columns{y: "x"}, "CSV", true},
 		{"empty y inside", "y\n1\n\n3\n", columns{}, "", true}, // blank CSV lines are skipped: no error expected
-		{"empty truth cell", "t,y,c\n1,1,1\n2,2,\n3,3,3\n", columns{y: "y", truth: "c"}, "line 3: column c is empty", true},
+		{"empty truth cell", "t,y,c\n1,1,1\n2,2,\n3,3,3\n", columns{y: "y", truth: "c"}, "line 3: column c is missing", true},
+		{"NA truth cell", "t,y,c\n1,1,1\n2,2,NA\n", columns{y: "y", truth: "c"}, "line 3: column c is missing", true},
+		{"t not increasing", "t,y\n1,1\n3,2\n2,3\n", columns{time: "t"}, "line 4: column t: t 2 is not after the previous row's 3", true},
+		{"t repeated by a missing row", "t,y\n1,1\n2,NA\n2,3\n", columns{time: "t"}, "line 4: column t: t 2 is not after", true},
 		{"bad input beside a value", "x,y\nNA,1\n", columns{y: "y", inputs: []string{"x"}}, "line 2: column x", true},
 		{"empty input", "x,y\n,1\n", columns{y: "y", inputs: []string{"x"}}, "line 2: column x", true},
 		{"ragged row", "x,y\n1,2\n3\n", columns{y: "y"}, "line 3", true},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/source"
+	"github.com/streamd/streamd/internal/theta"
 )
 
 // A young series (combined, not fitted before its 16th record) publishes
@@ -30,12 +31,17 @@ func TestYoungSeriesPublishesWithoutCountingFallbacks(t *testing.T) {
 	for k, y := range series(0, online.FirstFit-1) {
 		r.handle(kafka.Message{Offset: int64(k), Key: []byte("young"), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, y))})
 	}
-	if want := online.FirstFit - 1 - 3; len(r.pending) != want {
+	if want := online.FirstFit - theta.MinValues; len(r.pending) != want {
 		t.Fatalf("%d messages published, want %d (from the 4th record)", len(r.pending), want)
 	}
 	for _, m := range r.pending {
-		if m.Model.Kernel != "none" || m.Model.Combine != "theta" || m.Observed != nil || len(m.Steps) != cfg.Horizon || !m.Steps[0].Fallback {
-			t.Fatalf("message at t %d: model %+v, observed %v, steps %+v", m.T, m.Model, m.Observed, m.Steps)
+		if m.Model.Kernel != "none" || m.Model.Combine != "theta" || m.Observed != nil || len(m.Steps) != cfg.Horizon {
+			t.Fatalf("message at t %d: model %+v, observed %v, %d steps", m.T, m.Model, m.Observed, len(m.Steps))
+		}
+		for _, st := range m.Steps {
+			if !st.Fallback {
+				t.Fatalf("message at t %d: step %+v not flagged the fallback's", m.T, st)
+			}
 		}
 	}
 	if n := testutil.ToFloat64(d.metrics.fallbacks); n != 0 {

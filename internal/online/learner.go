@@ -562,7 +562,9 @@ func (l *Learner) check(o Observation) error {
 }
 
 // Observe takes the next observation. Until the first fit (FirstFit
-// samples) it is only kept; afterwards it is predicted one step ahead,
+// samples) it is only kept (and, with the theta combination, from
+// theta.MinValues samples on the series is forecast by the theta method
+// alone: youngForecast); afterwards it is predicted one step ahead,
 // learned, and every Every samples a forecast of Horizon steps is issued. At
 // each re-choice (see FirstFit) the structure is chosen again and the model
 // refitted on every sample kept, after this one is predicted and learned.
@@ -693,11 +695,10 @@ func (l *Learner) calendarAt(u []float64, t int64) {
 // that recurs is the series' own: the second within glitchMemory is
 // learned, as is one of any size right after a gated glitch (grossError),
 // and the glitch's observed value goes back among those kept for the
-// re-choices, so a series with recurring spikes learns them (with glitchZ
-// alone each spike was gated, its band never widened to them, and every
-// later one was gated too). A genuine surprise rarer than that is a step
-// late. glitchZ keeps a factor 3 over the largest genuine surprise known
-// here (34 on the laser); no value of the benchmark suites reaches it
+// re-choices, so a series with recurring spikes learns them, and its band
+// widens to them. A genuine surprise rarer than that is a step late.
+// glitchZ keeps a factor 3 over the largest genuine surprise known here
+// (the laser's, above); no value of the benchmark suites reaches it
 // (docs/benchmarks.md, "Glitches", which prices the rare ones).
 const (
 	grossZ       = 1000

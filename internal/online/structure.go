@@ -46,16 +46,21 @@ func (f Form) String() string {
 // twice the last one in all.
 const FirstFit = 16
 
-// FirstForecast is the count of values after which a series is first
-// forecast: theta.MinValues with the theta combination (the young forecast,
-// Learner.youngForecast), else its first fit's. With inputs its first
-// fits may need more values (MinWarmup); the young forecast does not.
+// FirstFitAt is the count of values at which a series is first fitted:
+// FirstFit, or Warmup when it is smaller. With inputs the fit may need more
+// values (MinWarmup) and is then tried again at the next re-choice.
+func (c Config) FirstFitAt() int { return min(FirstFit, c.Warmup) }
+
+// FirstForecast is the count of values after which a series can first be
+// forecast (by Learner.Forecast; its periodic forecasts also wait for
+// Every, and there are none with Horizon 0): theta.MinValues with the theta
+// combination (the young forecast, Learner.youngForecast), else its first
+// fit's, FirstFitAt.
 func (c Config) FirstForecast() int {
-	first := min(FirstFit, c.Warmup)
 	if c.Combine != CombineNone {
-		return min(theta.MinValues, first)
+		return min(theta.MinValues, c.FirstFitAt())
 	}
-	return first
+	return c.FirstFitAt()
 }
 
 // nextFit returns the sample count of the re-choice after n samples, or 0
@@ -65,7 +70,7 @@ func (c Config) nextFit(n int) int {
 		return 0
 	}
 	if n < richMinSamples {
-		return min((n/FirstFit+1)*FirstFit, c.Warmup)
+		return min((n/FirstFit+1)*FirstFit, c.Warmup) // FirstFitAt first
 	}
 	k := richMinSamples
 	for k <= n {

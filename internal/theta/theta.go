@@ -15,6 +15,7 @@ package theta
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 )
@@ -67,7 +68,7 @@ const minIndex = 1e-4
 const MinValues = 4
 
 // ErrTooShort is Fit's error for fewer than MinValues values.
-var ErrTooShort = errors.New("theta: fewer than 4 values")
+var ErrTooShort = fmt.Errorf("theta: fewer than %d values", MinValues)
 
 // Fit fits the theta method to x with seasonal period m (m ≤ 1: none).
 // The series is seasonal when it is longer than 2m, not constant (to a
