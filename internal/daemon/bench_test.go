@@ -619,13 +619,7 @@ func BenchmarkPartitionRecord(b *testing.B) {
 	d := &Daemon{cfg: Config{Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
 		Registry: online.RegistryConfig{Default: cfg}, CheckpointRecords: DefaultCheckpointRecords}, metrics: newMetrics(), dir: newDirectory()}
 	d.cfg.Decoder.Inputs = -1
-	r := newPartitionRun(d, source.Partition{})
-	r.dirty = newDirtySeries(1)
-	reg, err := online.NewRegistry(r.registryConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
-	r.reg = reg
+	r := loosePartition(b, d)
 	values := make([][]float64, nSeries)
 	for s := range values {
 		values[s] = series(s, perSeries)

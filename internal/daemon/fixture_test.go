@@ -81,3 +81,18 @@ func waitFor(ctx context.Context, t testing.TB, what string, cond func() bool) {
 		}
 	}
 }
+
+// loosePartition returns a partition run of d with no consumer or
+// publisher behind it, its registry from d's configuration: records go
+// in by handle, messages wait in pending.
+func loosePartition(t testing.TB, d *Daemon) *partitionRun {
+	t.Helper()
+	r := newPartitionRun(d, source.Partition{})
+	r.dirty = newDirtySeries(1)
+	reg, err := online.NewRegistry(r.registryConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.reg = reg
+	return r
+}

@@ -519,13 +519,7 @@ func TestStateBudgetEvicts(t *testing.T) {
 	cfg.Logger = logs.logger()
 	d := &Daemon{cfg: cfg, metrics: newMetrics(), dir: newDirectory()}
 	d.cfg.Decoder.Inputs = -1
-	r := newPartitionRun(d, source.Partition{})
-	r.dirty = newDirtySeries(1)
-	reg, err := online.NewRegistry(r.registryConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.reg = reg
+	r := loosePartition(t, d)
 	// One fitted series' size sets the budget.
 	probe, _ := online.NewLearner(d.cfg.Registry.Default)
 	for k, y := range series(0, perSeries) {

@@ -21,13 +21,7 @@ func TestYoungSeriesPublishesWithoutCountingFallbacks(t *testing.T) {
 	cfg.Combine = online.CombineAuto
 	d := &Daemon{cfg: Config{Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096, Inputs: -1},
 		Registry: online.RegistryConfig{Default: cfg}, CheckpointRecords: DefaultCheckpointRecords}, metrics: newMetrics(), dir: newDirectory()}
-	r := newPartitionRun(d, source.Partition{})
-	r.dirty = newDirtySeries(1)
-	reg, err := online.NewRegistry(r.registryConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.reg = reg
+	r := loosePartition(t, d)
 	for k, y := range series(0, online.FirstFit-1) {
 		r.handle(kafka.Message{Offset: int64(k), Key: []byte("young"), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, y))})
 	}
