@@ -230,17 +230,11 @@ func TestImplausibleStepsAreTheThetaMethods(t *testing.T) {
 	H := cfg.Horizon
 	mean, sd := make([]float64, H), make([]float64, H)
 	l.Theta().Clone().Forecast(mean, sd)
-	plain := make([]ForecastStep, H)
-	if err := l.Forecast(plain, nil); err != nil {
-		t.Fatal(err)
-	}
+	plain := forecastOf(t, l, H)
 	// The model's own steps judge (before the average).
 	th := l.th
 	l.th = nil
-	own := make([]ForecastStep, H)
-	if err := l.Forecast(own, nil); err != nil {
-		t.Fatal(err)
-	}
+	own := forecastOf(t, l, H)
 	l.th = th
 	for h, st := range own {
 		if !l.plausible(st) || st.Fallback || plain[h].Fallback || plain[h].Mean == mean[h] {
@@ -251,10 +245,7 @@ func TestImplausibleStepsAreTheThetaMethods(t *testing.T) {
 	// that on, every step is the theta method's.
 	kept := l.values
 	first := shrinkRange(t, l, own)
-	got := make([]ForecastStep, H)
-	if err := l.Forecast(got, nil); err != nil {
-		t.Fatal(err)
-	}
+	got := forecastOf(t, l, H)
 	for h, st := range got {
 		want := ForecastStep{H: h + 1, T: plain[h].T, Mean: mean[h], Std: sd[h], Lo: mean[h] - l.z*sd[h], Hi: mean[h] + l.z*sd[h], OneStepStd: sd[0], Fallback: true}
 		if h < first {
@@ -353,10 +344,7 @@ func TestImplausibleStepsFallBackToTheValues(t *testing.T) {
 		t.Fatalf("statistics %+v, want mean %g sd %g range [%g, %g]", l.values, mu, math.Sqrt(ss/299), slices.Min(y), slices.Max(y))
 	}
 	H := cfg.Horizon
-	plain := make([]ForecastStep, H)
-	if err := l.Forecast(plain, nil); err != nil {
-		t.Fatal(err)
-	}
+	plain := forecastOf(t, l, H)
 	for h, st := range plain {
 		if !l.plausible(st) {
 			t.Fatalf("step %d: %+v implausible on the values' own range", h+1, st)
@@ -364,10 +352,7 @@ func TestImplausibleStepsFallBackToTheValues(t *testing.T) {
 	}
 	kept := l.values
 	j := shrinkRange(t, l, plain)
-	got := make([]ForecastStep, H)
-	if err := l.Forecast(got, nil); err != nil {
-		t.Fatal(err)
-	}
+	got := forecastOf(t, l, H)
 	m, sd := kept.Mean, kept.sd()
 	for h, st := range got {
 		want := ForecastStep{H: h + 1, T: plain[h].T, Mean: m, Std: sd, Lo: m - l.z*sd, Hi: m + l.z*sd, OneStepStd: sd, Fallback: true}
@@ -441,12 +426,7 @@ func TestValueStatsFollowTheValues(t *testing.T) {
 			}
 		}
 		snap, _ := l.MarshalBinary()
-		var st learnerState
-		d := decoder{b: snap[6:], version: SnapshotVersion}
-		if err := d.decodeValue(reflect.ValueOf(&st).Elem()); err != nil {
-			t.Fatal(err)
-		}
-		old := encodeValue(append(append([]byte(nil), snap[:4]...), 0, 8), reflect.ValueOf(st), 8)
+		old := encodeState(snap, stateOf(t, snap), 8)
 		r, _ := NewLearner(cfg)
 		if err := r.UnmarshalBinary(old); err != nil {
 			t.Fatal(err)
@@ -474,14 +454,10 @@ func TestValueStatsFollowTheValues(t *testing.T) {
 	}
 	// A restore refuses statistics add could not have produced.
 	snap, _ := l.MarshalBinary()
-	var st learnerState
-	d := decoder{b: snap[6:], version: SnapshotVersion}
-	if err := d.decodeValue(reflect.ValueOf(&st).Elem()); err != nil {
-		t.Fatal(err)
-	}
+	st := stateOf(t, snap)
 	for _, bad := range []ValueStats{{N: 3, Mean: math.NaN()}, {N: 3, Lo: 2, Hi: 1}, {N: 3, M2: -1}, {N: -1}} {
 		st.Values = bad
-		b := encodeValue(append([]byte(nil), snap[:6]...), reflect.ValueOf(st), SnapshotVersion)
+		b := encodeState(snap, st, SnapshotVersion)
 		r, _ := NewLearner(cfg)
 		if err := r.UnmarshalBinary(b); err == nil {
 			t.Errorf("statistics %+v restored", bad)
@@ -552,22 +528,13 @@ func TestYoungSeriesForecastByTheta(t *testing.T) {
 			}
 		}
 		published := slices.Clone(res.Forecast)
-		asked, copied := make([]ForecastStep, cfg.Horizon), make([]ForecastStep, cfg.Horizon)
-		if err := l.Forecast(asked, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.ForecastCopy().Forecast(copied, nil); err != nil {
-			t.Fatal(err)
-		}
+		asked, copied := forecastOf(t, l, cfg.Horizon), forecastOf(t, l.ForecastCopy(), cfg.Horizon)
 		snap, _ := l.MarshalBinary()
 		r, _ := NewLearner(l.cfg)
 		if err := r.UnmarshalBinary(snap); err != nil {
 			t.Fatal(err)
 		}
-		restored := make([]ForecastStep, cfg.Horizon)
-		if err := r.Forecast(restored, nil); err != nil {
-			t.Fatal(err)
-		}
+		restored := forecastOf(t, r, cfg.Horizon)
 		if !slices.Equal(asked, published) || !slices.Equal(copied, published) || !slices.Equal(restored, published) {
 			t.Fatalf("value %d: asked %+v, copy %+v, restored %+v, published %+v", i+1, asked[0], copied[0], restored[0], published[0])
 		}

@@ -301,10 +301,7 @@ func TestGapIsFilledWithPredictions(t *testing.T) {
 		if err := ref.UnmarshalBinary(before); err != nil {
 			t.Fatal(err)
 		}
-		fc := make([]ForecastStep, 5)
-		if err := ref.Forecast(fc, nil); err != nil {
-			t.Fatal(err)
-		}
+		fc := forecastOf(t, ref, 5)
 		next := int64(10*(i-1)) + 10*tc.k + 3 // 3 = jitter, below half the step of 10
 		res, err := l.Observe(Observation{T: next, Y: y[i]})
 		if err != nil {
@@ -426,4 +423,15 @@ func TestWidthIsSearchedAtTheModelsSize(t *testing.T) {
 	if small == full {
 		t.Errorf("σ² at 8 members equals that at 40 (%v): the test cannot tell the sizes apart", full)
 	}
+}
+
+// forecastOf returns l's forecast of h steps without planned inputs
+// (Learner.Forecast), failing the test on an error.
+func forecastOf(t *testing.T, l *Learner, h int) []ForecastStep {
+	t.Helper()
+	fc := make([]ForecastStep, h)
+	if err := l.Forecast(fc, nil); err != nil {
+		t.Fatal(err)
+	}
+	return fc
 }

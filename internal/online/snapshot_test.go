@@ -320,13 +320,7 @@ func testOlderSnapshot(t *testing.T, version int) {
 	}
 	snap, _ := a.MarshalBinary()
 	// Re-encode it as the version wrote it: without the fields added since.
-	var st learnerState
-	d := decoder{b: snap[6:], version: SnapshotVersion}
-	if err := d.decodeValue(reflect.ValueOf(&st).Elem()); err != nil {
-		t.Fatal(err)
-	}
-	old := append(append([]byte(nil), snap[:4]...), 0, byte(version))
-	old = encodeValue(old, reflect.ValueOf(st), version)
+	old := encodeState(snap, stateOf(t, snap), version)
 	b, _ := NewLearner(cfg)
 	if err := b.UnmarshalBinary(old); err != nil {
 		t.Fatal(err)
@@ -399,4 +393,21 @@ func TestGoldenOlderSnapshots(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stateOf decodes the state of snapshot snap, written by this build.
+func stateOf(t *testing.T, snap []byte) learnerState {
+	t.Helper()
+	var st learnerState
+	d := decoder{b: snap[6:], version: SnapshotVersion}
+	if err := d.decodeValue(reflect.ValueOf(&st).Elem()); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// encodeState encodes st as snapshot version version lays it out, with
+// snap's magic.
+func encodeState(snap []byte, st learnerState, version int) []byte {
+	return encodeValue(append(append([]byte(nil), snap[:4]...), 0, byte(version)), reflect.ValueOf(st), version)
 }

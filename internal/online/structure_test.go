@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -483,10 +482,7 @@ func TestGlitchIsGatedUnlessItRecurs(t *testing.T) {
 	// The gate's memory is in the snapshot: the series goes on restored,
 	// and a snapshot whose memory is not one of its values is refused.
 	snap, _ := l.MarshalBinary()
-	var st learnerState
-	if err := (&decoder{b: snap[6:], version: SnapshotVersion}).decodeValue(reflect.ValueOf(&st).Elem()); err != nil {
-		t.Fatal(err)
-	}
+	st := stateOf(t, snap)
 	for _, corrupt := range []func(*learnerState){
 		func(st *learnerState) { st.GlitchSeen = st.LastBig + 1 },
 		func(st *learnerState) { st.LastBig = st.Seen + 1 },
@@ -494,7 +490,7 @@ func TestGlitchIsGatedUnlessItRecurs(t *testing.T) {
 	} {
 		bad := st
 		corrupt(&bad)
-		b := encodeValue(append([]byte(nil), snap[:6]...), reflect.ValueOf(bad), SnapshotVersion)
+		b := encodeState(snap, bad, SnapshotVersion)
 		if err := l.UnmarshalBinary(b); err == nil {
 			t.Errorf("restored a memory of surprises at %d, %d (glitch %v) of %d values", bad.LastBig, bad.GlitchSeen, bad.GlitchY, bad.Seen)
 		}
@@ -602,13 +598,7 @@ func TestCorruptValueInLogsIsGated(t *testing.T) {
 	if a.form != (Form{Log: true}) {
 		t.Fatalf("form %v, want log", a.form)
 	}
-	fa, fb := make([]ForecastStep, 10), make([]ForecastStep, 10)
-	if err := a.Forecast(fa, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Forecast(fb, nil); err != nil {
-		t.Fatal(err)
-	}
+	fa, fb := forecastOf(t, a, 10), forecastOf(t, b, 10)
 	for h := range fb {
 		if math.Abs(fa[h].Mean-fb[h].Mean) > fb[h].Hi-fb[h].Lo {
 			t.Errorf("h=%d: %v against the clean twin's %v (band %v)", h+1, fa[h].Mean, fb[h].Mean, fb[h].Hi-fb[h].Lo)
