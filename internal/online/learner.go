@@ -906,11 +906,7 @@ func (l *Learner) youngSteps(dst []ForecastStep) bool {
 	if err != nil {
 		return false
 	}
-	if len(l.thMean) < len(dst) {
-		l.thMean, l.thSD = make([]float64, len(dst)), make([]float64, len(dst))
-	}
-	mean, sd := l.thMean[:len(dst)], l.thSD[:len(dst)]
-	th.Forecast(mean, sd)
+	mean, sd := l.thetaForecast(th, len(dst))
 	for h := range dst {
 		if lo, hi := mean[h]-l.z*sd[h], mean[h]+l.z*sd[h]; math.IsNaN(lo+hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 			return false
@@ -923,6 +919,18 @@ func (l *Learner) youngSteps(dst []ForecastStep) bool {
 			Lo: mean[h] - l.z*sd[h], Hi: mean[h] + l.z*sd[h], OneStepStd: sd[0], Fallback: true}
 	}
 	return true
+}
+
+// thetaForecast writes th's forecast of steps 1..n into thMean and thSD,
+// grown to n if need be, and returns them. It allocates only when n
+// exceeds every horizon before it.
+func (l *Learner) thetaForecast(th *theta.Model, n int) (mean, sd []float64) {
+	if len(l.thMean) < n {
+		l.thMean, l.thSD = make([]float64, n), make([]float64, n)
+	}
+	mean, sd = l.thMean[:n], l.thSD[:n]
+	th.Forecast(mean, sd)
+	return mean, sd
 }
 
 // youngWindow is the most values a young forecast is fitted on: a series
@@ -968,10 +976,7 @@ func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
 		dst[h] = st
 	}
 	if l.th != nil {
-		if len(l.thMean) < len(dst) {
-			l.thMean, l.thSD = make([]float64, len(dst)), make([]float64, len(dst))
-		}
-		l.th.Forecast(l.thMean[:len(dst)], l.thSD[:len(dst)])
+		l.thetaForecast(l.th, len(dst))
 	}
 	// The steps are iterated: from the first the model leaves the
 	// plausible on, every later one starts from it, and falls back too.
