@@ -52,6 +52,9 @@ Suites:
              forecasts: streamd (defaults) against R as in nn3
   glitch     nn3's streamd forecasts with and without one corrupt value
              (× 10⁴) in each series (streamd only)
+  load       EUNITE's half-hourly loads of 1997-1998, day-ahead from 28
+             midnights over 1998: streamd (defaults; config/load.yaml's calendar)
+             against stlf (two seasons) and the seasonal naive forecasts
   all        nn3, eunite, coldstart and classic, in this order (not krlst:
              Octave)
 
@@ -114,7 +117,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	var suites []string
 	switch suite {
-	case "nn3", "eunite", "coldstart", "classic", "short", "glitch", "krlst", "cost":
+	case "nn3", "eunite", "coldstart", "classic", "short", "glitch", "load", "krlst", "cost":
 		suites = []string{suite}
 	case "all":
 		suites = []string{"nn3", "eunite", "coldstart", "classic"}
@@ -149,6 +152,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			err = e.short(ctx)
 		case "glitch":
 			err = e.glitch(ctx)
+		case "load":
+			err = e.load(ctx)
 		case "krlst":
 			err = e.krlst(ctx)
 		case "cost":
@@ -187,7 +192,7 @@ func (e *env) setup(ctx context.Context, suites []string) error {
 	if e.scripts, err = os.MkdirTemp("", "streamd-compare-"); err != nil {
 		return err
 	}
-	for _, name := range []string{"nn3.R", "eunite.R", "datasets.R"} {
+	for _, name := range []string{"nn3.R", "eunite.R", "datasets.R", "load.R"} {
 		b, err := rScripts.ReadFile(name)
 		if err != nil {
 			return err
@@ -211,7 +216,9 @@ func (e *env) setup(ctx context.Context, suites []string) error {
 	if v, err := exec.CommandContext(ctx, e.bin, "version").CombinedOutput(); err == nil {
 		fmt.Fprintf(e.stderr, "compare: %s", firstLine(string(v))+"\n")
 	}
-	if slices.ContainsFunc(suites, func(s string) bool { return s == "nn3" || s == "eunite" || s == "classic" || s == "short" }) {
+	if slices.ContainsFunc(suites, func(s string) bool {
+		return s == "nn3" || s == "eunite" || s == "classic" || s == "short" || s == "load"
+	}) {
 		out, err := exec.CommandContext(ctx, e.rscript, "-e", `suppressPackageStartupMessages(library(forecast)); cat(format(packageVersion("forecast")))`).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("%s cannot load the forecast package (Debian: apt-get install r-cran-forecast): %v\n%s", e.rscript, err, out)

@@ -590,3 +590,26 @@ func TestYoungForecastEveryAndSeason(t *testing.T) {
 		}
 	}
 }
+
+// TestThetaMarginWithTwoSeasons: with one seasonal period the model
+// forecasts alone only when its validation error is below 1 − thetaMargin
+// times the average's; with two (the theta method removes one) whenever
+// it is below the average's.
+func TestThetaMarginWithTwoSeasons(t *testing.T) {
+	const avg = 100.0
+	for _, c := range []struct {
+		alone    float64
+		nPeriods int
+		want     bool
+	}{
+		{avg * (1 - thetaMargin/2), 1, true},
+		{avg * (1 - 2*thetaMargin), 1, false},
+		{avg * (1 - thetaMargin/2), 2, false},
+		{avg * (1 + thetaMargin/2), 2, true},
+		{avg * (1 + thetaMargin/2), 0, true},
+	} {
+		if got := combines(c.alone, avg, c.nPeriods); got != c.want {
+			t.Errorf("alone %v against %v, %d periods: combines %v, want %v", c.alone, avg, c.nPeriods, got, c.want)
+		}
+	}
+}

@@ -61,7 +61,7 @@ func TestHeavyForetellsFitsAndRetunes(t *testing.T) {
 			}
 			// The re-choice counts, from the schedule's definition.
 			var rechoices []int64
-			for n := cfg.nextFit(0); n > 0; n = cfg.nextFit(n) {
+			for n := cfg.nextFit(0, cfg.Warmup); n > 0; n = cfg.nextFit(n, cfg.Warmup) {
 				rechoices = append(rechoices, int64(n))
 			}
 			fits, retunes, heavies, rejected := 0, 0, 0, 0

@@ -24,9 +24,9 @@ import (
 type Config struct {
 	Model narx.Config
 	// Warmup is the number of samples at which the structure is chosen a last
-	// time (≥ 1 more than the embedding depth); before it, the series is
-	// fitted from FirstFit samples on and re-chosen at each doubling (see
-	// FirstFit).
+	// time (≥ 1 more than the embedding depth), or later for a long season
+	// (lastFit); before it, the series is fitted from FirstFit samples on
+	// and re-chosen at each doubling (see FirstFit).
 	Warmup int
 	// Forms are the candidate forms of the series (Form), ranked at every
 	// re-choice; nil means the plain series only.
@@ -455,7 +455,7 @@ func NewLearner(cfg Config) (*Learner, error) {
 	if cfg.Robust.Enabled {
 		l.rscale = robust.NewStreamingScale(cfg.Robust.Window, cfg.Robust.Scale)
 	}
-	l.nextFit = int64(cfg.nextFit(0))
+	l.nextFit = int64(cfg.nextFit(0, cfg.Warmup))
 	return l, nil
 }
 
@@ -708,10 +708,10 @@ const (
 )
 
 // keep adds a sample to the raw samples the re-choices use, dropping the oldest
-// beyond Warmup (a series that could not be fitted by then keeps trying on
-// its last Warmup samples).
+// beyond Config.keptMax (a series that could not be fitted by Warmup keeps
+// trying on its last Warmup samples).
 func (l *Learner) keep(y float64, u []float64, t int64) {
-	if len(l.warmY) >= l.cfg.Warmup {
+	if len(l.warmY) >= l.cfg.keptMax(l.model.Fitted(), l.nextFit) {
 		l.warmY = slices.Delete(l.warmY, 0, 1)
 		l.warmU = slices.Delete(l.warmU, 0, l.nu)
 		l.warmT = slices.Delete(l.warmT, 0, 1)
@@ -1193,7 +1193,7 @@ func (l *Learner) fit() error {
 // series still without a model after it, another try a quarter of Warmup
 // later.
 func (l *Learner) schedule() {
-	l.nextFit = int64(l.cfg.nextFit(int(l.seen)))
+	l.nextFit = int64(l.cfg.nextFit(int(l.seen), l.cfg.lastFit(l.warmT)))
 	switch {
 	case l.nextFit > 0:
 	case !l.model.Fitted():

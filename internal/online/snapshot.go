@@ -170,7 +170,7 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		}
 	}
 	if math.IsNaN(st.LastZ) || math.IsInf(st.LastZ, 0) || !(st.Floor >= 0) || math.IsInf(st.Floor, 0) ||
-		st.NextFit < 0 || len(st.WarmY) > l.cfg.Warmup || st.Gross < 0 ||
+		st.NextFit < 0 || len(st.WarmY) > l.cfg.keptMax(fitted, st.NextFit) || st.Gross < 0 ||
 		st.LastBig < 0 || st.LastBig > st.Seen || st.GlitchSeen < 0 || st.GlitchSeen > st.LastBig ||
 		math.IsNaN(st.GlitchY) || math.IsInf(st.GlitchY, 0) {
 		return fmt.Errorf("online: snapshot level or schedule is not valid")

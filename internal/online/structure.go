@@ -41,7 +41,8 @@ func (f Form) String() string {
 // The structure (form, lags, kernel, width, normalisation) is chosen again
 // on every sample seen so far every FirstFit samples below richMinSamples,
 // where a re-choice ranks linear models only and costs little, then at each
-// doubling below Config.Warmup, and a last time at Warmup; the model learns
+// doubling below Config.Warmup, at Warmup, and for a long season a last
+// time at Config.lastFit; the model learns
 // online in between. From richMinSamples on, the re-choices cost about
 // twice the last one in all.
 const FirstFit = 16
@@ -64,12 +65,15 @@ func (c Config) FirstForecast() int {
 }
 
 // nextFit returns the sample count of the re-choice after n samples, or 0
-// when the last one (at Warmup) is done.
-func (c Config) nextFit(n int) int {
-	if n >= c.Warmup {
+// when the last one (at last ≥ Warmup, Config.lastFit) is done: the
+// schedule up to Warmup, then last.
+func (c Config) nextFit(n, last int) int {
+	switch {
+	case n >= last:
 		return 0
-	}
-	if n < richMinSamples {
+	case n >= c.Warmup:
+		return last
+	case n < richMinSamples:
 		return min((n/FirstFit+1)*FirstFit, c.Warmup) // FirstFitAt first
 	}
 	k := richMinSamples
@@ -77,6 +81,46 @@ func (c Config) nextFit(n int) int {
 		k *= 2
 	}
 	return min(k, c.Warmup)
+}
+
+// seasonCycles is how many cycles of its longest seasonal period a series
+// has when its structure is chosen a last time. A seasonal lag s joins the
+// lag sets once it leaves enough targets (2(s+3) values, lagSets), but the
+// evidence and the validation rank it well only on a few cycles more: a
+// half-hourly series (periods 48 and 336) chosen at the default Warmup of
+// 500 values has no weekly lag at all, and at 1 344 its day-ahead forecasts
+// beat the weekly seasonal naive one (docs/benchmarks.md, "Half-hourly
+// load").
+const seasonCycles = 4
+
+// lastFit is the sample count of the last re-choice of a series whose kept
+// samples are at times ts: Warmup, or seasonCycles times the longest
+// seasonal period the re-choices propose (Season, else the periods of the
+// sampling step when t is a time, stepPeriods) when that is more. A period
+// detected from the data does not extend it: detectPeriod proposes periods
+// of at most a third of the samples, which the doublings reach.
+func (c Config) lastFit(ts []int64) int {
+	var ps []int
+	switch {
+	case c.Season > 0:
+		ps = []int{c.Season}
+	case c.Season == 0 && len(ts) > 1:
+		ps = stepPeriods(timeStep(ts), ts[0])
+	}
+	last := c.Warmup
+	for _, s := range ps {
+		last = max(last, seasonCycles*s)
+	}
+	return last
+}
+
+// keptMax is the most raw samples kept for the re-choices: Warmup, or, while
+// a fitted series waits for a re-choice beyond it (lastFit), that one's count.
+func (c Config) keptMax(fitted bool, nextFit int64) int {
+	if fitted && nextFit > int64(c.Warmup) {
+		return int(nextFit)
+	}
+	return c.Warmup
 }
 
 // minTargets is the fewest targets a structure of regressor dimension n is
@@ -589,7 +633,7 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 			paths = nil // validate the structure that runs
 		}
 		best.period = l.thetaPeriod(periods, ys)
-		best.theta = l.chooseTheta(best, paths, ys, best.period, v, ok)
+		best.theta = l.chooseTheta(best, paths, ys, periods, v, ok)
 	}
 	return best, nil
 }
@@ -753,8 +797,10 @@ func (l *Learner) validateForms(perForm []structure, ys []float64, v validation,
 // below 1 − thetaMargin times the average's — the theta method fitted on
 // the fitting part, then updated (theta.Model.Update) up to each origin;
 // too few samples for a validation, or a structure that cannot be
-// validated, combine.
-func (l *Learner) chooseTheta(best structure, paths, ys []float64, period int, v validation, ok bool) bool {
+// validated, combine. With more than one seasonal period proposed (periods)
+// the margin is 0: the theta method removes one season and forecasts the
+// others as noise, so the average must validate better to be used.
+func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int, v validation, ok bool) bool {
 	switch l.cfg.Combine {
 	case CombineNone:
 		return false
@@ -769,7 +815,7 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, period int, v
 			return true
 		}
 	}
-	th, err := theta.Fit(ys[:v.train], period)
+	th, err := theta.Fit(ys[:v.train], best.period)
 	if err != nil {
 		return false
 	}
@@ -785,7 +831,17 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, period int, v
 			avg[o*v.H+i] = (paths[o*v.H+i] + m) / 2
 		}
 	}
-	return v.score(ys, paths) >= (1-thetaMargin)*v.score(ys, avg)
+	return combines(v.score(ys, paths), v.score(ys, avg), len(periods))
+}
+
+// combines is chooseTheta's rule on the validation errors of the model
+// alone and of the average, with nPeriods seasonal periods proposed.
+func combines(alone, avg float64, nPeriods int) bool {
+	margin := thetaMargin
+	if nPeriods > 1 {
+		margin = 0
+	}
+	return alone >= (1-margin)*avg
 }
 
 // thetaMargin is how much better than the average of the two the model's

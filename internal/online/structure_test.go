@@ -371,15 +371,103 @@ func TestReChoiceSchedule(t *testing.T) {
 	c := Config{Warmup: 500}
 	var got []int
 	for n := 0; n != 0 || len(got) == 0; {
-		n = c.nextFit(n)
+		n = c.nextFit(n, c.Warmup)
 		got = append(got, n)
 	}
 	want := []int{16, 32, 48, 64, 80, 96, 112, 128, 256, 500, 0}
 	if !slices.Equal(got, want) {
 		t.Errorf("schedule %v, want %v", got, want)
 	}
-	if n := (Config{Warmup: 10}).nextFit(0); n != 10 {
+	if n := (Config{Warmup: 10}).nextFit(0, 10); n != 10 {
 		t.Errorf("warmup 10: first fit at %d", n)
+	}
+	// A last re-choice beyond Warmup (lastFit) follows the one at Warmup.
+	got = got[:0]
+	for n := 0; n != 0 || len(got) == 0; {
+		n = c.nextFit(n, 1344)
+		got = append(got, n)
+	}
+	want = []int{16, 32, 48, 64, 80, 96, 112, 128, 256, 500, 1344, 0}
+	if !slices.Equal(got, want) {
+		t.Errorf("last at 1344: schedule %v, want %v", got, want)
+	}
+}
+
+// TestLastFitCoversTheLongestSeason: the last re-choice is at Warmup or at
+// seasonCycles cycles of the longest period proposed, whichever is later.
+func TestLastFitCoversTheLongestSeason(t *testing.T) {
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	times := func(step int64) []int64 {
+		ts := make([]int64, 20)
+		for i := range ts {
+			ts[i] = start + int64(i)*step
+		}
+		return ts
+	}
+	const minute = int64(60_000)
+	for _, c := range []struct {
+		name   string
+		season int
+		ts     []int64
+		want   int
+	}{
+		{"half-hourly: 4 weeks", 0, times(30 * minute), 4 * 336},
+		{"hourly: 4 weeks", 0, times(60 * minute), 4 * 168},
+		{"daily: 4 years", 0, times(1440 * minute), 4 * 365},
+		{"monthly: Warmup", 0, times(30 * 1440 * minute), 500},
+		{"sequence numbers: Warmup", 0, []int64{1, 2, 3}, 500},
+		{"no samples yet: Warmup", 0, nil, 500},
+		{"season 200", 200, []int64{1, 2, 3}, 800},
+		{"season 200 over the step's", 200, times(30 * minute), 800},
+		{"no season", -1, times(30 * minute), 500},
+	} {
+		cfg := Config{Warmup: 500, Season: c.season}
+		if got := cfg.lastFit(c.ts); got != c.want {
+			t.Errorf("%s: last re-choice at %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestReChoiceBeyondWarmup: with a season of 12 and Warmup 32 the last
+// re-choice is at 48 values. The samples are kept until then (not the last
+// Warmup: the re-choice sees them all), released after it, and a Learner
+// restored between Warmup and that re-choice goes on bit for bit.
+func TestReChoiceBeyondWarmup(t *testing.T) {
+	cfg := autoConfig()
+	cfg.Warmup, cfg.Season = 32, 12
+	cfg.LagCandidates = []int{1, 2, 3}
+	y := seasonalTrend(80, 3)
+	a, _ := NewLearner(cfg)
+	var b *Learner
+	for i, v := range y {
+		o := Observation{T: int64(i), Y: v}
+		ra, err := a.Observe(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := i + 1
+		switch {
+		case n >= 32 && n < 48:
+			if a.nextFit != 48 || len(a.warmY) != n {
+				t.Fatalf("after %d samples: next re-choice %d, %d kept; want 48, %d", n, a.nextFit, len(a.warmY), n)
+			}
+		case n >= 48:
+			if a.nextFit != 0 || a.warmY != nil {
+				t.Fatalf("after %d samples: next re-choice %d, %d kept; want none", n, a.nextFit, len(a.warmY))
+			}
+		}
+		switch {
+		case n == 40: // 40 kept samples, more than Warmup
+			b = restored(t, cfg, a)
+		case b != nil:
+			rb, err := b.Observe(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Float64bits(ra.Prediction) != math.Float64bits(rb.Prediction) || !slices.Equal(ra.Forecast, rb.Forecast) {
+				t.Fatalf("sample %d: prediction %v restored %v", i, ra.Prediction, rb.Prediction)
+			}
+		}
 	}
 }
 
