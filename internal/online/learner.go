@@ -1190,10 +1190,14 @@ func (l *Learner) fit() error {
 
 // schedule sets the next re-choice after a fit or re-choice: the next
 // doubling, none after the last (the kept samples are released), or, for a
-// series still without a model after it, another try a quarter of Warmup
-// later.
+// series still without a model after Warmup, another try a quarter of
+// Warmup later (a re-choice beyond Warmup, lastFit, is for fitted series).
 func (l *Learner) schedule() {
-	l.nextFit = int64(l.cfg.nextFit(int(l.seen), l.cfg.lastFit(l.warmT)))
+	last := l.cfg.Warmup
+	if l.model.Fitted() {
+		last = l.cfg.lastFit(l.warmT)
+	}
+	l.nextFit = int64(l.cfg.nextFit(int(l.seen), last))
 	switch {
 	case l.nextFit > 0:
 	case !l.model.Fitted():

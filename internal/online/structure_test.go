@@ -428,6 +428,27 @@ func TestLastFitCoversTheLongestSeason(t *testing.T) {
 	}
 }
 
+// TestUnfittedSeriesRetriesAfterWarmup: a series still without a model at
+// Warmup retries a quarter of Warmup later, long season or not; a fitted one
+// waits for the re-choice at four cycles.
+func TestUnfittedSeriesRetriesAfterWarmup(t *testing.T) {
+	cfg := autoConfig()
+	cfg.Warmup = 500
+	l, _ := NewLearner(cfg)
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	for i := range 500 {
+		l.warmT = append(l.warmT, start+int64(i)*30*60_000) // half-hourly
+	}
+	l.seen = 500
+	l.schedule()
+	if want := int64(500 + 500/4); l.nextFit != want {
+		t.Errorf("unfitted after 500 half-hourly samples: next try at %d, want %d", l.nextFit, want)
+	}
+	if got := cfg.nextFit(500, cfg.lastFit(l.warmT)); got != 4*336 {
+		t.Errorf("fitted: next re-choice at %d, want %d", got, 4*336)
+	}
+}
+
 // TestReChoiceBeyondWarmup: with a season of 12 and Warmup 32 the last
 // re-choice is at 48 values. The samples are kept until then (not the last
 // Warmup: the re-choice sees them all), released after it, and a Learner
