@@ -3,8 +3,9 @@ package online
 // Heavy reports whether the next accepted Observe may run one of the
 // Learner's rare costly steps: the first fit or a re-choice of the
 // structure (fit, at the sample counts schedule sets: every FirstFit
-// samples, then each doubling, then Warmup, and for a series still
-// without a model a retry a quarter of Warmup later), or the periodic
+// samples, then each doubling, then Warmup, for a long season once more
+// (Config.lastFit), and for a series still without a model a retry a
+// quarter of Warmup later), or the periodic
 // level-3 retune (retune, every RetuneEvery learned samples from the
 // series' retunePhase). Each costs from a few to hundreds of milliseconds
 // (seconds for a large working set or warm-up); every other Observe is

@@ -358,7 +358,7 @@ type Learner struct {
 	// tNu, tQ cache the Student-t quantile of quantile.
 	tNu, tQ float64
 
-	// The raw values seen so far (the last Warmup at most), from which the
+	// The raw values seen so far (Config.keptMax at most), from which the
 	// structure is re-chosen; released after the last re-choice.
 	warmY []float64
 	warmU []float64
@@ -1142,7 +1142,8 @@ func (l *Learner) fit() error {
 	l.outliers += int64(cleanGross(l.warmY))
 	// The statistics count the values kept, cleaned: every value so far,
 	// or, for a series that could not be fitted before Warmup, the last
-	// Warmup (the older ones, uncleaned, may hold a gross error).
+	// Warmup before its fit and every one since (the older ones, uncleaned,
+	// may hold a gross error).
 	l.values = countValues(l.warmY, l.values.Arm)
 	uLoc, uScale := make([]float64, l.nu), make([]float64, l.nu)
 	col := make([]float64, N)

@@ -93,10 +93,17 @@ func (c Config) nextFit(n, last int) int {
 // load").
 const seasonCycles = 4
 
+// maxLastFit bounds the re-choice for a long season: every sample it ranks on
+// is kept until then, and in the checkpoint. Quarter-hourly values (a week
+// of 672) fit within it; a configured season of thousands does not hold
+// up the samples of every series for tens of thousands of values.
+const maxLastFit = 4096
+
 // lastFit is the sample count of the last re-choice of a series whose kept
 // samples are at times ts: Warmup, or seasonCycles times the longest
 // seasonal period the re-choices propose (Season, else the periods of the
-// sampling step when t is a time, stepPeriods) when that is more. A period
+// sampling step when t is a time, stepPeriods), at most maxLastFit, when
+// that is more. A period
 // detected from the data does not extend it: detectPeriod proposes periods
 // of at most a third of the samples, which the doublings reach.
 func (c Config) lastFit(ts []int64) int {
@@ -109,7 +116,7 @@ func (c Config) lastFit(ts []int64) int {
 	}
 	last := c.Warmup
 	for _, s := range ps {
-		last = max(last, seasonCycles*s)
+		last = max(last, min(seasonCycles*s, maxLastFit))
 	}
 	return last
 }

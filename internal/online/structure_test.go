@@ -420,6 +420,7 @@ func TestLastFitCoversTheLongestSeason(t *testing.T) {
 		{"season 200", 200, []int64{1, 2, 3}, 800},
 		{"season 200 over the step's", 200, times(30 * minute), 800},
 		{"no season", -1, times(30 * minute), 500},
+		{"season 5000: at most maxLastFit", 5000, []int64{1, 2, 3}, maxLastFit},
 	} {
 		cfg := Config{Warmup: 500, Season: c.season}
 		if got := cfg.lastFit(c.ts); got != c.want {
