@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,8 +26,8 @@ const (
 )
 
 // loadHalfHours reads the daily rows (date, Holiday, Weekday, the 48
-// half-hours ending 00:30 … 24:00, then the day's maximum) into times (Unix ms of each half-hour's start,
-// UTC) and values, in order.
+// half-hours ending 00:30 … 24:00, then the day's maximum) into times (Unix
+// ms of each half-hour's start, UTC) and values, in order.
 func loadHalfHours(r io.Reader) (ts []int64, ys []float64, err error) {
 	rows, err := csv.NewReader(r).ReadAll()
 	if err != nil {
@@ -116,9 +117,10 @@ func (e *env) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	file := map[string]string{}
-	for i, c := range cuts {
-		file[c.Name] = csvs[i]
+	// streamd reads each cut's CSV (with its times), R its values.
+	byCSV := slices.Clone(cuts)
+	for i := range byCSV {
+		byCSV[i].File = csvs[i]
 	}
 	var runs []methodRun
 	for _, v := range []struct{ name, cfg string }{
@@ -130,11 +132,6 @@ func (e *env) load(ctx context.Context) error {
 			return err
 		}
 		fmt.Fprintf(e.stderr, "compare: load: %s, %d origins × %d steps\n", v.name, len(cuts), loadPerDay)
-		byCSV := make([]nn3Series, len(cuts))
-		for i, c := range cuts {
-			byCSV[i] = c
-			byCSV[i].File = file[c.Name]
-		}
 		extra := []string{"--time", "t", "--column", "y"}
 		if v.cfg != "" {
 			extra = append(extra, "--config", v.cfg)
