@@ -543,6 +543,15 @@ func (b *backtest) write(k int, res online.Result) error {
 	return b.out.Write(&b.msg)
 }
 
+// thetaString describes the theta method of the summary's model.
+func thetaString(th *sink.ThetaInfo) string {
+	season := fmt.Sprintf("seasonal period %d (0: none)", th.Period)
+	if th.Profile > 0 {
+		season = fmt.Sprintf("moving seasonal profile of period %d", th.Profile)
+	}
+	return fmt.Sprintf("α = %.4g, drift %.4g, %s", th.Alpha, th.Drift, season)
+}
+
 // cumulative scores the first k steps of an iterated forecast for a few k
 // (10, 20, 50, 100, …, and all steps): the Santa Fe protocol quotes the NMSE
 // of the first 20 steps beside that of all 100.
@@ -755,13 +764,13 @@ func (r *report) summary(w io.Writer) error {
 	case r.Model.Kernel == "none":
 		fmt.Fprintf(&sb, "  model: none yet (a series is first fitted on %d values)\n", online.Config{Warmup: r.Config.Warmup}.FirstFitAt())
 		if th != nil {
-			fmt.Fprintf(&sb, "  forecast by the theta method alone: α = %.4g, drift %.4g, seasonal period %d (0: none)\n", th.Alpha, th.Drift, th.Period)
+			fmt.Fprintf(&sb, "  forecast by the theta method alone: %s\n", thetaString(th))
 		}
 	default:
 		fmt.Fprintf(&sb, "  model: %s kernel, form %s, M = %d (rank %d), lags %s%s, γ = %.4g, noise std %.4g, d_eff %.1f, %d swaps\n",
 			r.Model.Kernel, r.Model.Form, r.Model.M, r.Model.Rank, lagString(r.Config.Lags), width, r.Model.Gamma, r.Model.NoiseStd, r.Model.DEff, r.Model.Swaps)
 		if th != nil {
-			fmt.Fprintf(&sb, "  combined with the theta method: α = %.4g, drift %.4g, seasonal period %d (0: none)\n", th.Alpha, th.Drift, th.Period)
+			fmt.Fprintf(&sb, "  combined with the theta method: %s\n", thetaString(th))
 		}
 	}
 	fmt.Fprintf(&sb, "  %-12s %6s %10s %10s %10s %10s %10s\n", "", "n", "NMSE", "RMSE", "MAE", "cover95", "NLPD")

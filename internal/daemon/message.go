@@ -81,5 +81,5 @@ func ModelInfoOf(l *online.Learner) sink.ModelInfo {
 
 // thetaInfo describes the theta method th for a forecast message.
 func thetaInfo(th *theta.Model) *sink.ThetaInfo {
-	return &sink.ThetaInfo{Alpha: th.Alpha, Drift: th.Drift, Period: len(th.Season)}
+	return &sink.ThetaInfo{Alpha: th.Alpha, Drift: th.Drift, Period: len(th.Season), Profile: th.Profile}
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/theta"
@@ -610,6 +611,59 @@ func TestThetaMarginWithTwoSeasons(t *testing.T) {
 	} {
 		if got := combines(c.alone, avg, c.nPeriods); got != c.want {
 			t.Errorf("alone %v against %v, %d periods: combines %v, want %v", c.alone, avg, c.nPeriods, got, c.want)
+		}
+	}
+}
+
+// With two seasonal periods (half-hourly times: a day and a week) the
+// combination's partner is the theta method adjusted by a moving weekly
+// profile when its average validates better: on a load-like series whose
+// weekends are half as high as its weekdays, the theta method's daily
+// indices cannot carry the week, the profile can. The partner is fitted
+// at the re-choice after five weeks (lastFit), and a restore after it
+// reproduces the forecasts bit for bit (the ring is in the snapshot).
+func TestTwoSeasonsCombineWithAProfile(t *testing.T) {
+	const halfHour = int64(30 * 60 * 1000)
+	t0 := time.Date(1998, 1, 5, 0, 0, 0, 0, time.UTC).UnixMilli() // a Monday
+	rng := rand.New(rand.NewPCG(21, 2))
+	y := make([]float64, 1800)
+	level := 500.0
+	for i := range y {
+		day := i / 48 % 7
+		daily := 100 * math.Sin(math.Pi*float64(i%48)/48)
+		if day >= 5 {
+			daily *= 0.5
+		}
+		level += rng.NormFloat64()
+		y[i] = level + daily + 5*rng.NormFloat64()
+	}
+	cfg := testConfig()
+	cfg.Combine, cfg.Model.Kernel.Type, cfg.Horizon = CombineTheta, narx.Linear, 48
+	l, _ := NewLearner(cfg)
+	obs := func(i int) Observation { return Observation{T: t0 + int64(i)*halfHour, Y: y[i]} }
+	const cut = 1700
+	for i := range cut {
+		if _, err := l.Observe(obs(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.cfg.lastFit(l.warmT) > cut || l.nextFit > 0 {
+		t.Fatalf("the last re-choice (%d) has not run by value %d", l.cfg.lastFit(l.warmT), cut)
+	}
+	th := l.Theta()
+	if th == nil || th.Profile != 336 || th.Cycles != profileCycles || th.Season != nil {
+		t.Fatalf("partner %+v, want the theta method with a weekly profile of %d cycles", th, profileCycles)
+	}
+	r := restored(t, cfg, l)
+	for i := cut; i < len(y); i++ {
+		a, err := l.Observe(obs(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := r.Observe(obs(i))
+		if math.Float64bits(a.Prediction) != math.Float64bits(b.Prediction) || len(a.Forecast) != 48 ||
+			math.Float64bits(a.Forecast[47].Mean) != math.Float64bits(b.Forecast[47].Mean) {
+			t.Fatalf("value %d: restored %v, %v; original %v, %v", i, b.Prediction, b.Forecast, a.Prediction, a.Forecast)
 		}
 	}
 }

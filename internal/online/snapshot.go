@@ -16,10 +16,10 @@ import (
 )
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
-// reads it and versions 6 to 10, which lack the fields tagged with a later
+// reads it and versions 6 to 11, which lack the fields tagged with a later
 // version (binenc.go), and rejects every other version with
 // ErrSnapshotVersion.
-const SnapshotVersion = 11
+const SnapshotVersion = 12
 
 // oldestSnapshot is the oldest version decoding reads.
 const oldestSnapshot = 6

@@ -88,10 +88,13 @@ func (c Config) nextFit(n, last int) int {
 // lag sets once it leaves enough targets (2(s+3) values, lagSets), but the
 // evidence and the validation rank it well only on a few cycles more: a
 // half-hourly series (periods 48 and 336) chosen at the default Warmup of
-// 500 values has no weekly lag at all, and at 1 344 its day-ahead forecasts
-// beat the weekly seasonal naive one (docs/benchmarks.md, "Half-hourly
-// load").
-const seasonCycles = 4
+// 500 values has no weekly lag at all, and at four weeks its day-ahead
+// forecasts beat the weekly seasonal naive one (docs/benchmarks.md,
+// "Half-hourly load"). One more than the cycles a moving profile averages
+// (profileCycles), so that the combination's validation fits a full
+// profile before its origins: at four, the load's calendar model forecast
+// alone where its average with the profile forecast 20 % better.
+const seasonCycles = profileCycles + 1
 
 // maxLastFit bounds the re-choice for a long season: every sample it ranks on
 // is kept until then, and in the checkpoint. Quarter-hourly values (a week
@@ -225,9 +228,11 @@ type structure struct {
 	// exactly, and has none).
 	fits bool
 	// theta: the winner's forecasts are averaged with a theta forecaster's
-	// of seasonal period period (chooseTheta).
-	theta  bool
-	period int
+	// of seasonal period period, or, when profile > 0, one adjusted by a
+	// moving seasonal profile of that period (chooseTheta).
+	theta   bool
+	period  int
+	profile int
 }
 
 // better reports whether s ranks above t: a candidate that fits first, then
@@ -640,7 +645,7 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 			paths = nil // validate the structure that runs
 		}
 		best.period = l.thetaPeriod(periods, ys)
-		best.theta = l.chooseTheta(best, paths, ys, periods, v, ok)
+		best.theta, best.profile = l.chooseTheta(best, paths, ys, periods, v, ok)
 	}
 	return best, nil
 }
@@ -799,33 +804,68 @@ func (l *Learner) validateForms(perForm []structure, ys []float64, v validation,
 
 // chooseTheta decides whether the forecasts of the structure best (after
 // finishChoice), whose validation paths are paths (nil: not computed yet),
-// are averaged with a theta forecaster's (Config.Combine). With
-// CombineAuto they are unless the structure's validation error alone is
-// below 1 − thetaMargin times the average's — the theta method fitted on
-// the fitting part, then updated (theta.Model.Update) up to each origin;
-// too few samples for a validation, or a structure that cannot be
-// validated, combine. With more than one seasonal period proposed (periods)
-// the margin is 0: the theta method removes one season and forecasts the
-// others as noise, so the average must validate better to be used.
-func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int, v validation, ok bool) bool {
-	switch l.cfg.Combine {
-	case CombineNone:
-		return false
-	case CombineTheta:
-		return true
+// are averaged with a theta forecaster's (Config.Combine), and with which:
+// the theta method of period best.period (profile 0), or, when the
+// re-choice proposes two seasonal periods, the one adjusted by a moving
+// profile of the longer (profile, theta.FitProfile) if its average
+// validates better. Each is fitted on the fitting part, then updated
+// (theta.Model.Update) up to each origin. With CombineAuto the average is
+// used unless the structure's validation error alone is below
+// 1 − thetaMargin times the average's; too few samples for a validation,
+// or a structure that cannot be validated, combine with the theta method.
+// With more than one seasonal period proposed (periods) the margin is 0:
+// the theta method removes one season and forecasts the others as noise,
+// so the average must validate better to be used.
+func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int, v validation, ok bool) (combine bool, profile int) {
+	if l.cfg.Combine == CombineNone {
+		return false, 0
 	}
+	forced := l.cfg.Combine == CombineTheta
 	if !ok {
-		return true
+		return true, 0
 	}
 	if paths == nil {
 		if paths = l.validationPaths(best, ys, v); paths == nil {
-			return true
+			return true, 0
 		}
 	}
-	th, err := theta.Fit(ys[:v.train], best.period)
-	if err != nil {
-		return false
+	avg, found := math.Inf(1), false
+	if th, err := theta.Fit(ys[:v.train], best.period); err == nil {
+		avg, found = partnerScore(th, paths, ys, v), true
 	}
+	if pp := profilePeriod(periods); pp > 0 && v.train >= 2*pp {
+		if th, err := theta.FitProfile(ys[:v.train], pp, profileCycles); err == nil {
+			if e := partnerScore(th, paths, ys, v); e < avg {
+				avg, found, profile = e, true, pp
+			}
+		}
+	}
+	if !found {
+		return forced, 0
+	}
+	return forced || combines(v.score(ys, paths), avg, len(periods)), profile
+}
+
+// profileCycles is how many cycles a moving seasonal profile averages: its
+// noise falls as 1/k while it lags a drifting season by about k/2 cycles;
+// four, as many as the last re-choice waits for (seasonCycles), is a month
+// of a weekly season, two weeks behind it.
+const profileCycles = 4
+
+// profilePeriod is the period of the moving profile the combination may
+// use: the longer of two proposed periods (a week of half-hours holds the
+// days), 0 with fewer than two.
+func profilePeriod(periods []int) int {
+	if len(periods) < 2 {
+		return 0
+	}
+	return slices.Max(periods)
+}
+
+// partnerScore returns the validation error (validation.score) of the
+// average of the paths and the forecasts of th, fitted on the samples
+// before the first origin and updated to each; th is consumed.
+func partnerScore(th *theta.Model, paths, ys []float64, v validation) float64 {
 	mean := make([]float64, v.H)
 	avg := make([]float64, len(paths))
 	at := v.train
@@ -838,7 +878,7 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 			avg[o*v.H+i] = (paths[o*v.H+i] + m) / 2
 		}
 	}
-	return combines(v.score(ys, paths), v.score(ys, avg), len(periods))
+	return v.score(ys, avg)
 }
 
 // combines is chooseTheta's rule on the validation errors of the model

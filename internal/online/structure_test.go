@@ -411,14 +411,14 @@ func TestLastFitCoversTheLongestSeason(t *testing.T) {
 		ts     []int64
 		want   int
 	}{
-		{"half-hourly: 4 weeks", 0, times(30 * minute), 4 * 336},
-		{"hourly: 4 weeks", 0, times(60 * minute), 4 * 168},
-		{"daily: 4 years", 0, times(1440 * minute), 4 * 365},
+		{"half-hourly: 5 weeks", 0, times(30 * minute), 5 * 336},
+		{"hourly: 5 weeks", 0, times(60 * minute), 5 * 168},
+		{"daily: 5 years", 0, times(1440 * minute), 5 * 365},
 		{"monthly: Warmup", 0, times(30 * 1440 * minute), 500},
 		{"sequence numbers: Warmup", 0, []int64{1, 2, 3}, 500},
 		{"no samples yet: Warmup", 0, nil, 500},
-		{"season 200", 200, []int64{1, 2, 3}, 800},
-		{"season 200 over the step's", 200, times(30 * minute), 800},
+		{"season 200", 200, []int64{1, 2, 3}, 1000},
+		{"season 200 over the step's", 200, times(30 * minute), 1000},
 		{"no season", -1, times(30 * minute), 500},
 		{"season 5000: at most maxLastFit", 5000, []int64{1, 2, 3}, maxLastFit},
 	} {
@@ -431,7 +431,7 @@ func TestLastFitCoversTheLongestSeason(t *testing.T) {
 
 // TestUnfittedSeriesRetriesAfterWarmup: a series still without a model at
 // Warmup retries a quarter of Warmup later, long season or not; a fitted one
-// waits for the re-choice at four cycles.
+// waits for the re-choice at seasonCycles cycles.
 func TestUnfittedSeriesRetriesAfterWarmup(t *testing.T) {
 	cfg := autoConfig()
 	cfg.Warmup = 500
@@ -445,13 +445,13 @@ func TestUnfittedSeriesRetriesAfterWarmup(t *testing.T) {
 	if want := int64(500 + 500/4); l.nextFit != want {
 		t.Errorf("unfitted after 500 half-hourly samples: next try at %d, want %d", l.nextFit, want)
 	}
-	if got := cfg.nextFit(500, cfg.lastFit(l.warmT)); got != 4*336 {
-		t.Errorf("fitted: next re-choice at %d, want %d", got, 4*336)
+	if got := cfg.nextFit(500, cfg.lastFit(l.warmT)); got != seasonCycles*336 {
+		t.Errorf("fitted: next re-choice at %d, want %d", got, seasonCycles*336)
 	}
 }
 
 // TestReChoiceBeyondWarmup: with a season of 12 and Warmup 32 the last
-// re-choice is at 48 values. The samples are kept until then (not the last
+// re-choice is at 60 values (seasonCycles of 12). The samples are kept until then (not the last
 // Warmup: the re-choice sees them all), released after it, and a Learner
 // restored between Warmup and that re-choice goes on bit for bit.
 func TestReChoiceBeyondWarmup(t *testing.T) {
@@ -469,11 +469,11 @@ func TestReChoiceBeyondWarmup(t *testing.T) {
 		}
 		n := i + 1
 		switch {
-		case n >= 32 && n < 48:
-			if a.nextFit != 48 || len(a.warmY) != n {
-				t.Fatalf("after %d samples: next re-choice %d, %d kept; want 48, %d", n, a.nextFit, len(a.warmY), n)
+		case n >= 32 && n < 60:
+			if a.nextFit != 60 || len(a.warmY) != n {
+				t.Fatalf("after %d samples: next re-choice %d, %d kept; want 60, %d", n, a.nextFit, len(a.warmY), n)
 			}
-		case n >= 48:
+		case n >= 60:
 			if a.nextFit != 0 || a.warmY != nil {
 				t.Fatalf("after %d samples: next re-choice %d, %d kept; want none", n, a.nextFit, len(a.warmY))
 			}

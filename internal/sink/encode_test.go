@@ -54,6 +54,7 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 		"df zero omitted":        func(m *Message) { m.Model.DF, m.Observed.DF = 0, 0 },
 		"no fallback":            func(m *Message) { m.Steps[1].Fallback, m.Observed.Fallback = false, false },
 		"no theta":               func(m *Message) { m.Model.Combine, m.Model.Theta = "none", nil },
+		"theta with a profile":   func(m *Message) { m.Model.Theta.Period, m.Model.Theta.Profile = 0, 336 },
 		"sigma2 negative zero":   func(m *Message) { m.Model.Sigma2 = math.Copysign(0, -1) },
 		"negative zero":          func(m *Message) { m.Observed.Residual = math.Copysign(0, -1) },
 		"switch points": func(m *Message) {

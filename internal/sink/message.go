@@ -91,9 +91,11 @@ type ModelInfo struct {
 
 // ThetaInfo describes the theta method of a combination: its smoothing
 // weight, its drift per step (in the seasonally adjusted series' units),
-// and its seasonal period (0: not seasonal).
+// its seasonal period (0: not seasonal), and the period of the moving
+// seasonal profile it is adjusted by instead, when it is (0: none).
 type ThetaInfo struct {
-	Alpha  float64 `json:"alpha"`
-	Drift  float64 `json:"drift"`
-	Period int     `json:"period"`
+	Alpha   float64 `json:"alpha"`
+	Drift   float64 `json:"drift"`
+	Period  int     `json:"period"`
+	Profile int     `json:"profile,omitempty"`
 }

@@ -10,7 +10,9 @@
 //
 // The package is numerics only. Fit is O(n·(m + optimisation steps));
 // Update, which folds in one more value with α and the seasonal indices
-// held, is O(1), so a fitted Model follows a stream.
+// held, is O(1), so a fitted Model follows a stream. FitProfile adjusts
+// for a moving seasonal profile instead (long seasons, two of them); its
+// Update is O(cycles averaged).
 package theta
 
 import (
@@ -39,6 +41,14 @@ type Model struct {
 	// series is not treated as seasonal.
 	Season []float64
 	Phase  int
+
+	// Profile is the period of a moving seasonal profile (FitProfile), 0
+	// for none; Cycles is how many of its last cycles it averages. recent
+	// holds the last Profile·Cycles values (a ring: the next value goes to
+	// recent[pos]), filled of them observed.
+	Profile, Cycles int
+	recent          []float64
+	pos, filled     int
 
 	// The drift's least-squares line through the adjusted values against
 	// their time index t (0..N−1 at the fit; nextT is the next value's,
@@ -112,6 +122,78 @@ func Fit(x []float64, m int) (*Model, error) {
 	return f, nil
 }
 
+// FitProfile fits the theta method to x seasonally adjusted by a moving
+// profile of period m: the value at t less the mean of the values at t − jm,
+// j = 1..min(k, t/m), the same phase in up to k cycles before it (additive,
+// as STL's seasonal component, and following a seasonal shape that drifts,
+// where Fit's classical indices are the average over all cycles and stay
+// as fitted). The adjusted values from t = m on are smoothed and given a
+// drift as Fit's are. It is for long seasons (a week of half-hours) and
+// series of two (the weekly profile holds the daily one), which Fit's one
+// multiplicative season does not carry. x must hold at least m + MinValues
+// values, m ≥ 2 and k ≥ 1. O(n·k) plus the smoothing's fit.
+func FitProfile(x []float64, m, k int) (*Model, error) {
+	n := len(x)
+	switch {
+	case m < 2 || k < 1:
+		return nil, fmt.Errorf("theta: profile period %d and cycles %d: want ≥ 2 and ≥ 1", m, k)
+	case n < m+MinValues:
+		return nil, fmt.Errorf("theta: %d values for a profile of period %d: want at least %d", n, m, m+MinValues)
+	}
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, errors.New("theta: a value is not finite")
+		}
+	}
+	f := &Model{Profile: m, Cycles: k, recent: make([]float64, m*k)}
+	adj := make([]float64, 0, n-m)
+	for t, v := range x {
+		if t >= m {
+			adj = append(adj, v-f.profile(0))
+		}
+		f.push(v)
+	}
+	alpha, l0, sse := ses(adj)
+	level := l0
+	for _, v := range adj {
+		level += alpha * (v - level)
+	}
+	f.Alpha, f.Level, f.N, f.Sigma2, f.sse, f.nextT = alpha, level, len(adj), sse/float64(len(adj)-2), sse, float64(len(adj))
+	f.meanT, f.meanX, f.stt, f.stx = line(adj)
+	f.Drift = f.stx / f.stt / 2
+	return f, nil
+}
+
+// profile returns the moving profile's value i steps after the next value
+// (i = 0: the next): the mean of the last Cycles values observed at its
+// phase. At least one is: filled ≥ Profile after FitProfile.
+func (f *Model) profile(i int) float64 {
+	m, ring := f.Profile, len(f.recent)
+	var sum float64
+	cnt := 0
+	// The value at the phase j cycles back is d = j·m − i values before
+	// the next; the first j with d ≥ 1 is i/m + 1.
+	for j := i/m + 1; cnt < f.Cycles; j++ {
+		d := j*m - i
+		if d > f.filled {
+			break
+		}
+		sum += f.recent[((f.pos-d)%ring+ring)%ring]
+		cnt++
+	}
+	if cnt == 0 {
+		return 0
+	}
+	return sum / float64(cnt)
+}
+
+// push stores y as the next value of the profile's ring.
+func (f *Model) push(y float64) {
+	f.recent[f.pos] = y
+	f.pos = (f.pos + 1) % len(f.recent)
+	f.filled = min(f.filled+1, len(f.recent))
+}
+
 // Update folds in the value y observed after the last: the level is
 // smoothed with the fitted α (its one-step error counted in σ²), the
 // least-squares line and so the drift take the value in, and the season
@@ -124,6 +206,10 @@ func (f *Model) Update(y float64) {
 	if m := len(f.Season); m > 0 {
 		v = y / f.Season[f.Phase]
 		f.Phase = (f.Phase + 1) % m
+	}
+	if f.Profile > 0 {
+		v = y - f.profile(0)
+		f.push(y)
 	}
 	e := v - f.Level
 	f.sse += e * e
@@ -145,19 +231,33 @@ func (f *Model) Update(y float64) {
 // in the series): the season advances k steps and the line's time index
 // with it, so the next value meets its own season's index; the level, the
 // drift and σ² are left as they are (smoothing has nothing to smooth, and
-// the next value's error absorbs the gap's movement). O(1).
+// the next value's error absorbs the gap's movement). A moving profile
+// takes each missing value as its own value at that phase, so that its
+// ring stays in phase. O(1), or O(min(k, Profile·Cycles)·Cycles) with a
+// profile.
 func (f *Model) Skip(k uint64) {
 	if m := len(f.Season); m > 0 {
 		f.Phase = (f.Phase + int(k%uint64(m))) % m
+	}
+	if f.Profile > 0 {
+		// Past a full ring every slot holds its phase's profile, whatever
+		// the rotation: a phase is the slot's index mod Profile.
+		for range min(k, uint64(len(f.recent))) {
+			f.push(f.profile(0))
+		}
+		if ring := uint64(len(f.recent)); k > ring {
+			f.pos = int((uint64(f.pos) + (k-ring)%ring) % ring)
+		}
 	}
 	f.nextT += float64(k)
 }
 
 // Forecast writes the forecasts of steps 1..len(mean) and their standard
 // deviations. The mean is ℓ + b·(h − 1 + (1 − (1−α)^N)/α), times the
-// step's seasonal index; the deviation σ·√(1 + (h−1)α²) is that of the
-// smoothing's h-step error, not re-seasonalised (as thetaf's intervals).
-// sd may be nil.
+// step's seasonal index, or plus the moving profile at the step's phase
+// (the mean of the last Cycles values observed there); the deviation
+// σ·√(1 + (h−1)α²) is that of the smoothing's h-step error, not
+// re-seasonalised (as thetaf's intervals). sd may be nil.
 func (f *Model) Forecast(mean, sd []float64) {
 	a := f.Alpha
 	start := (1 - math.Pow(1-a, float64(f.N))) / a
@@ -166,6 +266,9 @@ func (f *Model) Forecast(mean, sd []float64) {
 		v := f.Level + f.Drift*(h+start)
 		if m := len(f.Season); m > 0 {
 			v *= f.Season[(f.Phase+i)%m]
+		}
+		if f.Profile > 0 {
+			v += f.profile(i)
 		}
 		mean[i] = v
 		if sd != nil {
@@ -289,18 +392,28 @@ type State struct {
 	N, Phase                           int
 	Season                             []float64
 	MeanT, MeanX, STT, STX, SSE, NextT float64
+
+	// The moving profile (FitProfile): absent from the learner's
+	// snapshots before version 12, whose theta methods have none.
+	Profile     int       `snapshot:"12"`
+	Cycles      int       `snapshot:"12"`
+	Recent      []float64 `snapshot:"12"`
+	Pos, Filled int       `snapshot:"12"`
 }
 
 // State returns f's state; Season is copied.
 func (f *Model) State() State {
 	return State{Alpha: f.Alpha, Level: f.Level, Drift: f.Drift, Sigma2: f.Sigma2, N: f.N, Phase: f.Phase,
-		Season: slices.Clone(f.Season), MeanT: f.meanT, MeanX: f.meanX, STT: f.stt, STX: f.stx, SSE: f.sse, NextT: f.nextT}
+		Season: slices.Clone(f.Season), MeanT: f.meanT, MeanX: f.meanX, STT: f.stt, STX: f.stx, SSE: f.sse, NextT: f.nextT,
+		Profile: f.Profile, Cycles: f.Cycles, Recent: slices.Clone(f.recent), Pos: f.pos, Filled: f.filled}
 }
 
 // FromState returns the Model of a state State returned, or an error when
 // the state could not have been: non-finite numbers, α out of its bounds,
 // fewer than 4 values, a time index behind them, a phase outside the
-// season, a seasonal index within minIndex of zero.
+// season, a seasonal index within minIndex of zero, a profile whose ring
+// does not hold its cycles or fewer than one of them, or both kinds of
+// season.
 func FromState(s State) (*Model, error) {
 	finite := func(v ...float64) bool {
 		for _, x := range v {
@@ -311,7 +424,7 @@ func FromState(s State) (*Model, error) {
 		return true
 	}
 	switch {
-	case !finite(s.Alpha, s.Level, s.Drift, s.Sigma2, s.MeanT, s.MeanX, s.STT, s.STX, s.SSE, s.NextT) || !finite(s.Season...):
+	case !finite(s.Alpha, s.Level, s.Drift, s.Sigma2, s.MeanT, s.MeanX, s.STT, s.STX, s.SSE, s.NextT) || !finite(s.Season...) || !finite(s.Recent...):
 		return nil, errors.New("theta: state is not finite")
 	case s.Alpha < AlphaMin || s.Alpha > AlphaMax || s.N < MinValues || !(s.STT > 0) || s.Sigma2 < 0 || s.SSE < 0 || s.NextT < float64(s.N):
 		return nil, errors.New("theta: state is not a fitted model's")
@@ -319,12 +432,21 @@ func FromState(s State) (*Model, error) {
 		return nil, errors.New("theta: state has a seasonal index near zero")
 	case s.Phase < 0 || (len(s.Season) == 0 && s.Phase != 0) || (len(s.Season) > 0 && s.Phase >= len(s.Season)):
 		return nil, errors.New("theta: state's seasonal phase is out of range")
+	case s.Profile == 0 && (s.Cycles != 0 || len(s.Recent) != 0 || s.Pos != 0 || s.Filled != 0),
+		s.Profile != 0 && (s.Profile < 2 || s.Cycles < 1 || len(s.Season) > 0 || len(s.Recent) != s.Profile*s.Cycles ||
+			s.Pos < 0 || s.Pos >= len(s.Recent) || s.Filled < s.Profile || s.Filled > len(s.Recent)):
+		return nil, errors.New("theta: state's seasonal profile is not a fitted one's")
 	}
 	var season []float64
 	if len(s.Season) > 0 {
 		season = slices.Clone(s.Season)
 	}
+	var recent []float64
+	if s.Profile > 0 {
+		recent = slices.Clone(s.Recent)
+	}
 	return &Model{Alpha: s.Alpha, Level: s.Level, Drift: s.Drift, Sigma2: s.Sigma2, N: s.N, Phase: s.Phase, Season: season,
+		Profile: s.Profile, Cycles: s.Cycles, recent: recent, pos: s.Pos, filled: s.Filled,
 		meanT: s.MeanT, meanX: s.MeanX, stt: s.STT, stx: s.STX, sse: s.SSE, nextT: s.NextT}, nil
 }
 
@@ -332,6 +454,7 @@ func FromState(s State) (*Model, error) {
 func (f *Model) Clone() *Model {
 	c := *f
 	c.Season = slices.Clone(f.Season)
+	c.recent = slices.Clone(f.recent)
 	return &c
 }
 

@@ -239,21 +239,7 @@ func TestUpdateContinuesTheFit(t *testing.T) {
 	for _, v := range x[n0:] {
 		m.Update(v)
 	}
-	level, sse := l0, 0.0
-	for _, v := range adj {
-		sse += (v - level) * (v - level)
-		level += m.Alpha * (v - level)
-	}
-	_, _, stt, stx := line(adj)
-	close := func(name string, got, want float64) {
-		t.Helper()
-		if math.Abs(got-want) > 1e-9*math.Abs(want) {
-			t.Errorf("%s = %v after the updates, want %v", name, got, want)
-		}
-	}
-	close("level", m.Level, level)
-	close("drift", m.Drift, stx/stt/2)
-	close("σ²", m.Sigma2, sse/float64(len(x)-2))
+	level, drift, _ := checkSmoothing(t, m, adj, l0)
 	if m.N != len(x) || m.Phase != (len(x)-n0)%4 {
 		t.Errorf("N = %d, phase %d; want %d, %d", m.N, m.Phase, len(x), (len(x)-n0)%4)
 	}
@@ -262,8 +248,35 @@ func TestUpdateContinuesTheFit(t *testing.T) {
 	m.Forecast(mean, nil)
 	start := (1 - math.Pow(1-m.Alpha, float64(m.N))) / m.Alpha
 	for h := range mean {
-		want := (level + stx/stt/2*(float64(h)+start)) * idx[(len(x)+h)%4]
-		close("forecast", mean[h], want)
+		want := (level + drift*(float64(h)+start)) * idx[(len(x)+h)%4]
+		closeTo(t, "forecast", mean[h], want)
+	}
+}
+
+// checkSmoothing checks m's level, drift and σ² against the smoothing
+// recursion run from l0 with m's α over the adjusted values adj, and the
+// line through them (1e-9 relative: sums of at most a few hundred terms),
+// and returns the recursion's level, drift and σ².
+func checkSmoothing(t *testing.T, m *Model, adj []float64, l0 float64) (level, drift, sigma2 float64) {
+	t.Helper()
+	level, sse := l0, 0.0
+	for _, v := range adj {
+		sse += (v - level) * (v - level)
+		level += m.Alpha * (v - level)
+	}
+	_, _, stt, stx := line(adj)
+	drift, sigma2 = stx/stt/2, sse/float64(len(adj)-2)
+	closeTo(t, "level", m.Level, level)
+	closeTo(t, "drift", m.Drift, drift)
+	closeTo(t, "σ²", m.Sigma2, sigma2)
+	return level, drift, sigma2
+}
+
+// closeTo reports got unless it is within 1e-9 relative of want.
+func closeTo(t *testing.T, name string, got, want float64) {
+	t.Helper()
+	if math.Abs(got-want) > 1e-9*math.Abs(want) {
+		t.Errorf("%s = %v, want %v", name, got, want)
 	}
 }
 
