@@ -467,7 +467,7 @@ func (l *Learner) SizeBytes() int {
 	f := len(l.warmY) + len(l.warmU) + len(l.warmT) + len(l.x) + len(l.uNorm) + 5*len(l.out) + 3*len(l.steps) +
 		len(l.thMean) + len(l.thSD)
 	if l.th != nil {
-		f += len(l.th.Season) + l.th.Profile*l.th.Cycles + 16 // its scalars (theta.State's)
+		f += len(l.th.Season) + l.th.Profile*(l.th.Cycles+1) + 18 // its scalars (theta.State's)
 	}
 	for _, u := range l.uHold {
 		f += len(u)
@@ -1185,7 +1185,7 @@ func (l *Learner) fit() error {
 		// A failure (fewer than 4 values: not at a re-choice) leaves the
 		// model alone.
 		if st.profile > 0 {
-			l.th, _ = theta.FitProfile(l.warmY, st.profile, profileCycles)
+			l.th, _ = theta.FitProfile(l.warmY, st.profile, st.sub, profileCycles)
 		} else {
 			l.th, _ = theta.Fit(l.warmY, st.period)
 		}

@@ -229,10 +229,12 @@ type structure struct {
 	fits bool
 	// theta: the winner's forecasts are averaged with a theta forecaster's
 	// of seasonal period period, or, when profile > 0, one adjusted by a
-	// moving seasonal profile of that period (chooseTheta).
+	// moving seasonal profile of that period and the shorter period sub
+	// (chooseTheta).
 	theta   bool
 	period  int
 	profile int
+	sub     int
 }
 
 // better reports whether s ranks above t: a candidate that fits first, then
@@ -645,7 +647,7 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 			paths = nil // validate the structure that runs
 		}
 		best.period = l.thetaPeriod(periods, ys)
-		best.theta, best.profile = l.chooseTheta(best, paths, ys, periods, v, ok)
+		best.theta, best.profile, best.sub = l.chooseTheta(best, paths, ys, periods, v, ok)
 	}
 	return best, nil
 }
@@ -807,8 +809,8 @@ func (l *Learner) validateForms(perForm []structure, ys []float64, v validation,
 // are averaged with a theta forecaster's (Config.Combine), and with which:
 // the theta method of period best.period (profile 0), or, when the
 // re-choice proposes two seasonal periods, the one adjusted by a moving
-// profile of the longer (profile, theta.FitProfile) if its average
-// validates better. Each is fitted on the fitting part, then updated
+// profile of the longer and the shorter (profile and sub,
+// theta.FitProfile) if its average validates better. Each is fitted on the fitting part, then updated
 // (theta.Model.Update) up to each origin. With CombineAuto the average is
 // used unless the structure's validation error alone is below
 // 1 − thetaMargin times the average's; too few samples for a validation,
@@ -816,34 +818,34 @@ func (l *Learner) validateForms(perForm []structure, ys []float64, v validation,
 // With more than one seasonal period proposed (periods) the margin is 0:
 // the theta method removes one season and forecasts the others as noise,
 // so the average must validate better to be used.
-func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int, v validation, ok bool) (combine bool, profile int) {
+func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int, v validation, ok bool) (combine bool, profile, sub int) {
 	if l.cfg.Combine == CombineNone {
-		return false, 0
+		return false, 0, 0
 	}
 	forced := l.cfg.Combine == CombineTheta
 	if !ok {
-		return true, 0
+		return true, 0, 0
 	}
 	if paths == nil {
 		if paths = l.validationPaths(best, ys, v); paths == nil {
-			return true, 0
+			return true, 0, 0
 		}
 	}
 	avg, found := math.Inf(1), false
 	if th, err := theta.Fit(ys[:v.train], best.period); err == nil {
 		avg, found = partnerScore(th, paths, ys, v), true
 	}
-	if pp := profilePeriod(periods); pp > 0 && v.train >= 2*pp {
-		if th, err := theta.FitProfile(ys[:v.train], pp, profileCycles); err == nil {
+	if pp, ps := profilePeriods(periods); pp > 0 && v.train >= 2*pp {
+		if th, err := theta.FitProfile(ys[:v.train], pp, ps, profileCycles); err == nil {
 			if e := partnerScore(th, paths, ys, v); e < avg {
-				avg, found, profile = e, true, pp
+				avg, found, profile, sub = e, true, pp, ps
 			}
 		}
 	}
 	if !found {
-		return forced, 0
+		return forced, 0, 0
 	}
-	return forced || combines(v.score(ys, paths), avg, len(periods)), profile
+	return forced || combines(v.score(ys, paths), avg, len(periods)), profile, sub
 }
 
 // profileCycles is how many cycles a moving seasonal profile averages: its
@@ -852,14 +854,21 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 // of a weekly season, two weeks behind it.
 const profileCycles = 4
 
-// profilePeriod is the period of the moving profile the combination may
-// use: the longer of two proposed periods (a week of half-hours holds the
-// days), 0 with fewer than two.
-func profilePeriod(periods []int) int {
+// profilePeriods returns the periods of the moving profile the combination
+// may use: the longer of two proposed periods, and the shorter when it
+// divides the longer (a day in a week: the profile is then the last week's
+// days at the phase plus the weekday's deviation, theta.FitProfile), else
+// 0 (a week in a year of days: the profile is the last years' at the
+// phase); 0, 0 with fewer than two.
+func profilePeriods(periods []int) (long, short int) {
 	if len(periods) < 2 {
-		return 0
+		return 0, 0
 	}
-	return slices.Max(periods)
+	long, short = slices.Max(periods), slices.Min(periods)
+	if long%short != 0 {
+		short = 0
+	}
+	return long, short
 }
 
 // partnerScore returns the validation error (validation.score) of the

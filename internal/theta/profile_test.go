@@ -1,41 +1,61 @@
 package theta
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 )
 
-// profileAt is the moving profile by its definition, on the whole series:
-// the mean of x[t−jm], j = 1..k, those at or after first (the values the
-// profile has seen) and before end (observed: a forecast's later steps
-// average the cycles observed before the origin).
-func profileAt(x []float64, t, m, k, first, end int) float64 {
+// shortAt is the short-period part D of the moving profile by its
+// definition: the mean of the last m/s values x[t − js], j ≥ 1, before end
+// (observed: a forecast's later steps use the values before its origin);
+// 0 with s = 0.
+func shortAt(x []float64, t, m, s, end int) float64 {
+	if s == 0 {
+		return 0
+	}
 	var sum float64
 	cnt := 0
-	for j := 1; cnt < k; j++ {
-		s := t - j*m
-		if s < first {
-			break
+	for j := 1; cnt < m/s && t-j*s >= 0; j++ {
+		if t-j*s < end {
+			sum += x[t-j*s]
+			cnt++
 		}
-		if s >= end {
-			continue
-		}
-		sum += x[s]
-		cnt++
 	}
 	return sum / float64(cnt)
 }
 
+// profileAt is the moving profile by its definition, on the whole series:
+// shortAt plus the mean of the last k values x_τ − D_τ, τ = t − jm before
+// end, each D_τ as it was when x_τ arrived.
+func profileAt(x []float64, t, m, s, k, end int) float64 {
+	var sum float64
+	cnt := 0
+	for j := 1; cnt < k && t-j*m >= 0; j++ {
+		if tau := t - j*m; tau < end {
+			sum += x[tau] - shortAt(x, tau, m, s, tau)
+			cnt++
+		}
+	}
+	return shortAt(x, t, m, s, end) + sum/float64(cnt)
+}
+
 // FitProfile and Update against the definition computed on the whole
-// series: the adjusted values x_t less the mean of the last k values at
-// t's phase, smoothed by ses's α and ℓ₀, the line through them, σ² over
-// N − 2; then forecasts
-// 1..2m+3 steps ahead, whose profile at steps beyond a cycle averages the
-// last k cycles observed. A trend plus a season whose shape drifts plus
-// noise, 7 cycles fitted and 3 more updated. Sums of a few hundred terms:
-// 1e-9 relative.
+// series (profileAt), with one period (s = 0) and with a shorter one
+// dividing it (s = 3 in m = 12): the adjusted values x_t less the profile
+// at t, smoothed by ses's α and ℓ₀, the line through them, σ² over N − 2;
+// then forecasts 1..2m+3 steps ahead, whose profile at steps beyond a cycle
+// uses the values observed before the origin. A trend plus a season whose
+// shape drifts plus noise, 7 cycles fitted and 3 more updated. Sums of a
+// few hundred terms: 1e-9 relative.
 func TestProfileFollowsItsDefinition(t *testing.T) {
+	for _, s := range []int{0, 3} {
+		t.Run(fmt.Sprint("s=", s), func(t *testing.T) { testProfileDefinition(t, s) })
+	}
+}
+
+func testProfileDefinition(t *testing.T, s int) {
 	const m, k, n0, n = 12, 4, 84, 120
 	rng := rand.New(rand.NewPCG(7, 8))
 	x := make([]float64, n)
@@ -44,7 +64,7 @@ func TestProfileFollowsItsDefinition(t *testing.T) {
 		drift := float64(i) / n
 		x[i] = 50 + 0.2*float64(i) + 8*(1-drift)*math.Sin(ph) + 5*drift*math.Cos(2*ph) + rng.NormFloat64()
 	}
-	f, err := FitProfile(x[:n0], m, k)
+	f, err := FitProfile(x[:n0], m, s, k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +73,7 @@ func TestProfileFollowsItsDefinition(t *testing.T) {
 	}
 	adj := make([]float64, 0, n-m)
 	for i := m; i < n; i++ {
-		adj = append(adj, x[i]-profileAt(x, i, m, k, 0, i))
+		adj = append(adj, x[i]-profileAt(x, i, m, s, k, i))
 	}
 	_, l0, _ := ses(adj[:n0-m])
 	level, drift, sigma2 := checkSmoothing(t, f, adj, l0)
@@ -64,7 +84,7 @@ func TestProfileFollowsItsDefinition(t *testing.T) {
 	f.Forecast(mean, sd)
 	start := (1 - math.Pow(1-f.Alpha, float64(f.N))) / f.Alpha
 	for h := range mean {
-		want := level + drift*(float64(h)+start) + profileAt(x, n+h, m, k, n-m*k, n)
+		want := level + drift*(float64(h)+start) + profileAt(x, n+h, m, s, k, n)
 		closeTo(t, "forecast", mean[h], want)
 		closeTo(t, "sd", sd[h], math.Sqrt(sigma2*(1+float64(h)*f.Alpha*f.Alpha)))
 	}
@@ -97,7 +117,7 @@ func TestProfileFollowsADriftingSeason(t *testing.T) {
 		}
 		return s / m
 	}
-	p, err := FitProfile(x[:n], m, 4)
+	p, err := FitProfile(x[:n], m, 0, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,20 +131,25 @@ func TestProfileFollowsADriftingSeason(t *testing.T) {
 }
 
 // Skip keeps the profile in phase: a series that is exactly a level plus a
-// period-5 pattern, with values 43..49 never observed, forecasts the pattern
-// at the phase of the true time to rounding (1e-12 absolute on values of
-// about 10), whether the gap is shorter than the ring (7 of 15) or longer
-// (40); and a restored state forecasts and updates bit for bit as the
+// period-6 pattern (profile of one level) or a period-2 pattern plus a
+// period-6 one (two levels, s = 2), with values 43.. never observed,
+// forecasts the pattern at the phase of the true time: less the drift's
+// h·b, every step is off by the same amount, to rounding (1e-12 absolute
+// on values of about 10), whether the gap is shorter than the ring (7 of
+// 18) or longer (40). That amount and b are 0 with one level; with two the
+// first cycles' profiles, on fewer values than m/s days, leave the
+// adjusted values a small transient whose line has a slope (|offset| <
+// 0.1). A restored state forecasts and updates bit for bit as the
 // original.
 func TestProfileSkipAndState(t *testing.T) {
-	pattern := []float64{3, -1, 4, -1, -5}
-	at := func(i int) float64 { return 10 + pattern[i%5] }
-	for _, gap := range []int{7, 40} {
+	for _, c := range []struct{ s, gap int }{{0, 7}, {0, 40}, {2, 7}, {2, 40}} {
+		s, gap := c.s, c.gap
+		at := func(i int) float64 { return 10 + []float64{3, -1, 4, -1, -5, 0}[i%6] + []float64{2, -2}[i%2] }
 		x := make([]float64, 42)
 		for i := range x {
 			x[i] = at(i)
 		}
-		f, err := FitProfile(x, 5, 3)
+		f, err := FitProfile(x, 6, s, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,15 +167,16 @@ func TestProfileSkipAndState(t *testing.T) {
 		f.Forecast(a, nil)
 		r.Forecast(b, nil)
 		for h := range a {
-			if math.Abs(a[h]-at(next+h)) > 1e-12 {
-				t.Errorf("gap %d: step %d forecast %v, want %v", gap, h+1, a[h], at(next+h))
+			off := a[0] - at(next)
+			if got := a[h] - f.Drift*float64(h) - at(next+h); math.Abs(got-off) > 1e-12 || math.Abs(off) > 0.1 || (s == 0 && math.Abs(off) > 1e-12) {
+				t.Errorf("s %d, gap %d: step %d forecast %v less drift %v·h is off %v, step 1 %v", s, gap, h+1, a[h], f.Drift, got, off)
 			}
 			if math.Float64bits(a[h]) != math.Float64bits(b[h]) {
-				t.Errorf("gap %d: step %d: restored %v, original %v", gap, h+1, b[h], a[h])
+				t.Errorf("s %d, gap %d: step %d: restored %v, original %v", s, gap, h+1, b[h], a[h])
 			}
 		}
 		r.Update(99)
-		if f.State().Recent[f.State().Pos] == 99 || len(f.Clone().recent) != 15 {
+		if f.State().Recent[f.State().Pos] == 99-f.short(0) || len(f.Clone().recent) != 18 || (s > 0 && len(f.Clone().recentY) != 6) {
 			t.Error("the restored model shares its ring with the original, or a clone lost it")
 		}
 	}
@@ -164,13 +190,15 @@ func TestProfileRefuses(t *testing.T) {
 		x[i] = float64(i % 7)
 	}
 	for name, err := range map[string]error{
-		"period 1":  func() error { _, err := FitProfile(x, 1, 4); return err }(),
-		"no cycles": func() error { _, err := FitProfile(x, 7, 0); return err }(),
-		"too short": func() error { _, err := FitProfile(x[:10], 7, 4); return err }(),
+		"period 1":         func() error { _, err := FitProfile(x, 1, 0, 4); return err }(),
+		"no cycles":        func() error { _, err := FitProfile(x, 7, 0, 0); return err }(),
+		"too short":        func() error { _, err := FitProfile(x[:10], 7, 0, 4); return err }(),
+		"sub not dividing": func() error { _, err := FitProfile(x, 7, 3, 4); return err }(),
+		"sub the period":   func() error { _, err := FitProfile(x, 7, 7, 4); return err }(),
 		"a NaN": func() error {
 			y := append([]float64{}, x...)
 			y[3] = math.NaN()
-			_, err := FitProfile(y, 7, 4)
+			_, err := FitProfile(y, 7, 0, 4)
 			return err
 		}(),
 	} {
@@ -178,7 +206,7 @@ func TestProfileRefuses(t *testing.T) {
 			t.Errorf("%s: fitted", name)
 		}
 	}
-	f, err := FitProfile(x, 7, 2)
+	f, err := FitProfile(x, 6, 2, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +215,11 @@ func TestProfileRefuses(t *testing.T) {
 		"pos outside":      func(s *State) { s.Pos = len(s.Recent) },
 		"under a cycle":    func(s *State) { s.Filled = s.Profile - 1 },
 		"no cycles":        func(s *State) { s.Cycles = 0 },
-		"two seasons":      func(s *State) { s.Season = []float64{1, 1, 1, 1, 1, 1, 1}; s.Phase = 0 },
+		"two seasons":      func(s *State) { s.Season = []float64{1, 1, 1, 1, 1, 1}; s.Phase = 0 },
+		"sub, no y ring":   func(s *State) { s.RecentY = nil },
+		"y ring, no sub":   func(s *State) { s.Sub = 0 },
+		"sub not dividing": func(s *State) { s.Sub = 4 },
+		"Inf in y ring":    func(s *State) { s.RecentY[1] = math.Inf(-1) },
 		"Inf in ring":      func(s *State) { s.Recent[0] = math.Inf(1) },
 		"ring, no profile": func(s *State) { s.Profile = 0 },
 	} {

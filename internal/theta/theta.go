@@ -12,7 +12,7 @@
 // Update, which folds in one more value with α and the seasonal indices
 // held, is O(1), so a fitted Model follows a stream. FitProfile adjusts
 // for a moving seasonal profile instead (long seasons, two of them); its
-// Update is O(cycles averaged).
+// Update is O(values averaged).
 package theta
 
 import (
@@ -43,12 +43,16 @@ type Model struct {
 	Phase  int
 
 	// Profile is the period of a moving seasonal profile (FitProfile), 0
-	// for none; Cycles is how many of its last cycles it averages. recent
-	// holds the last Profile·Cycles values (a ring: the next value goes to
-	// recent[pos]), filled of them observed.
-	Profile, Cycles int
-	recent          []float64
-	pos, filled     int
+	// for none; Sub its shorter period (0: none); Cycles is how many of its
+	// last cycles it averages. recent holds the last Profile·Cycles values
+	// less their short-period part (the values themselves without Sub),
+	// recentY the last Profile values with Sub (nil without): rings in
+	// which the value t steps after the fit's first is at t mod their
+	// length, pos that of the next value mod Profile·Cycles, filled the
+	// values observed, at most Profile·Cycles.
+	Profile, Sub, Cycles int
+	recent, recentY      []float64
+	pos, filled          int
 
 	// The drift's least-squares line through the adjusted values against
 	// their time index t (0..N−1 at the fit; nextT is the next value's,
@@ -123,20 +127,27 @@ func Fit(x []float64, m int) (*Model, error) {
 }
 
 // FitProfile fits the theta method to x seasonally adjusted by a moving
-// profile of period m: the value at t less the mean of the values at t − jm,
-// j = 1..min(k, t/m), the same phase in up to k cycles before it (additive,
-// as STL's seasonal component, and following a seasonal shape that drifts,
-// where Fit's classical indices are the average over all cycles and stay
-// as fitted). The adjusted values from t = m on are smoothed and given a
-// drift as Fit's are. It is for long seasons (a week of half-hours) and
-// series of two (the weekly profile holds the daily one), which Fit's one
-// multiplicative season does not carry. x must hold at least m + MinValues
-// values, m ≥ 2 and k ≥ 1. O(n·k) plus the smoothing's fit.
-func FitProfile(x []float64, m, k int) (*Model, error) {
+// profile of period m, additive (as STL's seasonal components) and
+// following a seasonal shape that drifts, where Fit's classical indices are
+// the average over all cycles and stay as fitted. Without a shorter period
+// (s = 0) the profile at t is the mean of the values at t − jm, j = 1..k,
+// the same phase in up to k cycles before it. With one (0 < s < m, a day in
+// a week), it is D_t + W_t: D_t the mean of the m/s values at t − js, the
+// short period's phase over the last long cycle (the last 7 days' values at
+// the half-hour), and W_t the mean of y − D at t − jm, j = 1..k, the long
+// cycle's deviation from it (the weekday's); D averages 7 times as many
+// values as a weekly profile of one level, and W what is left, the smaller
+// part. Only values observed count (fewer near the start). The adjusted
+// values from t = m on are smoothed and given a drift as Fit's are. It is
+// for long seasons and series of two, which Fit's one multiplicative
+// season does not carry. x must hold at least m + MinValues values, m ≥ 2,
+// k ≥ 1, and s = 0 or a divisor of m below it (so that a ring of m values
+// keeps both phases). O(n·(k + m/s)) plus the smoothing's fit.
+func FitProfile(x []float64, m, s, k int) (*Model, error) {
 	n := len(x)
 	switch {
-	case m < 2 || k < 1:
-		return nil, fmt.Errorf("theta: profile period %d and cycles %d: want ≥ 2 and ≥ 1", m, k)
+	case m < 2 || k < 1 || s < 0 || s >= m || (s > 0 && m%s != 0):
+		return nil, fmt.Errorf("theta: profile period %d, shorter period %d, cycles %d: want m ≥ 2, s 0 or a divisor of m below it, k ≥ 1", m, s, k)
 	case n < m+MinValues:
 		return nil, fmt.Errorf("theta: %d values for a profile of period %d: want at least %d", n, m, m+MinValues)
 	}
@@ -145,13 +156,17 @@ func FitProfile(x []float64, m, k int) (*Model, error) {
 			return nil, errors.New("theta: a value is not finite")
 		}
 	}
-	f := &Model{Profile: m, Cycles: k, recent: make([]float64, m*k)}
+	f := &Model{Profile: m, Sub: s, Cycles: k, recent: make([]float64, m*k)}
+	if s > 0 {
+		f.recentY = make([]float64, m)
+	}
 	adj := make([]float64, 0, n-m)
 	for t, v := range x {
+		d := f.short(0)
 		if t >= m {
-			adj = append(adj, v-f.profile(0))
+			adj = append(adj, v-d-f.long(0))
 		}
-		f.push(v)
+		f.push(v, d)
 	}
 	alpha, l0, sse := ses(adj)
 	level := l0
@@ -165,20 +180,40 @@ func FitProfile(x []float64, m, k int) (*Model, error) {
 }
 
 // profile returns the moving profile's value i steps after the next value
-// (i = 0: the next): the mean of the last Cycles values observed at its
-// phase. At least one is: filled ≥ Profile after FitProfile.
-func (f *Model) profile(i int) float64 {
-	m, ring := f.Profile, len(f.recent)
+// (i = 0: the next): short(i) + long(i).
+func (f *Model) profile(i int) float64 { return f.short(i) + f.long(i) }
+
+// long returns W, the mean of the last Cycles entries of recent observed at
+// the long period's phase i steps after the next value. At least one is:
+// filled ≥ Profile after FitProfile.
+func (f *Model) long(i int) float64 {
+	return ringMean(f.recent, f.pos, f.filled, f.Profile, i, f.Cycles)
+}
+
+// short returns D, the mean of the last Profile/Sub values observed at the
+// short period's phase i steps after the next value; 0 without Sub.
+func (f *Model) short(i int) float64 {
+	if f.Sub == 0 {
+		return 0
+	}
+	return ringMean(f.recentY, f.pos, min(f.filled, len(f.recentY)), f.Sub, i, f.Profile/f.Sub)
+}
+
+// ringMean returns the mean of the last up to k values of ring observed at
+// period p's phase i steps after the next value (0 if none), the next value
+// going to ring[pos mod len(ring)] and the filled values before it being
+// observed. The value j periods back from step i is d = j·p − i values
+// before the next; the first j with d ≥ 1 is i/p + 1.
+func ringMean(ring []float64, pos, filled, p, i, k int) float64 {
+	n := len(ring)
 	var sum float64
 	cnt := 0
-	// The value at the phase j cycles back is d = j·m − i values before
-	// the next; the first j with d ≥ 1 is i/m + 1.
-	for j := i/m + 1; cnt < f.Cycles; j++ {
-		d := j*m - i
-		if d > f.filled {
+	for j := i/p + 1; cnt < k; j++ {
+		d := j*p - i
+		if d > filled {
 			break
 		}
-		sum += f.recent[((f.pos-d)%ring+ring)%ring]
+		sum += ring[((pos-d)%n+n)%n]
 		cnt++
 	}
 	if cnt == 0 {
@@ -187,9 +222,13 @@ func (f *Model) profile(i int) float64 {
 	return sum / float64(cnt)
 }
 
-// push stores y as the next value of the profile's ring.
-func (f *Model) push(y float64) {
-	f.recent[f.pos] = y
+// push stores y, whose short-period part was d (short(0) before it), as the
+// next value of the profile's rings.
+func (f *Model) push(y, d float64) {
+	f.recent[f.pos] = y - d
+	if f.recentY != nil {
+		f.recentY[f.pos%len(f.recentY)] = y
+	}
 	f.pos = (f.pos + 1) % len(f.recent)
 	f.filled = min(f.filled+1, len(f.recent))
 }
@@ -199,7 +238,9 @@ func (f *Model) push(y float64) {
 // least-squares line and so the drift take the value in, and the season
 // moves on a step; α and the seasonal indices stay as fitted. It is the
 // recursions Fit ran, continued: Fit on the values with y appended would
-// also re-estimate α, the indices and the initial level. O(1); y must be
+// also re-estimate α, the indices and the initial level. With a moving
+// profile the value is adjusted by the profile before it, then joins its
+// rings. O(1), or O(Cycles + Profile/Sub) with a profile; y must be
 // finite.
 func (f *Model) Update(y float64) {
 	v := y
@@ -208,8 +249,9 @@ func (f *Model) Update(y float64) {
 		f.Phase = (f.Phase + 1) % m
 	}
 	if f.Profile > 0 {
-		v = y - f.profile(0)
-		f.push(y)
+		d := f.short(0)
+		v = y - d - f.long(0)
+		f.push(y, d)
 	}
 	e := v - f.Level
 	f.sse += e * e
@@ -233,17 +275,19 @@ func (f *Model) Update(y float64) {
 // drift and σ² are left as they are (smoothing has nothing to smooth, and
 // the next value's error absorbs the gap's movement). A moving profile
 // takes each missing value as its own value at that phase, so that its
-// ring stays in phase. O(1), or O(min(k, Profile·Cycles)·Cycles) with a
-// profile.
+// rings stay in phase. O(1), or O(min(k, Profile·Cycles)·(Cycles +
+// Profile/Sub)) with a profile.
 func (f *Model) Skip(k uint64) {
 	if m := len(f.Season); m > 0 {
 		f.Phase = (f.Phase + int(k%uint64(m))) % m
 	}
 	if f.Profile > 0 {
 		// Past a full ring every slot holds its phase's profile, whatever
-		// the rotation: a phase is the slot's index mod Profile.
+		// the rotation: a phase is the slot's index mod Profile (and Sub
+		// divides Profile).
 		for range min(k, uint64(len(f.recent))) {
-			f.push(f.profile(0))
+			d := f.short(0)
+			f.push(d+f.long(0), d)
 		}
 		if ring := uint64(len(f.recent)); k > ring {
 			f.pos = int((uint64(f.pos) + (k-ring)%ring) % ring)
@@ -396,8 +440,10 @@ type State struct {
 	// The moving profile (FitProfile): absent from the learner's
 	// snapshots before version 12, whose theta methods have none.
 	Profile     int       `snapshot:"12"`
+	Sub         int       `snapshot:"12"`
 	Cycles      int       `snapshot:"12"`
 	Recent      []float64 `snapshot:"12"`
+	RecentY     []float64 `snapshot:"12"`
 	Pos, Filled int       `snapshot:"12"`
 }
 
@@ -405,7 +451,8 @@ type State struct {
 func (f *Model) State() State {
 	return State{Alpha: f.Alpha, Level: f.Level, Drift: f.Drift, Sigma2: f.Sigma2, N: f.N, Phase: f.Phase,
 		Season: slices.Clone(f.Season), MeanT: f.meanT, MeanX: f.meanX, STT: f.stt, STX: f.stx, SSE: f.sse, NextT: f.nextT,
-		Profile: f.Profile, Cycles: f.Cycles, Recent: slices.Clone(f.recent), Pos: f.pos, Filled: f.filled}
+		Profile: f.Profile, Sub: f.Sub, Cycles: f.Cycles, Recent: slices.Clone(f.recent), RecentY: slices.Clone(f.recentY),
+		Pos: f.pos, Filled: f.filled}
 }
 
 // FromState returns the Model of a state State returned, or an error when
@@ -424,7 +471,7 @@ func FromState(s State) (*Model, error) {
 		return true
 	}
 	switch {
-	case !finite(s.Alpha, s.Level, s.Drift, s.Sigma2, s.MeanT, s.MeanX, s.STT, s.STX, s.SSE, s.NextT) || !finite(s.Season...) || !finite(s.Recent...):
+	case !finite(s.Alpha, s.Level, s.Drift, s.Sigma2, s.MeanT, s.MeanX, s.STT, s.STX, s.SSE, s.NextT) || !finite(s.Season...) || !finite(s.Recent...) || !finite(s.RecentY...):
 		return nil, errors.New("theta: state is not finite")
 	case s.Alpha < AlphaMin || s.Alpha > AlphaMax || s.N < MinValues || !(s.STT > 0) || s.Sigma2 < 0 || s.SSE < 0 || s.NextT < float64(s.N):
 		return nil, errors.New("theta: state is not a fitted model's")
@@ -432,21 +479,25 @@ func FromState(s State) (*Model, error) {
 		return nil, errors.New("theta: state has a seasonal index near zero")
 	case s.Phase < 0 || (len(s.Season) == 0 && s.Phase != 0) || (len(s.Season) > 0 && s.Phase >= len(s.Season)):
 		return nil, errors.New("theta: state's seasonal phase is out of range")
-	case s.Profile == 0 && (s.Cycles != 0 || len(s.Recent) != 0 || s.Pos != 0 || s.Filled != 0),
+	case s.Profile == 0 && (s.Sub != 0 || s.Cycles != 0 || len(s.Recent) != 0 || len(s.RecentY) != 0 || s.Pos != 0 || s.Filled != 0),
 		s.Profile != 0 && (s.Profile < 2 || s.Cycles < 1 || len(s.Season) > 0 || len(s.Recent) != s.Profile*s.Cycles ||
-			s.Pos < 0 || s.Pos >= len(s.Recent) || s.Filled < s.Profile || s.Filled > len(s.Recent)):
+			s.Pos < 0 || s.Pos >= len(s.Recent) || s.Filled < s.Profile || s.Filled > len(s.Recent)),
+		s.Profile != 0 && (s.Sub < 0 || s.Sub >= s.Profile || (s.Sub == 0) != (len(s.RecentY) == 0) || (s.Sub > 0 && (len(s.RecentY) != s.Profile || s.Profile%s.Sub != 0))):
 		return nil, errors.New("theta: state's seasonal profile is not a fitted one's")
 	}
 	var season []float64
 	if len(s.Season) > 0 {
 		season = slices.Clone(s.Season)
 	}
-	var recent []float64
+	var recent, recentY []float64
 	if s.Profile > 0 {
 		recent = slices.Clone(s.Recent)
 	}
+	if s.Sub > 0 {
+		recentY = slices.Clone(s.RecentY)
+	}
 	return &Model{Alpha: s.Alpha, Level: s.Level, Drift: s.Drift, Sigma2: s.Sigma2, N: s.N, Phase: s.Phase, Season: season,
-		Profile: s.Profile, Cycles: s.Cycles, recent: recent, pos: s.Pos, filled: s.Filled,
+		Profile: s.Profile, Sub: s.Sub, Cycles: s.Cycles, recent: recent, recentY: recentY, pos: s.Pos, filled: s.Filled,
 		meanT: s.MeanT, meanX: s.MeanX, stt: s.STT, stx: s.STX, sse: s.SSE, nextT: s.NextT}, nil
 }
 
@@ -455,6 +506,7 @@ func (f *Model) Clone() *Model {
 	c := *f
 	c.Season = slices.Clone(f.Season)
 	c.recent = slices.Clone(f.recent)
+	c.recentY = slices.Clone(f.recentY)
 	return &c
 }
 
