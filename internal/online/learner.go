@@ -467,7 +467,7 @@ func (l *Learner) SizeBytes() int {
 	f := len(l.warmY) + len(l.warmU) + len(l.warmT) + len(l.x) + len(l.uNorm) + 5*len(l.out) + 3*len(l.steps) +
 		len(l.thMean) + len(l.thSD)
 	if l.th != nil {
-		f += len(l.th.Season) + l.th.Profile*(l.th.Cycles+1) + 18 // its scalars (theta.State's)
+		f += len(l.th.Season) + l.th.Profile*(l.th.Cycles+boolInt(l.th.Sub > 0)) + 18 // its rings and scalars (theta.State's)
 	}
 	for _, u := range l.uHold {
 		f += len(u)
