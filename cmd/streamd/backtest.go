@@ -344,8 +344,8 @@ type backtest struct {
 	pooled score
 	// Timing: the duration of each Observe after the fit, and of the fit.
 	updates []int64
-	// online are the updates of the samples after the warm-up (from its
-	// last re-choice on): the per-sample cost of a settled series.
+	// online are the updates of the samples after the last re-choice
+	// (online.Learner.Settled): the per-sample cost of a settled series.
 	online  []int64
 	fitTime time.Duration
 	// What --plot draws.
@@ -359,7 +359,7 @@ func (b *backtest) observe(k int) (online.Result, error) {
 	if b.s.nu > 0 {
 		u = b.s.inputs(k)
 	}
-	wasFitted := b.l.Fitted()
+	wasFitted, settled := b.l.Fitted(), b.l.Settled()
 	start := time.Now()
 	res, err := b.l.Observe(online.Observation{T: b.s.t[k], Y: b.s.y[k], U: u})
 	d := time.Since(start)
@@ -369,7 +369,7 @@ func (b *backtest) observe(k int) (online.Result, error) {
 	switch {
 	case wasFitted:
 		b.updates = append(b.updates, int64(d))
-		if k >= b.cfg.Warmup {
+		if settled {
 			b.online = append(b.online, int64(d))
 		}
 	case b.l.Fitted():
@@ -616,13 +616,13 @@ type timing struct {
 	UpdateNsP99 int64     `json:"update_ns_p99"`
 	SamplesPerS jsonFloat `json:"samples_per_s"`
 	FitMs       jsonFloat `json:"fit_ms"`
-	// Online is the updates of the samples after model.warmup: the
-	// settled series' cost, without the warm-up's re-choices.
+	// Online is the updates of the samples after the last structure
+	// re-choice: the settled series' cost, without the re-choices.
 	Online onlineTiming `json:"online"`
 }
 
-// onlineTiming summarises the Observe times of the samples after the
-// warm-up: their count, mean, median, 99th percentile and maximum.
+// onlineTiming summarises the Observe times of the samples after the last
+// re-choice: their count, mean, median, 99th percentile and maximum.
 type onlineTiming struct {
 	Updates int       `json:"updates"`
 	NsMean  jsonFloat `json:"ns_mean"`
@@ -797,7 +797,7 @@ func (r *report) summary(w io.Writer) error {
 		fmt.Fprintf(&sb, "  timing: fit %.1f ms; %d updates, p50 %.1f µs, p99 %.1f µs, %s samples/s\n",
 			t.FitMs, t.Updates, float64(t.UpdateNsP50)/1e3, float64(t.UpdateNsP99)/1e3, fmtMetric(t.SamplesPerS))
 		if o := t.Online; o.Updates > 0 {
-			fmt.Fprintf(&sb, "  after warm-up: %d updates, mean %.1f µs, p50 %.1f µs, p99 %.1f µs, max %.1f µs\n",
+			fmt.Fprintf(&sb, "  after the last re-choice: %d updates, mean %.1f µs, p50 %.1f µs, p99 %.1f µs, max %.1f µs\n",
 				o.Updates, float64(o.NsMean)/1e3, float64(o.NsP50)/1e3, float64(o.NsP99)/1e3, float64(o.NsMax)/1e3)
 		}
 	}

@@ -529,6 +529,10 @@ func (l *Learner) Theta() *theta.Model {
 // Fitted reports whether the series has a model (from FirstFit samples on).
 func (l *Learner) Fitted() bool { return l.model.Fitted() }
 
+// Settled reports whether the series is fitted and past its last
+// structure re-choice: its next Observe is an online update only.
+func (l *Learner) Settled() bool { return l.model.Fitted() && l.nextFit == 0 }
+
 // Model exposes the underlying model for diagnostics (read-only use).
 func (l *Learner) Model() *narx.Model { return l.model }
 

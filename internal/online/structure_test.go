@@ -451,9 +451,10 @@ func TestUnfittedSeriesRetriesAfterWarmup(t *testing.T) {
 }
 
 // TestReChoiceBeyondWarmup: with a season of 12 and Warmup 32 the last
-// re-choice is at 60 values (seasonCycles of 12). The samples are kept until then (not the last
-// Warmup: the re-choice sees them all), released after it, and a Learner
-// restored between Warmup and that re-choice goes on bit for bit.
+// re-choice is at 60 values (seasonCycles of 12). The samples are kept
+// until then (not the last Warmup: the re-choice sees them all), released
+// after it (the series is then Settled), and a Learner restored between
+// Warmup and that re-choice goes on bit for bit.
 func TestReChoiceBeyondWarmup(t *testing.T) {
 	cfg := autoConfig()
 	cfg.Warmup, cfg.Season = 32, 12
@@ -470,12 +471,12 @@ func TestReChoiceBeyondWarmup(t *testing.T) {
 		n := i + 1
 		switch {
 		case n >= 32 && n < 60:
-			if a.nextFit != 60 || len(a.warmY) != n {
-				t.Fatalf("after %d samples: next re-choice %d, %d kept; want 60, %d", n, a.nextFit, len(a.warmY), n)
+			if a.nextFit != 60 || len(a.warmY) != n || a.Settled() {
+				t.Fatalf("after %d samples: next re-choice %d, %d kept, settled %v; want 60, %d, false", n, a.nextFit, len(a.warmY), a.Settled(), n)
 			}
 		case n >= 60:
-			if a.nextFit != 0 || a.warmY != nil {
-				t.Fatalf("after %d samples: next re-choice %d, %d kept; want none", n, a.nextFit, len(a.warmY))
+			if a.nextFit != 0 || a.warmY != nil || !a.Settled() {
+				t.Fatalf("after %d samples: next re-choice %d, %d kept, settled %v; want none, settled", n, a.nextFit, len(a.warmY), a.Settled())
 			}
 		}
 		switch {
