@@ -467,7 +467,7 @@ func (l *Learner) SizeBytes() int {
 	f := len(l.warmY) + len(l.warmU) + len(l.warmT) + len(l.x) + len(l.uNorm) + 5*len(l.out) + 3*len(l.steps) +
 		len(l.thMean) + len(l.thSD)
 	if l.th != nil {
-		f += len(l.th.Season) + l.th.Profile*(l.th.Cycles+boolInt(l.th.Sub > 0)) + 18 // its rings and scalars (theta.State's)
+		f += len(l.th.Season) + l.th.Profile*(l.th.Cycles+boolInt(l.th.Sub > 0)) + 17 // its rings and scalars (theta.State's)
 	}
 	for _, u := range l.uHold {
 		f += len(u)
@@ -530,7 +530,8 @@ func (l *Learner) Theta() *theta.Model {
 func (l *Learner) Fitted() bool { return l.model.Fitted() }
 
 // Settled reports whether the series is fitted and past its last
-// structure re-choice: its next Observe is an online update only.
+// structure re-choice: its next Observe is an online update, or a periodic
+// retune (Config.RetuneEvery), never a re-choice.
 func (l *Learner) Settled() bool { return l.model.Fitted() && l.nextFit == 0 }
 
 // Model exposes the underlying model for diagnostics (read-only use).
@@ -1186,8 +1187,9 @@ func (l *Learner) fit() error {
 	l.lastZ = d.form.transformed(l.warmY[N-1], l.floor)
 	l.th = nil
 	if st.theta {
-		// A failure (fewer than 4 values: not at a re-choice) leaves the
-		// model alone.
+		// A failure (fewer values than the theta method needs: not at a
+		// re-choice, which validated it on fewer) leaves the model to
+		// forecast alone.
 		if st.profile > 0 {
 			l.th, _ = theta.FitProfile(l.warmY, st.profile, st.sub, profileCycles)
 		} else {

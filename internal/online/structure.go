@@ -817,7 +817,9 @@ func (l *Learner) validateForms(perForm []structure, ys []float64, v validation,
 // or a structure that cannot be validated, combine with the theta method.
 // With more than one seasonal period proposed (periods) the margin is 0:
 // the theta method removes one season and forecasts the others as noise,
-// so the average must validate better to be used.
+// so the average must validate better to be used. With CombineTheta the
+// forecasts are always averaged, the partner still chosen by validation
+// (it costs the validation paths at every re-choice, as CombineAuto).
 func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int, v validation, ok bool) (combine bool, profile, sub int) {
 	if l.cfg.Combine == CombineNone {
 		return false, 0, 0
@@ -858,8 +860,8 @@ const profileCycles = 4
 // may use: the longer of two proposed periods, and the shorter when it
 // divides the longer (a day in a week: the profile is then the last week's
 // days at the phase plus the weekday's deviation, theta.FitProfile), else
-// 0 (a week in a year of days: the profile is the last years' at the
-// phase); 0, 0 with fewer than two.
+// 0 (daily values' 7 and 365: the profile is the mean of the last years'
+// values on the same day of the year); 0, 0 with fewer than two.
 func profilePeriods(periods []int) (long, short int) {
 	if len(periods) < 2 {
 		return 0, 0

@@ -10,10 +10,10 @@ import (
 // shortAt is the short-period part D of the moving profile by its
 // definition: the mean of the last m/s values x[t − js], j ≥ 1, before end
 // (observed: a forecast's later steps use the values before its origin);
-// 0 with s = 0.
-func shortAt(x []float64, t, m, s, end int) float64 {
+// 0 with s = 0. ok is false when there is none (t < s).
+func shortAt(x []float64, t, m, s, end int) (d float64, ok bool) {
 	if s == 0 {
-		return 0
+		return 0, true
 	}
 	var sum float64
 	cnt := 0
@@ -23,22 +23,29 @@ func shortAt(x []float64, t, m, s, end int) float64 {
 			cnt++
 		}
 	}
-	return sum / float64(cnt)
+	if cnt == 0 {
+		return 0, false
+	}
+	return sum / float64(cnt), true
 }
 
 // profileAt is the moving profile by its definition, on the whole series:
-// shortAt plus the mean of the last k values x_τ − D_τ, τ = t − jm before
-// end, each D_τ as it was when x_τ arrived.
+// shortAt plus the mean of the last k deviations x_τ − D_τ, τ = t − jm
+// before end, each D_τ as it was when x_τ arrived (a value with no D yet
+// deviates by 0).
 func profileAt(x []float64, t, m, s, k, end int) float64 {
 	var sum float64
 	cnt := 0
 	for j := 1; cnt < k && t-j*m >= 0; j++ {
 		if tau := t - j*m; tau < end {
-			sum += x[tau] - shortAt(x, tau, m, s, tau)
+			if d, ok := shortAt(x, tau, m, s, tau); ok {
+				sum += x[tau] - d
+			}
 			cnt++
 		}
 	}
-	return shortAt(x, t, m, s, end) + sum/float64(cnt)
+	d, _ := shortAt(x, t, m, s, end)
+	return d + sum/float64(cnt)
 }
 
 // FitProfile and Update against the definition computed on the whole

@@ -223,8 +223,13 @@ func ringMean(ring []float64, pos, filled, p, i, k int) float64 {
 }
 
 // push stores y, whose short-period part was d (short(0) before it), as the
-// next value of the profile's rings.
+// next value of the profile's rings. A value with no short-period part yet
+// (the first Sub values fitted) deviates by 0 from its own: stored as y,
+// the level would count twice in the long cycle's deviation, W.
 func (f *Model) push(y, d float64) {
+	if f.Sub > 0 && f.filled < f.Sub {
+		d = y
+	}
 	f.recent[f.pos] = y - d
 	if f.recentY != nil {
 		f.recentY[f.pos%len(f.recentY)] = y
@@ -282,9 +287,13 @@ func (f *Model) Skip(k uint64) {
 		f.Phase = (f.Phase + int(k%uint64(m))) % m
 	}
 	if f.Profile > 0 {
-		// Past a full ring every slot holds its phase's profile, whatever
-		// the rotation: a phase is the slot's index mod Profile (and Sub
-		// divides Profile).
+		// Each missing value is the profile's forecast of it. Past a full
+		// ring the slots keep their phases whatever the rotation (a phase
+		// is the slot's index mod Profile, and Sub divides Profile), so
+		// the rest of the gap only rotates: a gap longer than the ring
+		// continues the profile from one ring of filled values. With Sub
+		// those move D a little as they go (W's mean over a long cycle
+		// joins D), so two gaps are not one gap of their total length.
 		for range min(k, uint64(len(f.recent))) {
 			d := f.short(0)
 			f.push(d+f.long(0), d)
@@ -299,7 +308,7 @@ func (f *Model) Skip(k uint64) {
 // Forecast writes the forecasts of steps 1..len(mean) and their standard
 // deviations. The mean is ℓ + b·(h − 1 + (1 − (1−α)^N)/α), times the
 // step's seasonal index, or plus the moving profile at the step's phase
-// (the mean of the last Cycles values observed there); the deviation
+// (from the values observed before the next: FitProfile); the deviation
 // σ·√(1 + (h−1)α²) is that of the smoothing's h-step error, not
 // re-seasonalised (as thetaf's intervals). sd may be nil.
 func (f *Model) Forecast(mean, sd []float64) {
@@ -480,7 +489,7 @@ func FromState(s State) (*Model, error) {
 	case s.Phase < 0 || (len(s.Season) == 0 && s.Phase != 0) || (len(s.Season) > 0 && s.Phase >= len(s.Season)):
 		return nil, errors.New("theta: state's seasonal phase is out of range")
 	case s.Profile == 0 && (s.Sub != 0 || s.Cycles != 0 || len(s.Recent) != 0 || len(s.RecentY) != 0 || s.Pos != 0 || s.Filled != 0),
-		s.Profile != 0 && (s.Profile < 2 || s.Cycles < 1 || len(s.Season) > 0 || len(s.Recent) != s.Profile*s.Cycles ||
+		s.Profile != 0 && (s.Profile < 2 || s.Cycles < 1 || len(s.Season) > 0 || len(s.Recent)%s.Profile != 0 || len(s.Recent)/s.Profile != s.Cycles ||
 			s.Pos < 0 || s.Pos >= len(s.Recent) || s.Filled < s.Profile || s.Filled > len(s.Recent)),
 		s.Profile != 0 && (s.Sub < 0 || s.Sub >= s.Profile || (s.Sub == 0) != (len(s.RecentY) == 0) || (s.Sub > 0 && (len(s.RecentY) != s.Profile || s.Profile%s.Sub != 0))):
 		return nil, errors.New("theta: state's seasonal profile is not a fitted one's")

@@ -272,10 +272,11 @@ func checkSmoothing(t *testing.T, m *Model, adj []float64, l0 float64) (level, d
 	return level, drift, sigma2
 }
 
-// closeTo reports got unless it is within 1e-9 relative of want.
+// closeTo reports got unless it is within 1e-9 relative of want (a NaN
+// on either side is never close).
 func closeTo(t *testing.T, name string, got, want float64) {
 	t.Helper()
-	if math.Abs(got-want) > 1e-9*math.Abs(want) {
+	if !(math.Abs(got-want) <= 1e-9*math.Abs(want)) {
 		t.Errorf("%s = %v, want %v", name, got, want)
 	}
 }
