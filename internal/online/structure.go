@@ -92,8 +92,9 @@ func (c Config) nextFit(n, last int) int {
 // forecasts beat the weekly seasonal naive one (docs/benchmarks.md,
 // "Half-hourly load"). One more than the cycles a moving profile averages
 // (profileCycles), so that the combination's validation fits a full
-// profile before its origins: at four, the load's calendar model forecast
-// alone where its average with the profile forecast 20 % better.
+// profile before its origins: at four, the load's calendar model was
+// chosen to forecast alone, where its average with the profile forecasts
+// better (the same page).
 const seasonCycles = profileCycles + 1
 
 // maxLastFit bounds the re-choice for a long season: every sample it ranks on
@@ -110,18 +111,25 @@ const maxLastFit = 4096
 // detected from the data does not extend it: detectPeriod proposes periods
 // of at most a third of the samples, which the doublings reach.
 func (c Config) lastFit(ts []int64) int {
-	var ps []int
-	switch {
-	case c.Season > 0:
-		ps = []int{c.Season}
-	case c.Season == 0 && len(ts) > 1:
-		ps = stepPeriods(timeStep(ts), ts[0])
-	}
 	last := c.Warmup
-	for _, s := range ps {
+	for _, s := range c.knownPeriods(ts) {
 		last = max(last, min(seasonCycles*s, maxLastFit))
 	}
 	return last
+}
+
+// knownPeriods returns the seasonal periods known before any value is
+// looked at, for samples at times ts: the configured Season, none with
+// Season < 0, else the calendar periods of the sampling step
+// (stepPeriods; none for fewer than two samples or t not a time).
+func (c Config) knownPeriods(ts []int64) []int {
+	switch {
+	case c.Season > 0:
+		return []int{c.Season}
+	case c.Season < 0 || len(ts) < 2:
+		return nil
+	}
+	return stepPeriods(timeStep(ts), ts[0])
 }
 
 // keptMax is the most raw samples kept for the re-choices: Warmup, or, while
@@ -375,9 +383,9 @@ func (l *Learner) periodsOf(ys []float64, ts []int64) []int {
 	case l.cfg.Season < 0:
 		return nil
 	}
-	if len(ts) == len(ys) && len(ys) > 1 {
+	if len(ts) == len(ys) {
 		var out []int
-		for _, s := range stepPeriods(timeStep(ts), ts[0]) {
+		for _, s := range l.cfg.knownPeriods(ts) {
 			if 2*(s+3) <= len(ys) {
 				out = append(out, s)
 			}
@@ -810,8 +818,9 @@ func (l *Learner) validateForms(perForm []structure, ys []float64, v validation,
 // the theta method of period best.period (profile 0), or, when the
 // re-choice proposes two seasonal periods, the one adjusted by a moving
 // profile of the longer and the shorter (profile and sub,
-// theta.FitProfile) if its average validates better. Each is fitted on the fitting part, then updated
-// (theta.Model.Update) up to each origin. With CombineAuto the average is
+// theta.FitProfile) if its average validates better. Each is fitted on the
+// fitting part, then updated (theta.Model.Update) up to each origin. With
+// CombineAuto the average is
 // used unless the structure's validation error alone is below
 // 1 − thetaMargin times the average's; too few samples for a validation,
 // or a structure that cannot be validated, combine with the theta method.

@@ -115,15 +115,24 @@ func Fit(x []float64, m int) (*Model, error) {
 			}
 		}
 	}
+	f := &Model{Season: season}
+	f.smooth(adj)
+	return f, nil
+}
+
+// smooth fits the smoothing and the drift to the adjusted values adj (at
+// least MinValues): α and the initial level by ses, the level after the
+// last value, σ² over N − 2, the line through them and half its slope.
+func (f *Model) smooth(adj []float64) {
+	n := len(adj)
 	alpha, l0, sse := ses(adj)
 	level := l0
 	for _, v := range adj {
 		level += alpha * (v - level)
 	}
-	f := &Model{Alpha: alpha, Level: level, N: n, Sigma2: sse / float64(n-2), Season: season, sse: sse, nextT: float64(n)}
+	f.Alpha, f.Level, f.N, f.Sigma2, f.sse, f.nextT = alpha, level, n, sse/float64(n-2), sse, float64(n)
 	f.meanT, f.meanX, f.stt, f.stx = line(adj)
 	f.Drift = f.stx / f.stt / 2
-	return f, nil
 }
 
 // FitProfile fits the theta method to x seasonally adjusted by a moving
@@ -168,14 +177,7 @@ func FitProfile(x []float64, m, s, k int) (*Model, error) {
 		}
 		f.push(v, d)
 	}
-	alpha, l0, sse := ses(adj)
-	level := l0
-	for _, v := range adj {
-		level += alpha * (v - level)
-	}
-	f.Alpha, f.Level, f.N, f.Sigma2, f.sse, f.nextT = alpha, level, len(adj), sse/float64(len(adj)-2), sse, float64(len(adj))
-	f.meanT, f.meanX, f.stt, f.stx = line(adj)
-	f.Drift = f.stx / f.stt / 2
+	f.smooth(adj)
 	return f, nil
 }
 
