@@ -351,6 +351,8 @@ type backtest struct {
 	// What --plot draws.
 	actual plotter.XYs
 	band   []bandPoint
+	// future holds the planned rows of the record being observed.
+	future [][]float64
 }
 
 // observe feeds sample k to the Learner, timing the call.
@@ -360,8 +362,9 @@ func (b *backtest) observe(k int) (online.Result, error) {
 		u = b.s.inputs(k)
 	}
 	wasFitted, settled := b.l.Fitted(), b.l.Settled()
+	future := b.futureRows(k)
 	start := time.Now()
-	res, err := b.l.Observe(online.Observation{T: b.s.t[k], Y: b.s.y[k], U: u})
+	res, err := b.l.Observe(online.Observation{T: b.s.t[k], Y: b.s.y[k], U: u, Future: future})
 	d := time.Since(start)
 	if err != nil {
 		return res, fmt.Errorf("line %d: %w", b.s.line[k], err)
@@ -377,6 +380,38 @@ func (b *backtest) observe(k int) (online.Result, error) {
 	}
 	b.prog.update(k + 1)
 	return res, nil
+}
+
+// futureRows returns the planned rows of record k as a producer that knows
+// them would send (the daemon's Observation.Future): the planned inputs of
+// the rows that follow it, for the steps of the forecast horizon, as long
+// as each follows at the series' step (the Learner's, or before its fit
+// the spacing of the next row), so that no row stands for another step's
+// time. None without planned inputs. The rows are reused from record to
+// record.
+func (b *backtest) futureRows(k int) [][]float64 {
+	H := max(b.cfg.Horizon, b.cfg.Calibrate)
+	if len(b.cfg.Planned) == 0 || H == 0 || k+1 >= b.s.len() {
+		return nil
+	}
+	if b.future == nil {
+		b.future = make([][]float64, H)
+		for h := range b.future {
+			b.future[h] = make([]float64, len(b.cfg.Planned))
+		}
+	}
+	t, step := b.s.t, b.l.Step()
+	if step <= 0 {
+		step = t[k+1] - t[k]
+	}
+	n := 0
+	for ; n < H && k+1+n < b.s.len() && t[k+1+n]-t[k] == int64(n+1)*step; n++ {
+		u := b.s.inputs(k + 1 + n)
+		for j, i := range b.cfg.Planned {
+			b.future[n][j] = u[i]
+		}
+	}
+	return b.future[:n]
 }
 
 // prequential predicts, then learns, every value in order. A target k
@@ -677,8 +712,9 @@ type modelReport struct {
 	Outliers      int64           `json:"outliers"` // samples flagged by robust reweighting
 	SamplesWeight jsonFloat       `json:"samples_weight"`
 	Entropy       jsonFloat       `json:"entropy"`
-	Combine       string          `json:"combine"`         // none or theta (model.combine)
-	Theta         *sink.ThetaInfo `json:"theta,omitempty"` // with combine theta
+	Combine       string          `json:"combine"`              // none or theta (model.combine)
+	Theta         *sink.ThetaInfo `json:"theta,omitempty"`      // with combine theta
+	BandScale     jsonFloat       `json:"band_scale,omitempty"` // sink.ModelInfo.BandScale
 }
 
 func (b *backtest) report(protocol string, nTrain int) *report {
@@ -737,7 +773,8 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 		mi := daemon.ModelInfoOf(b.l)
 		rep.Model = modelReport{M: info.M, Rank: info.Rank, Kernel: mi.Kernel, Form: mi.Form, Sigma2: jsonFloat(mi.Sigma2), Gamma: jsonFloat(info.Gamma),
 			NoiseStd: jsonFloat(mi.NoiseStd), DEff: jsonFloat(info.DEff), Swaps: info.Swaps, BasisRefresh: info.BasisRefresh, Outliers: b.l.Outliers(),
-			SamplesWeight: jsonFloat(info.SamplesWeight), Entropy: jsonFloat(info.Entropy), Combine: mi.Combine, Theta: mi.Theta}
+			SamplesWeight: jsonFloat(info.SamplesWeight), Entropy: jsonFloat(info.Entropy), Combine: mi.Combine, Theta: mi.Theta,
+			BandScale: jsonFloat(mi.BandScale)}
 	} else {
 		// Not fitted yet: no model; the young forecast, if any, the theta
 		// method's alone.
@@ -771,6 +808,9 @@ func (r *report) summary(w io.Writer) error {
 			r.Model.Kernel, r.Model.Form, r.Model.M, r.Model.Rank, lagString(r.Config.Lags), width, r.Model.Gamma, r.Model.NoiseStd, r.Model.DEff, r.Model.Swaps)
 		if th != nil {
 			fmt.Fprintf(&sb, "  combined with the theta method: %s\n", thetaString(th))
+		}
+		if s := float64(r.Model.BandScale); s != 0 {
+			fmt.Fprintf(&sb, "  band of step %d scaled by %.3g, calibrated on the series' realised errors\n", r.Config.Horizon, s)
 		}
 	}
 	fmt.Fprintf(&sb, "  %-12s %6s %10s %10s %10s %10s %10s\n", "", "n", "NMSE", "RMSE", "MAE", "cover95", "NLPD")

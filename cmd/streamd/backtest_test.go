@@ -535,3 +535,34 @@ func TestBacktestMissingValues(t *testing.T) {
 		t.Errorf("inputs over a gap: exit %d, %s", code, stderr)
 	}
 }
+
+// TestBacktestPlannedRows: every record's forecast takes its planned
+// inputs from the rows that follow it, as a producer that knows them sends
+// them (Observation.Future), so that a prequential backtest scores what the
+// daemon publishes for such records. With y = 3u + noise and u white
+// noise, a step's forecast is good only with its own u: held at the last
+// value, its error would be about the series' whole spread (NMSE ≈ 1);
+// with u, about the noise's (0.05² against 3²·1 + 0.05²: NMSE 3e-4). The
+// bound 0.05 lies far between the two.
+func TestBacktestPlannedRows(t *testing.T) {
+	const n, H = 400, 3
+	rng := rand.New(rand.NewPCG(4, 4))
+	var csv strings.Builder
+	csv.WriteString("t,y,u\n")
+	for k := range n {
+		u := rng.NormFloat64()
+		fmt.Fprintf(&csv, "%d,%.10g,%.10g\n", k+1, 3*u+0.05*rng.NormFloat64(), u)
+	}
+	cfg := writeFile(t, "u.yaml", "model: {inputs: 1, input_lags: [0], planned_inputs: [0], lags: [1], combine: none}\n")
+	stdout, stderr, code := backtestRun(t, "--data", writeFile(t, "u.csv", csv.String()), "--time", "t", "--column", "y", "--inputs", "u",
+		"--config", cfg, "--horizon", fmt.Sprint(H), "--eval-from", "201", "--report", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r := readReport(t, []byte(stdout))
+	for _, h := range r.Metrics.ByHorizon {
+		if nmse := val(h.NMSE); !(nmse < 0.05) || h.N < 190 {
+			t.Errorf("step %d: NMSE %v over %d targets, want < 0.05 (the planned u used)", h.H, nmse, h.N)
+		}
+	}
+}

@@ -323,6 +323,9 @@ type ForecastConfig struct {
 	Horizon int     `yaml:"horizon"`
 	Every   int     `yaml:"every"`
 	Level   float64 `yaml:"level"`
+	// Calibrate scales the bands of steps 2..Horizon by the series' own
+	// realised errors (online.Config.Calibrate).
+	Calibrate bool `yaml:"calibrate"`
 }
 
 // SeriesConfig overrides model keys for the series whose id matches Match
@@ -406,7 +409,7 @@ func DefaultConfig() Config {
 			Calendar:       CalendarConfig{Features: []string{}, Holidays: []string{}, TimeZone: "UTC"},
 		},
 		Robust:   RobustConfig{Enabled: false, Weight: "hampel", C1: 2.5, C2: 3, Window: 200, Scale: "iqr", Clean: true},
-		Forecast: ForecastConfig{Horizon: 20, Every: 1, Level: 0.95},
+		Forecast: ForecastConfig{Horizon: 20, Every: 1, Level: 0.95, Calibrate: true},
 		Process:  ProcessConfig{Workers: Auto[int]{Auto: true}},
 	}
 }
@@ -710,6 +713,15 @@ func (r *RobustConfig) validate(p *problems) {
 	if r.Window < 20 {
 		p.add("robust.window", "must be ≥ 20 (got %d)", r.Window)
 	}
+}
+
+// calibrated is the horizon whose bands are calibrated: Horizon, or 0 when
+// Calibrate is off.
+func (f *ForecastConfig) calibrated() int {
+	if f.Calibrate {
+		return f.Horizon
+	}
+	return 0
 }
 
 func (f *ForecastConfig) validate(p *problems) {
@@ -1169,6 +1181,7 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 		Calendar:      cal,
 		Planned:       m.planned(),
 		Horizon:       f.Horizon,
+		Calibrate:     f.calibrated(),
 		Every:         f.Every,
 		Level:         f.Level,
 		Scale:         scale,

@@ -287,7 +287,7 @@ forecast: {horizon: 5, every: 2, level: 0.9}
 			SwapRule:   narx.SwapGain,
 			Select:     narx.SelectOptions{Method: narx.SelectEntropy, MaxIter: 11, Patience: 12},
 		},
-		Warmup: 300, Horizon: 5, Every: 2, Level: 0.9, Scale: online.ScaleStandard, TuneSize: 50, TuneHorizon: 5,
+		Warmup: 300, Horizon: 5, Calibrate: 5, Every: 2, Level: 0.9, Scale: online.ScaleStandard, TuneSize: 50, TuneHorizon: 5,
 		// transform, difference, season and combine: auto (the defaults).
 		Forms:   []online.Form{{}, {Diff: true}, {Log: true}, {Log: true, Diff: true}},
 		Combine: online.CombineAuto,

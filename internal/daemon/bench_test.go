@@ -79,7 +79,7 @@ func endToEndModel(warmup int) online.Config {
 		Model: narx.Config{Embedding: narx.Embedding{YLags: narx.Lags(10)}, Kernel: narx.Kernel{Type: narx.RBF, Sigma2: 20},
 			Size: 50, Gamma: 100, AutoGamma: true, Forgetting: 1, Cutoff: 1e-10, Window: 200, SwapInterval: 10, NoiseEvery: 500,
 			Select: narx.SelectOptions{MaxIter: 3000, Patience: 200}, Seed: 1},
-		Warmup: warmup, Horizon: 10, Every: 1, Level: 0.95,
+		Warmup: warmup, Horizon: 10, Calibrate: 10, Every: 1, Level: 0.95,
 	}
 }
 
@@ -188,7 +188,7 @@ func BenchmarkRestore10kSeries(b *testing.B) {
 		Model: narx.Config{Embedding: narx.Embedding{YLags: narx.Lags(10)}, Kernel: narx.Kernel{Type: narx.RBF, Sigma2: 20},
 			Size: 32, Gamma: 100, AutoGamma: true, Forgetting: 1, Cutoff: 1e-10, Window: 128, SwapInterval: 10, NoiseEvery: 320,
 			Select: narx.SelectOptions{MaxIter: 3000, Patience: 200}, Seed: 1},
-		Warmup: 200, Horizon: 10, Every: 1, Level: 0.95,
+		Warmup: 200, Horizon: 10, Calibrate: 10, Every: 1, Level: 0.95,
 	}
 	// One fitted series' checkpoint per key (decoding cost does not depend
 	// on the values), each series in the partition its key hashes to.
@@ -675,7 +675,7 @@ func defaultModel() online.Config {
 			Size: 100, Gamma: 100, AutoGamma: true, Forgetting: 1, Cutoff: 1e-10, Window: 600, SwapInterval: 10, SwapRule: narx.SwapGain,
 			NoiseEvery: 1000, Select: narx.SelectOptions{MaxIter: 10000, Patience: 400}, Seed: 1},
 		Warmup: 500, Forms: []online.Form{{}, {Diff: true}, {Log: true}, {Log: true, Diff: true}},
-		Kernels: []narx.KernelType{narx.Linear, narx.RBF}, Horizon: 20, Every: 1, Level: 0.95, Scale: online.ScaleRobust,
+		Kernels: []narx.KernelType{narx.Linear, narx.RBF}, Horizon: 20, Calibrate: 20, Every: 1, Level: 0.95, Scale: online.ScaleRobust,
 		AutoSigma2: true, LagCandidates: lags, Tuning: online.TuneEvidence, TuneSize: 100, TuneHorizon: 20,
 		Combine: online.CombineAuto,
 	}

@@ -76,6 +76,9 @@ func ModelInfoOf(l *online.Learner) sink.ModelInfo {
 		mi.Combine, mi.DF = "theta", 0 // the steps' distribution is the average's
 		mi.Theta = thetaInfo(th)
 	}
+	if s, ok := l.BandScale(); ok {
+		mi.BandScale = s
+	}
 	return mi
 }
 

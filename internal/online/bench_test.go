@@ -58,8 +58,16 @@ func BenchmarkObserve(b *testing.B) {
 // 500 records, the first 150 its warm-up (the fit is timed too), so the
 // early swaps, which are frequent while the working set is still poor, are
 // weighted as the daemon sees them. Noisy Mackey–Glass, a different stretch
-// per series.
+// per series. The bands are calibrated over the horizon, as the daemon's
+// default calibrates them (forecast.calibrate), and without: the price of
+// the shadow forecasts.
 func BenchmarkDaemonRecord(b *testing.B) {
+	for _, cal := range []bool{true, false} {
+		b.Run(fmt.Sprintf("calibrate=%v", cal), func(b *testing.B) { benchmarkDaemonRecord(b, cal) })
+	}
+}
+
+func benchmarkDaemonRecord(b *testing.B, calibrate bool) {
 	const life = 500
 	y := synth.AddNoise(synth.MackeyGlass(20000, 17, 500), 0.0023, 1)
 	cfg := testConfig()
@@ -68,6 +76,9 @@ func BenchmarkDaemonRecord(b *testing.B) {
 	cfg.Model.AutoGamma, cfg.Model.SwapInterval, cfg.Model.NoiseEvery = true, 10, 500
 	cfg.Model.Select = narx.SelectOptions{MaxIter: 3000, Patience: 200}
 	cfg.Warmup, cfg.Horizon, cfg.Every = 150, 10, 1
+	if calibrate {
+		cfg.Calibrate = cfg.Horizon
+	}
 	var l *Learner
 	swaps, off := 0, 0
 	b.ReportAllocs()

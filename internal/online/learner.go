@@ -53,6 +53,13 @@ type Config struct {
 	Horizon int
 	// Every issues a forecast every F learned samples (F ≥ 1).
 	Every int
+	// Calibrate is the horizon whose bands are calibrated on the series'
+	// realised errors (horizonCal): steps 2..Calibrate, each later step as
+	// step Calibrate; 0 or 1 calibrates none. It is Horizon's value
+	// normally, and stays so where the periodic forecasts are switched off
+	// (an iterated backtest's training), so that the bands are the
+	// daemon's.
+	Calibrate int
 	// Level of the central prediction interval, in (0, 1).
 	Level float64
 	// Scale selects the normalisation statistics frozen after warm-up.
@@ -222,6 +229,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("warmup must be ≥ %d for every configured lag and input to join the model (got %d)", c.minWarmup(), c.Warmup)
 	case c.Horizon < 0:
 		return fmt.Errorf("horizon must be ≥ 0 (got %d)", c.Horizon)
+	case c.Calibrate < 0:
+		return fmt.Errorf("calibrated horizon must be ≥ 0 (got %d)", c.Calibrate)
 	case c.Every < 1:
 		return fmt.Errorf("forecast interval must be ≥ 1 (got %d)", c.Every)
 	case !(c.Level > 0 && c.Level < 1):
@@ -410,6 +419,10 @@ type Learner struct {
 	// and thSD are its forecasts' buffers.
 	th           *theta.Model
 	thMean, thSD []float64
+	// cal calibrates the bands over the horizon; calOut is its shadow
+	// forecasts' buffer.
+	cal    horizonCal
+	calOut []ForecastStep
 	// young is the theta forecaster of the last young forecast: a function
 	// of warmY, fitted again at each, so not in the snapshot.
 	young *theta.Model
@@ -443,11 +456,15 @@ func NewLearner(cfg Config) (*Learner, error) {
 		z:      distuv.UnitNormal.Quantile(0.5 + cfg.Level/2),
 		x:      make([]float64, e.Dim()),
 		uNorm:  make([]float64, nu),
-		steps:  make([]narx.Step, cfg.Horizon),
+		steps:  make([]narx.Step, max(cfg.Horizon, cfg.Calibrate)),
 		out:    make([]ForecastStep, cfg.Horizon),
-		uHold:  make([][]float64, cfg.Horizon),
-		thMean: make([]float64, max(cfg.Horizon, 1)),
-		thSD:   make([]float64, max(cfg.Horizon, 1)),
+		uHold:  make([][]float64, max(cfg.Horizon, cfg.Calibrate)),
+		thMean: make([]float64, max(cfg.Horizon, cfg.Calibrate, 1)),
+		thSD:   make([]float64, max(cfg.Horizon, cfg.Calibrate, 1)),
+		cal:    newHorizonCal(cfg.Calibrate, cfg.Level),
+	}
+	if l.cal.on() {
+		l.calOut = make([]ForecastStep, cfg.Calibrate)
 	}
 	for h := range l.uHold {
 		l.uHold[h] = make([]float64, nu)
@@ -465,7 +482,7 @@ func NewLearner(cfg Config) (*Learner, error) {
 // of the memory a series costs.
 func (l *Learner) SizeBytes() int {
 	f := len(l.warmY) + len(l.warmU) + len(l.warmT) + len(l.x) + len(l.uNorm) + 5*len(l.out) + 3*len(l.steps) +
-		len(l.thMean) + len(l.thSD)
+		len(l.thMean) + len(l.thSD) + 5*len(l.calOut) + l.cal.floats()
 	if l.th != nil {
 		f += len(l.th.Season) + l.th.Profile*(l.th.Cycles+boolInt(l.th.Sub > 0)) + 17 // its rings and scalars (theta.State's)
 	}
@@ -533,6 +550,20 @@ func (l *Learner) Fitted() bool { return l.model.Fitted() }
 // structure re-choice: its next Observe is an online update, or a periodic
 // retune (Config.RetuneEvery), never a re-choice.
 func (l *Learner) Settled() bool { return l.model.Fitted() && l.nextFit == 0 }
+
+// BandScale returns the factor the band of step Config.Calibrate is scaled
+// by (horizonCal), and whether any step is calibrated (a fitted series with
+// Calibrate ≥ 2).
+func (l *Learner) BandScale() (float64, bool) {
+	if !l.cal.on() || !l.model.Fitted() {
+		return 1, false
+	}
+	return l.cal.factor(l.cal.H), true
+}
+
+// Step returns the time step between samples, frozen at the fit (0 before
+// it): the spacing of forecast steps' times.
+func (l *Learner) Step() int64 { return l.step }
 
 // Model exposes the underlying model for diagnostics (read-only use).
 func (l *Learner) Model() *narx.Model { return l.model }
@@ -658,6 +689,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	l.hist.Push(lagValue, l.uNorm)
 	l.lastZ = z
 	l.learned++
+	l.calibrate(o.T, o.Y, res.Weight < 0.5, due, o.Future)
 	if due {
 		// A failed re-choice keeps the model it would have replaced.
 		_ = l.fit()
@@ -822,9 +854,7 @@ func (l *Learner) fillGap(prevT, t int64) int {
 	if l.step <= 0 {
 		return 0
 	}
-	// In uint64: t > prevT, so the difference is exact even where int64
-	// subtraction would overflow.
-	k := (uint64(t) - uint64(prevT) + uint64(l.step)/2) / uint64(l.step)
+	k := stepsBetween(prevT, t, l.step)
 	if k < 2 {
 		return 0
 	}
@@ -856,8 +886,20 @@ func (l *Learner) maybeForecast(res Result, future [][]float64) Result {
 		return res
 	}
 	l.sinceFc = 0
+	u := l.holdInputs(len(l.out), future)
+	l.forecastNormalised(l.out, u)
+	l.cal.apply(l.out, l.form.Log)
+	res.Forecast = l.out
+	return res
+}
+
+// holdInputs fills the first n rows of uHold with the normalised inputs of
+// forecast steps 1..n and returns them: the planned ones from future[h−1]
+// where given, the calendar's computed for the step's time, the others held
+// at their last values.
+func (l *Learner) holdInputs(n int, future [][]float64) [][]float64 {
 	last := l.hist.LastInputs()
-	for h, u := range l.uHold {
+	for h, u := range l.uHold[:n] {
 		copy(u, last)
 		if h < len(future) {
 			for j, i := range l.cfg.Planned {
@@ -867,9 +909,36 @@ func (l *Learner) maybeForecast(res Result, future [][]float64) Result {
 		l.calendarNorm(u, l.lastT+int64(h+1)*l.step)
 		last = u
 	}
-	l.forecastNormalised(l.out, l.uHold)
-	res.Forecast = l.out
-	return res
+	return l.uHold[:n]
+}
+
+// calibrate advances the calibration over the horizon (horizonCal) by the
+// sample just learned, of value y at time t (outlier: learned with a
+// robust weight below one half, a gross error or an outlier, and not
+// scored, since the bands describe the clean process, as the model's own
+// calibration takes them), and issues
+// the next shadow forecast when it is due, unless a re-choice is (refit:
+// it would reset the calibration): from the state that has learned the
+// sample, with the observation's planned rows (future), as the periodic
+// forecast would be issued.
+func (l *Learner) calibrate(t int64, y float64, outlier, refit bool, future [][]float64) {
+	c := &l.cal
+	if !c.on() {
+		return
+	}
+	if c.live {
+		// In steps of time: a gap's missing values are steps not scored.
+		h := stepsBetween(c.origin, t, l.step)
+		c.score(int(min(h, uint64(c.H)+1)), y, !outlier)
+	}
+	if c.live || l.learned < c.due || refit {
+		return
+	}
+	l.forecastNormalised(l.calOut, l.holdInputs(c.H, future))
+	c.setShadow(l.calOut, l.form.Log)
+	c.live, c.origin = true, l.lastT
+	c.due = l.learned + c.spacing()
+	c.issued++
 }
 
 // youngForecast is the periodic forecast of a series that is not fitted
@@ -1107,6 +1176,7 @@ func (l *Learner) Forecast(dst []ForecastStep, inputs [][]float64) error {
 		l.steps = make([]narx.Step, len(dst))
 	}
 	l.forecastNormalised(dst, norm)
+	l.cal.apply(dst, l.form.Log)
 	return nil
 }
 
@@ -1131,6 +1201,7 @@ func (l *Learner) ForecastCopy() *Learner {
 		c.warmY, c.warmT = slices.Clone(l.warmY), slices.Clone(l.warmT)
 	}
 	c.uRaw, c.x, c.uNorm, c.uHold, c.steps, c.out, c.thMean, c.thSD = nil, nil, nil, nil, nil, nil, nil, nil
+	c.cal, c.calOut = l.cal.forecastCopy(), nil
 	if l.th != nil {
 		c.th = l.th.Clone()
 	}
@@ -1185,6 +1256,7 @@ func (l *Learner) fit() error {
 		l.hist.Push(d.ws[k], d.us[k*l.nu:(k+1)*l.nu])
 	}
 	l.lastZ = d.form.transformed(l.warmY[N-1], l.floor)
+	l.cal.reset(l.learned)
 	l.th = nil
 	if st.theta {
 		// A failure (fewer values than the theta method needs: not at a
@@ -1319,6 +1391,18 @@ func cleanGross(ys []float64) int {
 		}
 	}
 	return n
+}
+
+// stepsBetween returns how many time steps of step > 0 lead from a to b ≥
+// a, rounded to the nearest (half a step up): in uint64, so that neither
+// the difference nor the rounding overflows where int64 arithmetic would.
+func stepsBetween(a, b, step int64) uint64 {
+	d, s := uint64(b)-uint64(a), uint64(step)
+	q, r := d/s, d%s
+	if r >= (s+1)/2 {
+		q++
+	}
+	return q
 }
 
 // timeStep returns the median positive difference of consecutive times (1 if

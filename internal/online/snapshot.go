@@ -16,10 +16,10 @@ import (
 )
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
-// reads it and versions 6 to 11, which lack the fields tagged with a later
+// reads it and versions 6 to 12, which lack the fields tagged with a later
 // version (binenc.go), and rejects every other version with
 // ErrSnapshotVersion.
-const SnapshotVersion = 12
+const SnapshotVersion = 13
 
 // oldestSnapshot is the oldest version decoding reads.
 const oldestSnapshot = 6
@@ -80,6 +80,10 @@ type learnerState struct {
 	LastBig    int64   `snapshot:"11"`
 	GlitchSeen int64   `snapshot:"11"`
 	GlitchY    float64 `snapshot:"11"`
+
+	// Cal is the calibration over the horizon (horizonCal); before version
+	// 13 a restore calibrates from the next sample on.
+	Cal calState `snapshot:"13"`
 }
 
 // MarshalBinary encodes the Learner's complete state: magic, version (uint16,
@@ -98,6 +102,7 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 		InputLags: l.model.Config().Embedding.InputLags,
 		Values:    l.values,
 		LastBig:   l.lastBig, GlitchSeen: l.glitchSeen, GlitchY: l.glitchY,
+		Cal: l.cal.state(),
 	}
 	if l.rscale != nil {
 		rs := l.rscale.State()
@@ -224,6 +229,16 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
 	fresh.lastT, fresh.haveT, fresh.step, fresh.seen, fresh.learned, fresh.sinceFc =
 		st.LastT, st.HaveT, st.Step, st.Seen, st.Learned, st.SinceForecast
+	// A calibration of another horizon or level (the configuration
+	// changed) or from before version 13 starts again at the next sample.
+	switch {
+	case v >= 13 && fresh.cal.fits(st.Cal):
+		if !fresh.cal.setState(st.Cal, st.Learned, st.LastT) {
+			return fmt.Errorf("online: snapshot calibration is not valid")
+		}
+	default:
+		fresh.cal.reset(st.Learned)
+	}
 	fresh.changed = changedKeys(st.Config, configKeys(fresh.cfg))
 	*l = *fresh
 	return nil
@@ -248,7 +263,7 @@ func configKeys(c Config) []string {
 		{"swap_interval", m.SwapInterval}, {"swap_rule", m.SwapRule}, {"select", m.Select}, {"noise_every", m.NoiseEvery}, {"seed", m.Seed},
 		{"warmup", c.Warmup}, {"forms", c.Forms}, {"season", c.Season}, {"planned", c.Planned},
 		{"calendar", fmt.Sprint(cal.Features, cal.Holidays, cal.Location)},
-		{"horizon", c.Horizon}, {"every", c.Every}, {"level", c.Level}, {"scale", c.Scale},
+		{"horizon", c.Horizon}, {"calibrate", c.Calibrate}, {"every", c.Every}, {"level", c.Level}, {"scale", c.Scale},
 		{"sigma2_auto", c.AutoSigma2}, {"tuning", c.Tuning}, {"retune_every", c.RetuneEvery},
 		{"tune_size", c.TuneSize}, {"tune_horizon", c.TuneHorizon}, {"robust", c.Robust}, {"combine", c.Combine},
 	}

@@ -142,9 +142,12 @@ func TestSnapshotIntoAnotherWindow(t *testing.T) {
 
 // FuzzUnmarshalSnapshot: arbitrary bytes never panic, and a restore either
 // succeeds or leaves the learner unchanged (still unfitted here, with its
-// outputs on a fixed stream equal to a fresh learner's).
+// outputs on a fixed stream equal to a fresh learner's). The bands are
+// calibrated over the horizon, so the seed carries a calibration's state.
 func FuzzUnmarshalSnapshot(f *testing.F) {
-	a, _ := NewLearner(testConfig())
+	cfg := testConfig()
+	cfg.Calibrate = cfg.Horizon
+	a, _ := NewLearner(cfg)
 	for i, v := range noisySine(150, 0.1, 11) {
 		a.Observe(Observation{T: int64(i), Y: v})
 	}
@@ -154,7 +157,7 @@ func FuzzUnmarshalSnapshot(f *testing.F) {
 	f.Add([]byte("SDLS\x00\x02"))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		l, _ := NewLearner(testConfig())
+		l, _ := NewLearner(cfg)
 		if err := l.UnmarshalBinary(b); err != nil {
 			if l.Fitted() || l.seen != 0 {
 				t.Fatalf("a failed restore changed the learner: %v", err)
@@ -298,8 +301,8 @@ func TestSnapshotOfAModelWithFewerInputs(t *testing.T) {
 // Snapshots of versions 6 (before learnerState.InputLags: its model had
 // every configured input lag), 7 (before Theta), 8 (before Values), 9
 // (before the calibration's feedback κ), 10 (before the gate's memory of
-// surprises) and 11 (before the theta method's moving profile) are still
-// read.
+// surprises), 11 (before the theta method's moving profile) and 12 (before
+// the calibration over the horizon) are still read.
 func TestOlderSnapshotVersionsAreRead(t *testing.T) {
 	for v := oldestSnapshot; v < SnapshotVersion; v++ {
 		t.Run(fmt.Sprint("v", v), func(t *testing.T) { testOlderSnapshot(t, v) })
@@ -335,15 +338,16 @@ func testOlderSnapshot(t *testing.T, version int) {
 	}
 }
 
-// Snapshots written by the builds of versions 6 to 11 themselves
+// Snapshots written by the builds of versions 6 to 12 themselves
 // (testdata/learner-v6.snap from 939e5e3^, learner-v7.snap from 45d7605,
 // learner-v8.snap from 8339c35, learner-v9.snap from 8c13a56,
-// learner-v10.snap from e62b660, learner-v11.snap from dee6fd4: the
+// learner-v10.snap from e62b660, learner-v11.snap from dee6fd4,
+// learner-v12.snap from e42fb79: the
 // configuration below, 400 values of noisySine(900, 0.1, 5), gain rule) are
 // read by today's decoder: the fields added since (InputLags in v7, Theta
 // and the window's swap scores in v8, the value statistics in v9, the
 // calibration's κ in v10, the gate's memory of surprises in v11, the theta
-// method's moving profile in v12) are
+// method's moving profile in v12, the calibration over the horizon in v13) are
 // absent, and the Learner goes on as a working
 // model: before v8 with the combination configured but absent (the series
 // is past its last re-choice, value 100, and keeps no values to fit it
@@ -352,7 +356,7 @@ func testOlderSnapshot(t *testing.T, version int) {
 // least 90 % of the next 500 values: a model mis-restored from bytes read
 // out of place predicts nothing like a sine.
 func TestGoldenOlderSnapshots(t *testing.T) {
-	for _, file := range []string{"learner-v6.snap", "learner-v7.snap", "learner-v8.snap", "learner-v9.snap", "learner-v10.snap", "learner-v11.snap"} {
+	for _, file := range []string{"learner-v6.snap", "learner-v7.snap", "learner-v8.snap", "learner-v9.snap", "learner-v10.snap", "learner-v11.snap", "learner-v12.snap"} {
 		t.Run(file, func(t *testing.T) {
 			snap, err := os.ReadFile(filepath.Join("testdata", file))
 			if err != nil {
@@ -367,7 +371,7 @@ func TestGoldenOlderSnapshots(t *testing.T) {
 			if err := l.UnmarshalBinary(snap); err != nil {
 				t.Fatal(err)
 			}
-			valuesKept := file == "learner-v9.snap" || file == "learner-v10.snap" || file == "learner-v11.snap"
+			valuesKept := file == "learner-v9.snap" || file == "learner-v10.snap" || file == "learner-v11.snap" || file == "learner-v12.snap"
 			wantTheta := file == "learner-v8.snap" || valuesKept
 			if l.seen != 400 || !l.Fitted() || (l.Theta() != nil) != wantTheta || l.LastT() != 3990 {
 				t.Fatalf("restored: seen %d, fitted %v, theta %v, last t %d", l.seen, l.Fitted(), l.Theta() != nil, l.LastT())

@@ -943,10 +943,13 @@ func TestInputsJoinAsTheDataAllow(t *testing.T) {
 
 // TestObserveDoesNotAllocate: once the last re-choice is done, an
 // observation with its one-step prediction, update and forecast allocates
-// nothing (the daemon's per-record path).
+// nothing (the daemon's per-record path), its calibration's shadow
+// forecasts, scores and factors included (100 observations: at least 10
+// shadows of 5 steps issued, each after the one before completed).
 func TestObserveDoesNotAllocate(t *testing.T) {
 	cfg := autoConfig()
 	cfg.Warmup = 150
+	cfg.Calibrate = cfg.Horizon
 	l, _ := NewLearner(cfg)
 	y := noisySine(600, 0.1, 3)
 	for i, v := range y[:400] {
@@ -955,14 +958,15 @@ func TestObserveDoesNotAllocate(t *testing.T) {
 		}
 	}
 	k := 400
+	issued := l.cal.issued
 	allocs := testing.AllocsPerRun(100, func() {
 		if _, err := l.Observe(Observation{T: int64(k), Y: y[k]}); err != nil {
 			t.Fatal(err)
 		}
 		k++
 	})
-	if allocs != 0 {
-		t.Errorf("%v allocations per observation, want 0", allocs)
+	if allocs != 0 || l.cal.issued-issued < 10 {
+		t.Errorf("%v allocations per observation, want 0 (%d shadows issued)", allocs, l.cal.issued-issued)
 	}
 }
 

@@ -120,6 +120,9 @@ func (w *jsonWriter) model(mi *ModelInfo) {
 		}
 		w.raw("}")
 	}
+	if mi.BandScale != 0 { // omitempty
+		w.float(`,"band_scale":`, mi.BandScale)
+	}
 	w.raw("}")
 }
 

@@ -87,6 +87,11 @@ type ModelInfo struct {
 	// theta method's (model.combine), described by Theta; else "none".
 	Combine string     `json:"combine"`
 	Theta   *ThetaInfo `json:"theta,omitempty"`
+	// BandScale is the factor the band of the last calibrated step
+	// (forecast.horizon) is scaled by, from the series' realised errors
+	// over the horizon; absent when nothing is calibrated (a horizon of 1,
+	// forecast.calibrate off, a series not fitted).
+	BandScale float64 `json:"band_scale,omitempty"`
 }
 
 // ThetaInfo describes the theta method of a combination: its smoothing
