@@ -807,7 +807,7 @@ func (r *report) summary(w io.Writer) error {
 		fmt.Fprintf(&sb, "  model: %s kernel, form %s, M = %d (rank %d), lags %s%s, γ = %.4g, noise std %.4g, d_eff %.1f, %d swaps\n",
 			r.Model.Kernel, r.Model.Form, r.Model.M, r.Model.Rank, lagString(r.Config.Lags), width, r.Model.Gamma, r.Model.NoiseStd, r.Model.DEff, r.Model.Swaps)
 		if th != nil {
-			fmt.Fprintf(&sb, "  combined with the theta method: %s\n", thetaString(th))
+			fmt.Fprintf(&sb, "  combined with the theta method: %s; the model's weight from step 2 %.4g\n", thetaString(th), th.ModelWeight)
 		}
 		if s := float64(r.Model.BandScale); s != 0 {
 			fmt.Fprintf(&sb, "  band of step %d scaled by %.3g, calibrated on the series' realised errors\n", r.Config.Horizon, s)

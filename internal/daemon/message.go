@@ -47,7 +47,7 @@ func ModelInfoOf(l *online.Learner) sink.ModelInfo {
 	if !l.Fitted() {
 		mi := sink.ModelInfo{Lags: []int{}, Kernel: "none", Form: "none", Combine: "none"}
 		if th := l.Theta(); th != nil {
-			mi.Combine, mi.Theta = "theta", thetaInfo(th)
+			mi.Combine, mi.Theta = "theta", thetaInfo(th, 0) // a young series: the theta method alone
 		}
 		return mi
 	}
@@ -74,7 +74,7 @@ func ModelInfoOf(l *online.Learner) sink.ModelInfo {
 	}
 	if th := l.Theta(); th != nil {
 		mi.Combine, mi.DF = "theta", 0 // the steps' distribution is the average's
-		mi.Theta = thetaInfo(th)
+		mi.Theta = thetaInfo(th, l.CombinationWeight())
 	}
 	if s, ok := l.BandScale(); ok {
 		mi.BandScale = s
@@ -82,7 +82,8 @@ func ModelInfoOf(l *online.Learner) sink.ModelInfo {
 	return mi
 }
 
-// thetaInfo describes the theta method th for a forecast message.
-func thetaInfo(th *theta.Model) *sink.ThetaInfo {
-	return &sink.ThetaInfo{Alpha: th.Alpha, Drift: th.Drift, Period: len(th.Season), Profile: th.Profile}
+// thetaInfo describes the theta method th, averaged with the model's weight
+// w, for a forecast message.
+func thetaInfo(th *theta.Model, w float64) *sink.ThetaInfo {
+	return &sink.ThetaInfo{Alpha: th.Alpha, Drift: th.Drift, Period: len(th.Season), Profile: th.Profile, ModelWeight: w}
 }

@@ -29,10 +29,15 @@ import (
 // Observe's one-step prediction, which the model's own calibration (κ,
 // narx) and the theta method's one-step σ already fit.
 //
+// The same shadows weigh the combination with the theta method (weigh):
+// with both forecasters' point forecasts kept, every averaged step scores
+// each candidate weight's absolute error, and from weighMin shadows on the
+// model's weight from step 2 on is the candidate of the smallest.
+//
 // Cost: a shadow every H to 2H learned samples, O(H·M·n) (the cost of a
 // published forecast), so about one prediction per sample; O(1) per sample
 // to score; a sort of at most calWindow·calPerBin scores per bin when a
-// shadow completes. State: 4H numbers and at most calWindow·calPerBin per
+// shadow completes. State: 7H numbers and at most calWindow·calPerBin per
 // bin (log₂H + 1 bins, the first ones of fewer steps hold fewer),
 // allocated once.
 type horizonCal struct {
@@ -49,9 +54,10 @@ type horizonCal struct {
 	r           []float64
 	n, pos, off []int
 	centre      []float64
-	// shadow is the live shadow's steps, step h's mean, lo, hi and kind
-	// (shadowLinear, shadowLog, shadowNone) at 4(h−1); live reports one is
-	// being scored, origin its time.
+	// shadow is the live shadow's steps, step h's shadowStride numbers
+	// from shadowStride·(h−1): its mean, lo, hi and kind (shadowLinear,
+	// shadowLog, shadowNone), then the model's and the theta method's
+	// point forecasts and whether they were averaged (1, else 0).
 	shadow []float64
 	live   bool
 	origin int64
@@ -60,7 +66,28 @@ type horizonCal struct {
 	due, issued int64
 	// sorted is scratch for the quantiles.
 	sorted []float64
+	// The combination's weight (Learner.blend): weight is the model's in
+	// the average from step 2 on, one of combWeights; wSum and wN the live
+	// shadow's absolute errors by candidate weight and their count, wErr
+	// their per-step means discounted over shadows, wShadows the shadows
+	// that scored any.
+	weight     float64
+	wSum, wErr []float64
+	wN         int
+	wShadows   int64
 }
+
+// combWeights are the model's weights the combination chooses from, in
+// the order ties are broken: the equal weights first, then nearest them.
+var combWeights = [...]float64{0.5, 0.375, 0.625, 0.25, 0.75, 0.125, 0.875, 0, 1}
+
+// weighMin is how many shadows the weights' errors need before the
+// combination leaves the equal weights; before, forecasts of series seen
+// for a few horizons would follow a handful of paths.
+const weighMin = 16
+
+// shadowStride is the numbers a shadow keeps per step.
+const shadowStride = 7
 
 const (
 	// calWindow is how many shadows each bin keeps the scores of: three
@@ -97,12 +124,13 @@ const (
 // bands at level.
 func newHorizonCal(H int, level float64) horizonCal {
 	if H < 2 {
-		return horizonCal{H: H, level: level}
+		return horizonCal{H: H, level: level, weight: 0.5}
 	}
 	nb := calBin(H) + 1
 	c := horizonCal{H: H, level: level, logS: make([]float64, nb), n: make([]int, nb), pos: make([]int, nb),
-		off: make([]int, nb+1), centre: make([]float64, nb), shadow: make([]float64, 4*H),
-		sorted: make([]float64, calWindow*calPerBin)}
+		off: make([]int, nb+1), centre: make([]float64, nb), shadow: make([]float64, shadowStride*H),
+		sorted: make([]float64, calWindow*calPerBin),
+		weight: 0.5, wSum: make([]float64, len(combWeights)), wErr: make([]float64, len(combWeights))}
 	for b := range nb {
 		stride, k := c.binSteps(b)
 		c.off[b+1] = c.off[b] + calWindow*k
@@ -138,7 +166,7 @@ func (c *horizonCal) on() bool { return c.H >= 2 }
 
 // floats counts the numbers c holds (Learner.SizeBytes).
 func (c *horizonCal) floats() int {
-	return len(c.logS) + len(c.r) + len(c.n) + len(c.pos) + len(c.off) + len(c.centre) + len(c.shadow) + len(c.sorted) + 5
+	return len(c.logS) + len(c.r) + len(c.n) + len(c.pos) + len(c.off) + len(c.centre) + len(c.shadow) + len(c.sorted) + len(c.wSum) + len(c.wErr) + 8
 }
 
 // reset forgets the scores and factors, and any live shadow: after a
@@ -151,6 +179,9 @@ func (c *horizonCal) reset(learned int64) {
 	clear(c.logS)
 	clear(c.n)
 	clear(c.pos)
+	clear(c.wSum)
+	clear(c.wErr)
+	c.weight, c.wN, c.wShadows = 0.5, 0, 0
 	c.live, c.due = false, learned
 }
 
@@ -166,8 +197,16 @@ func (c *horizonCal) sampled(h int) bool {
 // not scored), and completes the shadow at h ≥ H. Steps before 2, beyond
 // H, not sampled or not finite are not scored.
 func (c *horizonCal) score(h int, y float64, ok bool) {
+	st := c.shadow[shadowStride*min(max(h-1, 0), c.H-1):]
+	if ok && h >= 2 && h <= c.H && st[6] == 1 {
+		m, th := st[4], st[5]
+		for j, w := range combWeights {
+			c.wSum[j] += math.Abs(y - (w*m + (1-w)*th))
+		}
+		c.wN++
+	}
 	if ok && h >= 2 && h <= c.H && c.sampled(h) {
-		if r, scored := c.ratio(c.shadow[4*(h-1):4*h], y); scored {
+		if r, scored := c.ratio(st, y); scored {
 			b := calBin(h)
 			w := c.off[b+1] - c.off[b]
 			c.r[c.off[b]+c.pos[b]] = r
@@ -178,7 +217,33 @@ func (c *horizonCal) score(h int, y float64, ok bool) {
 	if h >= c.H {
 		c.live = false
 		c.update()
+		c.weigh()
 	}
+}
+
+// weigh adds the completed shadow's errors by candidate weight to their
+// discounted means (the discount 1/calWindow a shadow, the calibration's
+// window) and chooses the weight of the smallest, from weighMin shadows
+// on; ties go to the weight listed first in combWeights.
+func (c *horizonCal) weigh() {
+	if c.wN > 0 {
+		for j := range c.wErr {
+			c.wErr[j] = (1-1.0/calWindow)*c.wErr[j] + c.wSum[j]/float64(c.wN)
+		}
+		c.wShadows++
+	}
+	clear(c.wSum)
+	c.wN = 0
+	if c.wShadows < weighMin {
+		return
+	}
+	best := 0
+	for j := range c.wErr {
+		if c.wErr[j] < c.wErr[best] {
+			best = j
+		}
+	}
+	c.weight = combWeights[best]
 }
 
 // ratio returns the score of y against a shadow's step (mean, lo, hi,
@@ -284,21 +349,26 @@ func (c *horizonCal) apply(dst []ForecastStep, logForm bool) {
 
 // calState is a horizonCal's state in a snapshot.
 type calState struct {
-	H       int
-	Level   float64
-	LogS, R []float64
-	N, Pos  []int
-	Shadow  []float64
-	Live    bool
-	Origin  int64
-	Due     int64
-	Issued  int64
+	H          int
+	Level      float64
+	LogS, R    []float64
+	N, Pos     []int
+	Shadow     []float64
+	Live       bool
+	Origin     int64
+	Due        int64
+	Issued     int64
+	Weight     float64
+	WSum, WErr []float64
+	WN         int
+	WShadows   int64
 }
 
 func (c *horizonCal) state() calState {
 	return calState{H: c.H, Level: c.level, LogS: slices.Clone(c.logS), R: slices.Clone(c.r), N: slices.Clone(c.n),
 		Pos: slices.Clone(c.pos), Shadow: slices.Clone(c.shadow), Live: c.live, Origin: c.origin,
-		Due: c.due, Issued: c.issued}
+		Due: c.due, Issued: c.issued, Weight: c.weight, WSum: slices.Clone(c.wSum), WErr: slices.Clone(c.wErr),
+		WN: c.wN, WShadows: c.wShadows}
 }
 
 // fits reports whether s is a state of a calibration like c (the same
@@ -311,8 +381,15 @@ func (c *horizonCal) fits(s calState) bool { return s.H == c.H && s.Level == c.l
 func (c *horizonCal) setState(s calState, learned, lastT int64) bool {
 	if !c.fits(s) || len(s.LogS) != len(c.logS) || len(s.R) != len(c.r) || len(s.N) != len(c.n) ||
 		len(s.Pos) != len(c.pos) || len(s.Shadow) != len(c.shadow) || s.Issued < 0 ||
-		s.Due < 0 || s.Due > learned+2*int64(c.H) || (s.Live && s.Origin > lastT) {
+		s.Due < 0 || s.Due > learned+2*int64(c.H) || (s.Live && s.Origin > lastT) ||
+		len(s.WSum) != len(c.wSum) || len(s.WErr) != len(c.wErr) || s.WN < 0 || s.WN > c.H || s.WShadows < 0 ||
+		!slices.Contains(combWeights[:], s.Weight) {
 		return false
+	}
+	for j := range s.WSum {
+		if !(s.WSum[j] >= 0) || !(s.WErr[j] >= 0) || !finite(s.WSum[j], s.WErr[j]) {
+			return false
+		}
 	}
 	for b := range s.N {
 		w := c.off[b+1] - c.off[b]
@@ -325,12 +402,10 @@ func (c *horizonCal) setState(s calState, learned, lastT int64) bool {
 			return false
 		}
 	}
-	for i := 0; i < len(s.Shadow); i += 4 {
-		st := s.Shadow[i : i+4]
-		for _, v := range st {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return false
-			}
+	for i := 0; i < len(s.Shadow); i += shadowStride {
+		st := s.Shadow[i : i+shadowStride]
+		if !finite(st...) || (st[6] != 0 && st[6] != 1) {
+			return false
 		}
 		if k := st[3]; k != shadowLinear && k != shadowNone && !(k == shadowLog && st[0] > 0 && st[1] > 0 && st[2] > 0) {
 			return false
@@ -342,13 +417,16 @@ func (c *horizonCal) setState(s calState, learned, lastT int64) bool {
 	copy(c.pos, s.Pos)
 	copy(c.shadow, s.Shadow)
 	c.live, c.origin, c.due, c.issued = s.Live, s.Origin, s.Due, s.Issued
+	copy(c.wSum, s.WSum)
+	copy(c.wErr, s.WErr)
+	c.weight, c.wN, c.wShadows = s.Weight, s.WN, s.WShadows
 	return true
 }
 
 // forecastCopy returns a copy that applies c's factors and shares nothing
 // with c (ForecastCopy).
 func (c *horizonCal) forecastCopy() horizonCal {
-	return horizonCal{H: c.H, level: c.level, logS: slices.Clone(c.logS), off: c.off, centre: c.centre}
+	return horizonCal{H: c.H, level: c.level, logS: slices.Clone(c.logS), off: c.off, centre: c.centre, weight: c.weight}
 }
 
 // spacing is the learned samples from a shadow's issue to the next's: H
@@ -364,16 +442,33 @@ func (c *horizonCal) spacing() int64 {
 
 // setShadow records dst, a shadow forecast's steps 1..H of a series of the
 // Log form or not (logForm), for scoring: each step's kind says how apply
-// would scale it, and a step that is not finite is not scored.
-func (c *horizonCal) setShadow(dst []ForecastStep, logForm bool) {
+// would scale it, and a step that is not finite is not scored. model and
+// theta are the two forecasters' point forecasts of the steps when they
+// are averaged (theta nil when not): a step whose average stands (not a
+// fallback's) weighs the combination.
+func (c *horizonCal) setShadow(dst []ForecastStep, logForm bool, model, theta []float64) {
 	for i, st := range dst {
 		kind := shadowLinear
 		switch {
-		case math.IsNaN(st.Mean+st.Lo+st.Hi) || math.IsInf(st.Mean+st.Lo+st.Hi, 0):
+		case !finite(st.Mean, st.Lo, st.Hi):
 			st.Mean, st.Lo, st.Hi, kind = 0, 0, 0, shadowNone
 		case inLogs(st, logForm) && st.Hi > 0:
 			kind = shadowLog
 		}
-		c.shadow[4*i], c.shadow[4*i+1], c.shadow[4*i+2], c.shadow[4*i+3] = st.Mean, st.Lo, st.Hi, float64(kind)
+		m, th, weighs := 0.0, 0.0, 0.0
+		if theta != nil && !st.Fallback && finite(model[i], theta[i]) {
+			m, th, weighs = model[i], theta[i], 1
+		}
+		copy(c.shadow[shadowStride*i:shadowStride*(i+1)], []float64{st.Mean, st.Lo, st.Hi, float64(kind), m, th, weighs})
 	}
+}
+
+// finite reports whether every v is finite.
+func finite(v ...float64) bool {
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
 }

@@ -53,7 +53,7 @@ func TestCalibrationFollowsItsDefinition(t *testing.T) {
 		}
 	}
 	for i := range calWindow + 40 {
-		c.setShadow(shadowOf(H, 1), false)
+		c.setShadow(shadowOf(H, 1), false, nil, nil)
 		c.live = true
 		for h := 1; h <= H; h++ {
 			y := 2*rng.Float64() - 1
@@ -85,7 +85,7 @@ func TestCalibrationFollowsItsDefinition(t *testing.T) {
 	// A band of zero width, missed, scores calMaxR; a gross error is not
 	// scored, and still completes the shadow; nor is a step not finite.
 	c = newHorizonCal(2, 0.95)
-	c.setShadow(shadowOf(2, 0), false)
+	c.setShadow(shadowOf(2, 0), false, nil, nil)
 	c.live = true
 	c.score(2, 0.5, true)
 	if c.r[0] != calMaxR || c.logS[0] != math.Log(calMaxR)/(1+calPrior) {
@@ -98,7 +98,7 @@ func TestCalibrationFollowsItsDefinition(t *testing.T) {
 	}
 	inf := shadowOf(2, 1)
 	inf[1].Hi = math.Inf(1)
-	c.setShadow(inf, false)
+	c.setShadow(inf, false, nil, nil)
 	c.live = true
 	c.score(2, 0.5, true)
 	if c.n[0] != 1 || c.live || !c.setState(c.state(), 0, 0) {
@@ -120,7 +120,7 @@ func TestCalibrationFactorOfTooWideBands(t *testing.T) {
 	c := newHorizonCal(H, 0.95)
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 3 * calWindow {
-		c.setShadow(shadowOf(H, 1.96), false)
+		c.setShadow(shadowOf(H, 1.96), false, nil, nil)
 		c.live = true
 		for h := 1; h <= H; h++ {
 			c.score(h, 0.5*rng.NormFloat64(), true)
@@ -209,7 +209,7 @@ func TestCalibrationInLogs(t *testing.T) {
 		band[i] = ForecastStep{Mean: 100, Lo: 100 * math.Exp(-1.96), Hi: 100 * math.Exp(1.96)} // ln y ~ N(ln 100, 1)
 	}
 	for range 2 * calWindow {
-		c.setShadow(band, true)
+		c.setShadow(band, true, nil, nil)
 		c.live = true
 		for h := 1; h <= H; h++ {
 			c.score(h, 100*math.Exp(0.5*rng.NormFloat64()), true)
@@ -243,7 +243,9 @@ func ar1(n int, seed uint64) []float64 {
 // where a stationary series' errors level off: averaged with the model's,
 // the combined 24-step band of an AR(1) holds nearly every value. Its
 // calibration brings it to the nominal 95 %, and leaves the one-step
-// predictions and every step's point forecast as they were. Coverage is
+// predictions as they were, and every step's point forecast while the
+// combination's weight is ½; the weight itself goes to the model, whose
+// form the series has. Coverage is
 // counted over 150 origins 24 values apart (independent forecasts): its
 // binomial standard deviation at 0.95 is 0.018, so [0.90, 0.99] is more
 // than two of them each side.
@@ -256,7 +258,7 @@ func TestCalibrationNarrowsTheCombinedBand(t *testing.T) {
 	cfg.Calibrate = H
 	cal, _ := NewLearner(cfg)
 	var covRaw, covCal, n int
-	var wRaw, wCal float64
+	var wRaw, wCal, eRaw, eCal float64
 	var mid *Learner
 	for i, v := range y {
 		o := Observation{T: int64(i), Y: v}
@@ -272,7 +274,7 @@ func TestCalibrationNarrowsTheCombinedBand(t *testing.T) {
 			t.Fatalf("value %d: %d and %d steps", i+1, len(a.Forecast), len(b.Forecast))
 		}
 		for h := range a.Forecast {
-			if a.Forecast[h].Mean != b.Forecast[h].Mean || (h == 0 && a.Forecast[0] != b.Forecast[0]) {
+			if (cal.cal.weight == 0.5 && a.Forecast[h].Mean != b.Forecast[h].Mean) || (h == 0 && a.Forecast[0] != b.Forecast[0]) {
 				t.Fatalf("value %d step %d: %+v calibrated, %+v not", i+1, h+1, b.Forecast[h], a.Forecast[h])
 			}
 		}
@@ -290,6 +292,8 @@ func TestCalibrationNarrowsTheCombinedBand(t *testing.T) {
 			covCal += boolInt(fb.Lo <= target && target <= fb.Hi)
 			wRaw += fa.Hi - fa.Lo
 			wCal += fb.Hi - fb.Lo
+			eRaw += math.Abs(target - fa.Mean)
+			eCal += math.Abs(target - fb.Mean)
 			n++
 		}
 		if mid == nil && i >= 3000 && cal.cal.live && cal.cal.n[len(cal.cal.n)-1] > 0 {
@@ -300,12 +304,18 @@ func TestCalibrationNarrowsTheCombinedBand(t *testing.T) {
 		t.Fatal("no shadow was live after value 3000")
 	}
 	pr, pc := float64(covRaw)/float64(n), float64(covCal)/float64(n)
-	t.Logf("%d origins: step %d covered %.3f raw, %.3f calibrated; widths %.2f, %.2f", n, H, pr, pc, wRaw/float64(n), wCal/float64(n))
+	t.Logf("%d origins: step %d covered %.3f raw, %.3f calibrated; widths %.2f, %.2f; MAE %.3f, %.3f with the model's weight %v",
+		n, H, pr, pc, wRaw/float64(n), wCal/float64(n), eRaw/float64(n), eCal/float64(n), cal.cal.weight)
 	if pr < 0.99 {
 		t.Fatalf("the raw band covers %.3f: the test needs one too wide", pr)
 	}
 	if pc < 0.90 || pc > 0.99 || wCal > 0.85*wRaw {
 		t.Errorf("calibrated band covers %.3f at %.2f of the raw width, want [0.90, 0.99] at most 0.85", pc, wCal/wRaw)
+	}
+	// An AR(1) is the linear model's own: its weight goes to 1, and the
+	// 24-step point forecasts (the mean, 10, for both) gain by it.
+	if cal.cal.weight != 1 || eCal > eRaw {
+		t.Errorf("the model's weight %v, MAE %.3f against %.3f at equal weights", cal.cal.weight, eCal/float64(n), eRaw/float64(n))
 	}
 }
 
@@ -339,8 +349,8 @@ func TestShadowIsThePublishedForecast(t *testing.T) {
 			t.Fatalf("value %d: a shadow without a published forecast", i+1)
 		}
 		for h, st := range res.Forecast {
-			if math.Float64bits(l.cal.shadow[4*h]) != math.Float64bits(st.Mean) {
-				t.Fatalf("value %d step %d: shadow mean %v, published %v", i+1, h+1, l.cal.shadow[4*h], st.Mean)
+			if math.Float64bits(l.cal.shadow[shadowStride*h]) != math.Float64bits(st.Mean) {
+				t.Fatalf("value %d step %d: shadow mean %v, published %v", i+1, h+1, l.cal.shadow[shadowStride*h], st.Mean)
 			}
 		}
 		compared++
@@ -375,5 +385,65 @@ func TestCalibrationRestoreUnderAnotherHorizon(t *testing.T) {
 		if s, ok := r.BandScale(); !ok || s != 1 || slices.Max(r.cal.n) != 0 || r.cal.due != r.learned || r.cal.live {
 			t.Errorf("horizon %d level %v: restored calibration %+v, want a fresh one", other.Calibrate, other.Level, r.cal.state())
 		}
+	}
+}
+
+// The combination's weight follows its definition: each shadow adds, for
+// every candidate weight w, the mean over its averaged steps 2..H of |y −
+// (w·model + (1−w)·theta)| to the candidate's error discounted by
+// 1 − 1/calWindow; from weighMin shadows on the weight is the candidate of
+// the smallest error, ties to the one listed first. Here the model is
+// right and the theta method off by one, so every step's error is
+// |1 − w|·1 and the weight must reach 1 at shadow weighMin, not before;
+// steps that are fallbacks do not count. The reference recomputes the
+// discounted sums in the same order of operations: equal to the bit.
+func TestCombinationWeightFollowsItsDefinition(t *testing.T) {
+	const H = 6
+	c := newHorizonCal(H, 0.95)
+	model, theta := make([]float64, H), make([]float64, H)
+	steps := shadowOf(H, 1)
+	for h := range steps {
+		model[h], theta[h] = 0, -1
+	}
+	steps[3].Fallback = true // step 4: not weighed
+	ref := make([]float64, len(combWeights))
+	for i := 1; i <= weighMin+2; i++ {
+		c.setShadow(steps, false, model, theta)
+		c.live = true
+		for h := 1; h <= H; h++ {
+			c.score(h, 0, true)
+		}
+		for j, w := range combWeights {
+			sum := 0.0
+			for h := 2; h <= H; h++ {
+				if h != 4 {
+					sum += math.Abs(0 - (w*0 + (1-w)*-1))
+				}
+			}
+			ref[j] = (1-1.0/calWindow)*ref[j] + sum/float64(H-2)
+		}
+		want := 0.5
+		if i >= weighMin {
+			want = 1
+		}
+		if !slices.Equal(c.wErr, ref) || c.weight != want || c.wShadows != int64(i) {
+			t.Fatalf("after %d shadows: errors %v weight %v, want %v weight %v", i, c.wErr, c.weight, ref, want)
+		}
+	}
+	// Ties go to the equal weights: two forecasters off by ±1 leave
+	// |w·1 + (1−w)·(−1)| = |2w − 1|, smallest at ½.
+	c = newHorizonCal(H, 0.95)
+	for h := range model {
+		model[h] = 1
+	}
+	for range weighMin {
+		c.setShadow(shadowOf(H, 1), false, model, theta)
+		c.live = true
+		for h := 1; h <= H; h++ {
+			c.score(h, 0, true)
+		}
+	}
+	if c.weight != 0.5 {
+		t.Errorf("symmetric errors: weight %v, want ½", c.weight)
 	}
 }

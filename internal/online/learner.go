@@ -419,6 +419,9 @@ type Learner struct {
 	// and thSD are its forecasts' buffers.
 	th           *theta.Model
 	thMean, thSD []float64
+	// fcModel is the model's own point forecasts of the last
+	// forecastNormalised, before any average.
+	fcModel []float64
 	// cal calibrates the bands over the horizon; calOut is its shadow
 	// forecasts' buffer.
 	cal    horizonCal
@@ -452,16 +455,17 @@ func NewLearner(cfg Config) (*Learner, error) {
 	e := cfg.Model.Embedding
 	nu := e.Inputs()
 	l := &Learner{cfg: cfg, nu: nu, nUser: nu - cfg.Calendar.Dim(), model: m, hist: narx.NewHistory(e),
-		uRaw:   make([]float64, nu),
-		z:      distuv.UnitNormal.Quantile(0.5 + cfg.Level/2),
-		x:      make([]float64, e.Dim()),
-		uNorm:  make([]float64, nu),
-		steps:  make([]narx.Step, max(cfg.Horizon, cfg.Calibrate)),
-		out:    make([]ForecastStep, cfg.Horizon),
-		uHold:  make([][]float64, max(cfg.Horizon, cfg.Calibrate)),
-		thMean: make([]float64, max(cfg.Horizon, cfg.Calibrate, 1)),
-		thSD:   make([]float64, max(cfg.Horizon, cfg.Calibrate, 1)),
-		cal:    newHorizonCal(cfg.Calibrate, cfg.Level),
+		uRaw:    make([]float64, nu),
+		z:       distuv.UnitNormal.Quantile(0.5 + cfg.Level/2),
+		x:       make([]float64, e.Dim()),
+		uNorm:   make([]float64, nu),
+		steps:   make([]narx.Step, max(cfg.Horizon, cfg.Calibrate)),
+		out:     make([]ForecastStep, cfg.Horizon),
+		uHold:   make([][]float64, max(cfg.Horizon, cfg.Calibrate)),
+		thMean:  make([]float64, max(cfg.Horizon, cfg.Calibrate, 1)),
+		thSD:    make([]float64, max(cfg.Horizon, cfg.Calibrate, 1)),
+		fcModel: make([]float64, max(cfg.Horizon, cfg.Calibrate, 1)),
+		cal:     newHorizonCal(cfg.Calibrate, cfg.Level),
 	}
 	if l.cal.on() {
 		l.calOut = make([]ForecastStep, cfg.Calibrate)
@@ -560,6 +564,11 @@ func (l *Learner) BandScale() (float64, bool) {
 	}
 	return l.cal.factor(l.cal.H), true
 }
+
+// CombinationWeight returns the model's weight in the average with the
+// theta method from step 2 on (blend): ½ unless the calibration over the
+// horizon has chosen another from the shadows' errors.
+func (l *Learner) CombinationWeight() float64 { return l.cal.weight }
 
 // Step returns the time step between samples, frozen at the fit (0 before
 // it): the spacing of forecast steps' times.
@@ -935,7 +944,11 @@ func (l *Learner) calibrate(t int64, y float64, outlier, refit bool, future [][]
 		return
 	}
 	l.forecastNormalised(l.calOut, l.holdInputs(c.H, future))
-	c.setShadow(l.calOut, l.form.Log)
+	var th []float64
+	if l.th != nil {
+		th = l.thMean[:c.H]
+	}
+	c.setShadow(l.calOut, l.form.Log, l.fcModel[:c.H], th)
 	c.live, c.origin = true, l.lastT
 	c.due = l.learned + c.spacing()
 	c.issued++
@@ -1052,11 +1065,15 @@ func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
 	if l.th != nil {
 		l.thetaForecast(l.th, len(dst))
 	}
+	if len(l.fcModel) < len(dst) {
+		l.fcModel = make([]float64, len(dst)) // a what-if longer than every horizon before
+	}
 	// The steps are iterated: from the first the model leaves the
 	// plausible on, every later one starts from it, and falls back too.
 	fallen := false
 	for h := range dst {
 		model := dst[h].OneStepStd
+		l.fcModel[h] = dst[h].Mean
 		fallen = !l.combine(&dst[h], h, fallen)
 		switch {
 		case !fallen && l.th != nil:
@@ -1084,7 +1101,11 @@ func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
 func (l *Learner) combine(st *ForecastStep, h int, fallen bool) (stands bool) {
 	if !fallen && l.plausible(*st) {
 		if l.th != nil {
-			l.blend(st, l.thMean[h], l.thSD[h])
+			w := 0.5 // the one-step prediction's, which κ and the theta method's σ fit
+			if h > 0 {
+				w = l.cal.weight
+			}
+			l.blend(st, l.thMean[h], l.thSD[h], w)
 		}
 		return true
 	}
@@ -1131,13 +1152,24 @@ func (l *Learner) plausible(st ForecastStep) bool {
 const implausibleRanges = 10
 
 // blend averages st with the theta forecaster's normal predictive of mean
-// and standard deviation sd (see Combine): the point forecasts, the band's
-// bounds and the stds, each the mean of the two.
-func (l *Learner) blend(st *ForecastStep, mean, sd float64) {
-	st.Lo = (st.Lo + mean - l.z*sd) / 2
-	st.Hi = (st.Hi + mean + l.z*sd) / 2
-	st.Mean = (st.Mean + mean) / 2
-	st.Std = (st.Std + sd) / 2
+// and standard deviation sd (see Combine), the model's weighing w: the
+// point forecasts, the band's bounds and the stds, each the weighted mean
+// of the two. w is ½ but where the calibration over the horizon has
+// chosen another from the shadows' errors (horizonCal.weigh).
+func (l *Learner) blend(st *ForecastStep, mean, sd, w float64) {
+	if w == 0.5 {
+		// The equal weights in the order of their first build: the same
+		// forecasts to the bit.
+		st.Lo = (st.Lo + mean - l.z*sd) / 2
+		st.Hi = (st.Hi + mean + l.z*sd) / 2
+		st.Mean = (st.Mean + mean) / 2
+		st.Std = (st.Std + sd) / 2
+		return
+	}
+	st.Lo = w*st.Lo + (1-w)*(mean-l.z*sd)
+	st.Hi = w*st.Hi + (1-w)*(mean+l.z*sd)
+	st.Mean = w*st.Mean + (1-w)*mean
+	st.Std = w*st.Std + (1-w)*sd
 }
 
 // Forecast computes a what-if forecast of len(dst) steps from the current state
@@ -1201,7 +1233,7 @@ func (l *Learner) ForecastCopy() *Learner {
 		c.warmY, c.warmT = slices.Clone(l.warmY), slices.Clone(l.warmT)
 	}
 	c.uRaw, c.x, c.uNorm, c.uHold, c.steps, c.out, c.thMean, c.thSD = nil, nil, nil, nil, nil, nil, nil, nil
-	c.cal, c.calOut = l.cal.forecastCopy(), nil
+	c.cal, c.calOut, c.fcModel = l.cal.forecastCopy(), nil, nil
 	if l.th != nil {
 		c.th = l.th.Clone()
 	}

@@ -944,12 +944,13 @@ func TestInputsJoinAsTheDataAllow(t *testing.T) {
 // TestObserveDoesNotAllocate: once the last re-choice is done, an
 // observation with its one-step prediction, update and forecast allocates
 // nothing (the daemon's per-record path), its calibration's shadow
-// forecasts, scores and factors included (100 observations: at least 10
-// shadows of 5 steps issued, each after the one before completed).
+// forecasts, scores, factors and combination weights included (100
+// observations: at least 10 shadows of 5 steps issued, each after the one
+// before completed).
 func TestObserveDoesNotAllocate(t *testing.T) {
 	cfg := autoConfig()
 	cfg.Warmup = 150
-	cfg.Calibrate = cfg.Horizon
+	cfg.Calibrate, cfg.Combine = cfg.Horizon, CombineTheta
 	l, _ := NewLearner(cfg)
 	y := noisySine(600, 0.1, 3)
 	for i, v := range y[:400] {
@@ -965,8 +966,8 @@ func TestObserveDoesNotAllocate(t *testing.T) {
 		}
 		k++
 	})
-	if allocs != 0 || l.cal.issued-issued < 10 {
-		t.Errorf("%v allocations per observation, want 0 (%d shadows issued)", allocs, l.cal.issued-issued)
+	if allocs != 0 || l.cal.issued-issued < 10 || l.Theta() == nil {
+		t.Errorf("%v allocations per observation, want 0 (%d shadows issued, combined %v)", allocs, l.cal.issued-issued, l.Theta() != nil)
 	}
 }
 

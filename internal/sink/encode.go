@@ -118,6 +118,7 @@ func (w *jsonWriter) model(mi *ModelInfo) {
 		if th.Profile != 0 { // omitempty
 			w.int(`,"profile":`, int64(th.Profile))
 		}
+		w.float(`,"model_weight":`, th.ModelWeight)
 		w.raw("}")
 	}
 	if mi.BandScale != 0 { // omitempty

@@ -96,11 +96,16 @@ type ModelInfo struct {
 
 // ThetaInfo describes the theta method of a combination: its smoothing
 // weight, its drift per step (in the seasonally adjusted series' units),
-// its seasonal period (0: not seasonal), and the period of the moving
-// seasonal profile it is adjusted by instead, when it is (0: none).
+// its seasonal period (0: not seasonal), the period of the moving
+// seasonal profile it is adjusted by instead, when it is (0: none), and
+// the model's weight in the average.
 type ThetaInfo struct {
 	Alpha   float64 `json:"alpha"`
 	Drift   float64 `json:"drift"`
 	Period  int     `json:"period"`
 	Profile int     `json:"profile,omitempty"`
+	// ModelWeight is the model's weight in the average of steps 2 and
+	// later (step 1's is ½), chosen from the series' realised errors (0
+	// for a young series' theta method alone).
+	ModelWeight float64 `json:"model_weight"`
 }
