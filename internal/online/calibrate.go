@@ -382,8 +382,8 @@ func (c *horizonCal) setState(s calState, learned, lastT int64) bool {
 	if !c.fits(s) || len(s.LogS) != len(c.logS) || len(s.R) != len(c.r) || len(s.N) != len(c.n) ||
 		len(s.Pos) != len(c.pos) || len(s.Shadow) != len(c.shadow) || s.Issued < 0 ||
 		s.Due < 0 || s.Due > learned+2*int64(c.H) || (s.Live && s.Origin > lastT) ||
-		len(s.WSum) != len(c.wSum) || len(s.WErr) != len(c.wErr) || s.WN < 0 || s.WN > c.H || s.WShadows < 0 ||
-		!slices.Contains(combWeights[:], s.Weight) {
+		len(s.WSum) != len(c.wSum) || len(s.WErr) != len(c.wErr) || s.WN < 0 || s.WN > max(c.H-1, 0) || s.WShadows < 0 ||
+		!slices.Contains(combWeights[:], s.Weight) || (s.Weight != 0.5 && (!c.on() || s.WShadows < weighMin)) {
 		return false
 	}
 	for j := range s.WSum {

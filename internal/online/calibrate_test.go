@@ -392,58 +392,76 @@ func TestCalibrationRestoreUnderAnotherHorizon(t *testing.T) {
 // every candidate weight w, the mean over its averaged steps 2..H of |y −
 // (w·model + (1−w)·theta)| to the candidate's error discounted by
 // 1 − 1/calWindow; from weighMin shadows on the weight is the candidate of
-// the smallest error, ties to the one listed first. Here the model is
-// right and the theta method off by one, so every step's error is
-// |1 − w|·1 and the weight must reach 1 at shadow weighMin, not before;
-// steps that are fallbacks do not count. The reference recomputes the
-// discounted sums in the same order of operations: equal to the bit.
+// the smallest error, ties to the one listed first; a fallback's step does
+// not count. Model, theta and y differ from step to step and shadow to
+// shadow (the model nearer y, so the weight leaves ½ for the model's side
+// at shadow weighMin, not before); the reference recomputes the discounted
+// sums in the same order of operations, so they agree to the bit.
 func TestCombinationWeightFollowsItsDefinition(t *testing.T) {
 	const H = 6
 	c := newHorizonCal(H, 0.95)
-	model, theta := make([]float64, H), make([]float64, H)
+	rng := rand.New(rand.NewPCG(7, 7))
+	model, theta, ys := make([]float64, H), make([]float64, H), make([]float64, H)
 	steps := shadowOf(H, 1)
-	for h := range steps {
-		model[h], theta[h] = 0, -1
-	}
 	steps[3].Fallback = true // step 4: not weighed
 	ref := make([]float64, len(combWeights))
-	for i := 1; i <= weighMin+2; i++ {
+	for i := 1; i <= weighMin+4; i++ {
+		for h := range model {
+			ys[h] = rng.NormFloat64()
+			model[h] = ys[h] + 0.3*rng.NormFloat64()
+			theta[h] = ys[h] + 1 + rng.NormFloat64()
+		}
 		c.setShadow(steps, false, model, theta)
 		c.live = true
 		for h := 1; h <= H; h++ {
-			c.score(h, 0, true)
+			c.score(h, ys[h-1], true)
 		}
 		for j, w := range combWeights {
-			sum := 0.0
+			sum, n := 0.0, 0
 			for h := 2; h <= H; h++ {
 				if h != 4 {
-					sum += math.Abs(0 - (w*0 + (1-w)*-1))
+					sum += math.Abs(ys[h-1] - (w*model[h-1] + (1-w)*theta[h-1]))
+					n++
 				}
 			}
-			ref[j] = (1-1.0/calWindow)*ref[j] + sum/float64(H-2)
+			ref[j] = (1-1.0/calWindow)*ref[j] + sum/float64(n)
 		}
 		want := 0.5
 		if i >= weighMin {
-			want = 1
+			for j := range ref {
+				if ref[j] < ref[slices.Index(combWeights[:], want)] {
+					want = combWeights[j]
+				}
+			}
 		}
 		if !slices.Equal(c.wErr, ref) || c.weight != want || c.wShadows != int64(i) {
 			t.Fatalf("after %d shadows: errors %v weight %v, want %v weight %v", i, c.wErr, c.weight, ref, want)
 		}
 	}
-	// Ties go to the equal weights: two forecasters off by ±1 leave
-	// |w·1 + (1−w)·(−1)| = |2w − 1|, smallest at ½.
-	c = newHorizonCal(H, 0.95)
-	for h := range model {
-		model[h] = 1
+	if c.weight <= 0.5 {
+		t.Errorf("the model nearer the values, its weight %v, want above ½", c.weight)
 	}
+	// A tie, the two forecasters equal, keeps the equal weights.
+	c = newHorizonCal(H, 0.95)
 	for range weighMin {
+		for h := range model {
+			model[h], theta[h] = rng.NormFloat64(), 0
+			theta[h] = model[h]
+		}
 		c.setShadow(shadowOf(H, 1), false, model, theta)
 		c.live = true
 		for h := 1; h <= H; h++ {
-			c.score(h, 0, true)
+			c.score(h, rng.NormFloat64(), true)
 		}
 	}
-	if c.weight != 0.5 {
-		t.Errorf("symmetric errors: weight %v, want ½", c.weight)
+	if c.weight != 0.5 || c.wShadows != weighMin {
+		t.Errorf("tied candidates: weight %v after %d shadows, want ½", c.weight, c.wShadows)
+	}
+	// A state whose weight left ½ before weighMin shadows is not one.
+	st := c.state()
+	st.Weight = 1
+	st.WShadows = weighMin - 1
+	if c.setState(st, 1000, 1000) {
+		t.Error("accepted a weight chosen from too few shadows")
 	}
 }
