@@ -3,6 +3,8 @@ package online
 import (
 	"math"
 	"slices"
+
+	"github.com/streamd/streamd/internal/recursive"
 )
 
 // horizonCal calibrates the bands of forecast steps h ≥ 2 on the series'
@@ -386,8 +388,11 @@ func (c *horizonCal) setState(s calState, learned, lastT int64) bool {
 		!slices.Contains(combWeights[:], s.Weight) || (s.Weight != 0.5 && (!c.on() || s.WShadows < weighMin)) {
 		return false
 	}
+	if !recursive.AllFinite(s.WSum) || !recursive.AllFinite(s.WErr) {
+		return false
+	}
 	for j := range s.WSum {
-		if !(s.WSum[j] >= 0) || !(s.WErr[j] >= 0) || !finite(s.WSum[j], s.WErr[j]) {
+		if s.WSum[j] < 0 || s.WErr[j] < 0 {
 			return false
 		}
 	}
@@ -404,7 +409,7 @@ func (c *horizonCal) setState(s calState, learned, lastT int64) bool {
 	}
 	for i := 0; i < len(s.Shadow); i += shadowStride {
 		st := s.Shadow[i : i+shadowStride]
-		if !finite(st...) || (st[6] != 0 && st[6] != 1) {
+		if !recursive.AllFinite(st) || (st[6] != 0 && st[6] != 1) {
 			return false
 		}
 		if k := st[3]; k != shadowLinear && k != shadowNone && !(k == shadowLog && st[0] > 0 && st[1] > 0 && st[2] > 0) {
@@ -450,25 +455,15 @@ func (c *horizonCal) setShadow(dst []ForecastStep, logForm bool, model, theta []
 	for i, st := range dst {
 		kind := shadowLinear
 		switch {
-		case !finite(st.Mean, st.Lo, st.Hi):
+		case !recursive.AllFinite([]float64{st.Mean, st.Lo, st.Hi}):
 			st.Mean, st.Lo, st.Hi, kind = 0, 0, 0, shadowNone
 		case inLogs(st, logForm) && st.Hi > 0:
 			kind = shadowLog
 		}
 		m, th, weighs := 0.0, 0.0, 0.0
-		if theta != nil && !st.Fallback && finite(model[i], theta[i]) {
+		if theta != nil && !st.Fallback && recursive.AllFinite([]float64{model[i], theta[i]}) {
 			m, th, weighs = model[i], theta[i], 1
 		}
 		copy(c.shadow[shadowStride*i:shadowStride*(i+1)], []float64{st.Mean, st.Lo, st.Hi, float64(kind), m, th, weighs})
 	}
-}
-
-// finite reports whether every v is finite.
-func finite(v ...float64) bool {
-	for _, x := range v {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return false
-		}
-	}
-	return true
 }
