@@ -651,8 +651,8 @@ func TestTwoSeasonsCombineWithAProfile(t *testing.T) {
 		t.Fatalf("the last re-choice (%d) has not run by value %d", l.cfg.lastFit(l.warmT), cut)
 	}
 	th := l.Theta()
-	if th == nil || th.Profile != 336 || th.Cycles != profileCycles || th.Season != nil {
-		t.Fatalf("partner %+v, want the theta method with a weekly profile of %d cycles", th, profileCycles)
+	if th == nil || th.Profile != 336 || th.Cycles != profileCycles(48) || th.Season != nil {
+		t.Fatalf("partner %+v, want the theta method with a weekly profile of %d cycles", th, profileCycles(48))
 	}
 	r := restored(t, cfg, l)
 	for i := cut; i < len(y); i++ {

@@ -1295,7 +1295,7 @@ func (l *Learner) fit() error {
 		// re-choice, which validated it on fewer) leaves the model to
 		// forecast alone.
 		if st.profile > 0 {
-			l.th, _ = theta.FitProfile(l.warmY, st.profile, st.sub, profileCycles)
+			l.th, _ = theta.FitProfile(l.warmY, st.profile, st.sub, profileCycles(st.sub))
 		} else {
 			l.th, _ = theta.Fit(l.warmY, st.period)
 		}
