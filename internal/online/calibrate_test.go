@@ -319,19 +319,26 @@ func TestCalibrationNarrowsTheCombinedBand(t *testing.T) {
 	}
 }
 
-// The shadow forecast is the periodic forecast of the same sample, planned
-// rows included: with a planned input and the calibrated horizon the
-// published one, its stored means are the published steps' to the bit
-// (apply scales bands, never means).
+// The shadow is the periodic forecast of its record, with the record's
+// planned rows, before the calibration scales it; and the periodic
+// forecast, which copies the shadow when one was just issued, is what the
+// Learner's Forecast gives from the same state, to the bit, also when a
+// retune changed the model after the shadow.
 func TestShadowIsThePublishedForecast(t *testing.T) {
 	const H = 6
 	cfg := testConfig()
 	cfg.Model.Embedding.InputLags = [][]int{{0}}
 	cfg.Planned, cfg.Horizon, cfg.Calibrate = []int{0}, H, H
-	l, _ := NewLearner(cfg)
+	cfg.RetuneEvery, cfg.AutoSigma2 = 3, true
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	u := func(i int) float64 { return math.Sin(0.21 * float64(i)) }
 	y := noisySine(700, 0.1, 8)
-	compared := 0
+	y[350] += 3 // a jump that a retune answers
+	compared, retuned := 0, 0
+	again := make([]ForecastStep, H)
 	for i := range y {
 		future := make([][]float64, H)
 		for h := range future {
@@ -342,23 +349,41 @@ func TestShadowIsThePublishedForecast(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(res.Forecast) == H && l.Fitted() {
+			if err := l.Forecast(again, future); err != nil {
+				t.Fatal(err)
+			}
+			for h := range again {
+				a, b := res.Forecast[h], again[h]
+				if !sameBits(a.Mean, b.Mean) || !sameBits(a.Std, b.Std) || !sameBits(a.Lo, b.Lo) || !sameBits(a.Hi, b.Hi) ||
+					!sameBits(a.OneStepStd, b.OneStepStd) || a.Fallback != b.Fallback || a.H != b.H || a.T != b.T {
+					t.Fatalf("value %d step %d: published %+v, Forecast %+v", i+1, h+1, a, b)
+				}
+			}
+		}
 		if l.cal.issued == issued {
 			continue
 		}
 		if len(res.Forecast) != H {
 			t.Fatalf("value %d: a shadow without a published forecast", i+1)
 		}
-		for h, st := range res.Forecast {
-			if math.Float64bits(l.cal.shadow[shadowStride*h]) != math.Float64bits(st.Mean) {
-				t.Fatalf("value %d step %d: shadow mean %v, published %v", i+1, h+1, l.cal.shadow[shadowStride*h], st.Mean)
+		if res.Retuned {
+			retuned++
+			continue
+		}
+		for h := range res.Forecast {
+			if !sameBits(l.cal.shadow[shadowStride*h], l.calOut[h].Mean) {
+				t.Fatalf("value %d step %d: shadow mean %v, forecast %v", i+1, h+1, l.cal.shadow[shadowStride*h], l.calOut[h].Mean)
 			}
 		}
 		compared++
 	}
-	if compared < 20 {
-		t.Errorf("%d shadows compared, want ≥ 20", compared)
+	if compared < 20 || retuned < 1 {
+		t.Errorf("%d shadows compared, %d retuned after theirs: want ≥ 20 and ≥ 1", compared, retuned)
 	}
 }
+
+func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
 
 // A restore under another horizon or level starts the calibration afresh
 // (factors 1, the next shadow due at once); under the same, it is the

@@ -639,7 +639,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 		} else if err != nil {
 			return Result{}, err
 		}
-		return l.maybeForecast(Result{}, o.Future), nil
+		return l.maybeForecast(Result{}, o.Future, false), nil
 	}
 	filled := l.fillGap(prevT, o.T)
 	z := l.form.transformed(o.Y, l.floor)
@@ -698,6 +698,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	l.hist.Push(lagValue, l.uNorm)
 	l.lastZ = z
 	l.learned++
+	issued := l.cal.issued
 	l.calibrate(o.T, o.Y, res.Weight < 0.5, due, o.Future)
 	if due {
 		// A failed re-choice keeps the model it would have replaced.
@@ -705,7 +706,11 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	} else if n := int64(l.cfg.RetuneEvery); n > 0 && (l.learned+l.retunePhase(n))%n == 0 {
 		res.Retuned = l.retune()
 	}
-	return l.maybeForecast(res, o.Future), nil
+	// A shadow issued just now, with the model unchanged since (no
+	// re-choice: none is issued when one is due; no retune), is this
+	// record's periodic forecast before the calibration scales it.
+	shadow := l.cal.issued != issued && !res.Retuned
+	return l.maybeForecast(res, o.Future, shadow), nil
 }
 
 // calendarAt writes the calendar features of time t (Unix ms) into the
@@ -885,8 +890,10 @@ func (l *Learner) fillGap(prevT, t int64) int {
 // maybeForecast issues the periodic forecast. The inputs of step h: the
 // planned ones from future[h−1] when the observation brought that row, the
 // calendar's computed for the step's time, the others held at their last
-// values (unknown to a streaming forecaster).
-func (l *Learner) maybeForecast(res Result, future [][]float64) Result {
+// values (unknown to a streaming forecaster). shadow: the calibration's
+// shadow forecast (calOut) was issued from the same state and inputs, so
+// that it is the forecast's first steps, copied rather than computed again.
+func (l *Learner) maybeForecast(res Result, future [][]float64, shadow bool) Result {
 	if l.cfg.Horizon == 0 {
 		return res
 	}
@@ -895,8 +902,11 @@ func (l *Learner) maybeForecast(res Result, future [][]float64) Result {
 		return res
 	}
 	l.sinceFc = 0
-	u := l.holdInputs(len(l.out), future)
-	l.forecastNormalised(l.out, u)
+	if shadow && len(l.out) == len(l.calOut) {
+		copy(l.out, l.calOut)
+	} else {
+		l.forecastNormalised(l.out, l.holdInputs(len(l.out), future))
+	}
 	l.cal.apply(l.out, l.form.Log)
 	res.Forecast = l.out
 	return res
