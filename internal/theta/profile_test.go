@@ -57,18 +57,20 @@ func profileAt(x []float64, t, m, s, k, end int) float64 {
 // shape drifts plus noise, 7 cycles fitted and 3 more updated. Sums of a
 // few hundred terms: 1e-9 relative.
 func TestProfileFollowsItsDefinition(t *testing.T) {
-	for _, s := range []int{0, 3} {
-		t.Run(fmt.Sprint("s=", s), func(t *testing.T) { testProfileDefinition(t, s) })
+	// k = 12 (the Learner's count with a shorter period) over 330 values:
+	// its ring of 144 wraps twice, as k = 4's of 48 does over 120.
+	for _, c := range []struct{ s, k, n int }{{0, 4, 120}, {3, 4, 120}, {3, 12, 330}} {
+		t.Run(fmt.Sprint("s=", c.s, ",k=", c.k), func(t *testing.T) { testProfileDefinition(t, c.s, c.k, c.n) })
 	}
 }
 
-func testProfileDefinition(t *testing.T, s int) {
-	const m, k, n0, n = 12, 4, 84, 120
+func testProfileDefinition(t *testing.T, s, k, n int) {
+	const m, n0 = 12, 84
 	rng := rand.New(rand.NewPCG(7, 8))
 	x := make([]float64, n)
 	for i := range x {
 		ph := 2 * math.Pi * float64(i%m) / m
-		drift := float64(i) / n
+		drift := float64(i) / float64(n)
 		x[i] = 50 + 0.2*float64(i) + 8*(1-drift)*math.Sin(ph) + 5*drift*math.Cos(2*ph) + rng.NormFloat64()
 	}
 	f, err := FitProfile(x[:n0], m, s, k)
