@@ -122,21 +122,31 @@ func (e *env) load(ctx context.Context) error {
 	for i := range byCSV {
 		byCSV[i].File = csvs[i]
 	}
+	// The third run reads the values R reads, without their times: the
+	// periods must then come from the values (a pipeline keyed by sequence
+	// numbers).
 	var runs []methodRun
-	for _, v := range []struct{ name, cfg string }{
-		{"streamd (defaults)", ""},
-		{"streamd (config/load.yaml: calendar)", filepath.Join(e.repo, "config", "load.yaml")},
+	for _, v := range []struct {
+		name, cfg string
+		times     bool
+	}{
+		{"streamd (defaults)", "", true},
+		{"streamd (config/load.yaml: calendar)", filepath.Join(e.repo, "config", "load.yaml"), true},
+		{"streamd (defaults, values without times)", "", false},
 	} {
 		fcDir := filepath.Join(dir, "forecasts", strconv.Itoa(len(runs)))
 		if err := os.MkdirAll(fcDir, 0o755); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stderr, "compare: load: %s, %d origins × %d steps\n", v.name, len(cuts), loadPerDay)
-		extra := []string{"--time", "t", "--column", "y"}
+		series, extra := cuts, []string(nil)
+		if v.times {
+			series, extra = byCSV, []string{"--time", "t", "--column", "y"}
+		}
 		if v.cfg != "" {
 			extra = append(extra, "--config", v.cfg)
 		}
-		runs = append(runs, e.iteratedStreamd(ctx, v.name, byCSV, fcDir, loadPerDay, extra...))
+		runs = append(runs, e.iteratedStreamd(ctx, v.name, series, fcDir, loadPerDay, extra...))
 	}
 	var list []string
 	for _, c := range cuts {

@@ -1255,7 +1255,8 @@ func (l *Learner) ForecastCopy() *Learner {
 // re-choice (or, after the last, releases the samples). On error l keeps
 // its model, if any.
 func (l *Learner) fit() error {
-	defer l.schedule()
+	var periods []int // the re-choice's proposal, which the schedule follows
+	defer func() { l.schedule(periods) }()
 	N := len(l.warmY)
 	l.outliers += int64(cleanGross(l.warmY))
 	// The statistics count the values kept, cleaned: every value so far,
@@ -1281,6 +1282,7 @@ func (l *Learner) fit() error {
 	if err != nil {
 		return err
 	}
+	periods = st.periods
 	d := st.data
 	m, err := l.fitWeighted(st.cfg, d.ws, d.us)
 	if err != nil {
@@ -1313,14 +1315,15 @@ func (l *Learner) fit() error {
 	return nil
 }
 
-// schedule sets the next re-choice after a fit or re-choice: the next
-// doubling, none after the last (the kept samples are released), or, for a
-// series still without a model after Warmup, another try a quarter of
-// Warmup later (a re-choice beyond Warmup, lastFit, is for fitted series).
-func (l *Learner) schedule() {
+// schedule sets the next re-choice after a fit or re-choice that proposed
+// periods: the next doubling, none after the last (the kept samples are
+// released), or, for a series still without a model after Warmup, another
+// try a quarter of Warmup later (a re-choice beyond Warmup, lastFit, is for
+// fitted series).
+func (l *Learner) schedule(periods []int) {
 	last := l.cfg.Warmup
 	if l.model.Fitted() {
-		last = l.cfg.lastFit(l.warmT)
+		last = l.cfg.lastFit(l.warmT, periods)
 	}
 	l.nextFit = int64(l.cfg.nextFit(int(l.seen), last))
 	switch {

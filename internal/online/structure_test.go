@@ -216,12 +216,71 @@ func TestSnapshotMidGrowthIsBitIdentical(t *testing.T) {
 	}
 }
 
-// TestDetectPeriod: the period of a seasonal series is proposed from the
-// autocorrelation of its increments.
-func TestDetectPeriod(t *testing.T) {
-	l, _ := NewLearner(autoConfig())
-	if s := l.detectPeriod(seasonalTrend(120, 9)); s != 12 {
-		t.Errorf("period %d, want 12", s)
+// TestDetectPeriods: the periods of a seasonal series are proposed from
+// the autocorrelation of its increments: a monthly season; a day of 48
+// values and its week, though the smooth daily cycle passes the test at the
+// common periods 7 and 4 tested before 48 (as half-hourly values without
+// times did); the day alone where its week does not fit two cycles; a day
+// of 24 values, though 12, tested first, passes weakly (two peaks a day).
+// On white noise each period tried is a test at 5 %: the common ones and
+// the search for peaks propose one on at most 8·5 % + 5 % of the series
+// (the union bound).
+func TestDetectPeriods(t *testing.T) {
+	if got := detectPeriods(seasonalTrend(120, 9)); !slices.Equal(got, []int{12}) {
+		t.Errorf("monthly: periods %v, want [12]", got)
+	}
+	rng := rand.New(rand.NewPCG(4, 5))
+	days := func(n, day int, shape func(phase float64) float64) []float64 {
+		y := make([]float64, n)
+		for i := range y {
+			week := 1.0
+			if i/day%7 >= 5 {
+				week = 0.7 // the weekend's lower load
+			}
+			y[i] = 100 + 20*week*shape(float64(i%day)/float64(day)) + rng.NormFloat64()
+		}
+		return y
+	}
+	halfHourly := days(3840, 48, func(p float64) float64 { return math.Sin(2 * math.Pi * p) })
+	r := incrementACF(halfHourly, 48)
+	for _, s := range []int{4, 7} { // the premise
+		if !(r[s] > seasonBound(r, s, len(halfHourly)-1, 1.645) && r[s] < r[48]) {
+			t.Fatalf("premise: r_%d = %.3f does not pass the test below r_48 = %.3f", s, r[s], r[48])
+		}
+	}
+	if got := detectPeriods(halfHourly); !slices.Equal(got, []int{48, 336}) {
+		t.Errorf("half-hourly: periods %v, want [48 336]", got)
+	}
+	if got := detectPeriods(halfHourly[:2*(336+3)-1]); !slices.Equal(got, []int{48}) {
+		t.Errorf("half-hourly, 677 values: periods %v, want [48]", got)
+	}
+	// Two peaks a day, the evening's higher.
+	hourly := days(2048, 24, func(p float64) float64 {
+		return math.Exp(-math.Pow((p-0.3)/0.08, 2)) + 1.5*math.Exp(-math.Pow((p-0.75)/0.08, 2))
+	})
+	r = incrementACF(hourly, 24)
+	if !(r[12] > seasonBound(r, 12, len(hourly)-1, 1.645) && r[12] > r[2] && domination*r[12] < r[24]) {
+		t.Fatalf("premise: r_12 = %.3f, r_24 = %.3f", r[12], r[24])
+	}
+	if got := detectPeriods(hourly); !slices.Equal(got, []int{24, 168}) {
+		t.Errorf("hourly: periods %v, want [24 168]", got)
+	}
+	// 200 series: the count of those with a period is binomial, at most
+	// p = 0.45 of them in expectation; 3 standard deviations above.
+	const series = 200
+	p := float64(len(commonPeriods)+1) * 0.05
+	proposed := 0
+	noise := make([]float64, 1000)
+	for range series {
+		for i := range noise {
+			noise[i] = rng.NormFloat64()
+		}
+		if len(detectPeriods(noise)) > 0 {
+			proposed++
+		}
+	}
+	if limit := series*p + 3*math.Sqrt(series*p*(1-p)); float64(proposed) > limit {
+		t.Errorf("white noise: %d of %d series with a period, more than %.0f", proposed, series, limit)
 	}
 }
 
@@ -406,24 +465,34 @@ func TestLastFitCoversTheLongestSeason(t *testing.T) {
 	}
 	const minute = int64(60_000)
 	for _, c := range []struct {
-		name   string
-		season int
-		ts     []int64
-		want   int
+		name     string
+		season   int
+		ts       []int64
+		detected []int // the periods the last re-choice proposed
+		want     int
 	}{
-		{"half-hourly: 5 weeks", 0, times(30 * minute), 5 * 336},
-		{"hourly: 5 weeks", 0, times(60 * minute), 5 * 168},
-		{"daily: 5 years", 0, times(1440 * minute), 5 * 365},
-		{"monthly: Warmup", 0, times(30 * 1440 * minute), 500},
-		{"sequence numbers: Warmup", 0, []int64{1, 2, 3}, 500},
-		{"no samples yet: Warmup", 0, nil, 500},
-		{"season 200", 200, []int64{1, 2, 3}, 1000},
-		{"season 200 over the step's", 200, times(30 * minute), 1000},
-		{"no season", -1, times(30 * minute), 500},
-		{"season 5000: at most maxLastFit", 5000, []int64{1, 2, 3}, maxLastFit},
+		{"half-hourly: 5 weeks", 0, times(30 * minute), nil, 5 * 336},
+		{"hourly: 5 weeks", 0, times(60 * minute), nil, 5 * 168},
+		{"daily: 5 years", 0, times(1440 * minute), nil, 5 * 365},
+		{"monthly: Warmup", 0, times(30 * 1440 * minute), nil, 500},
+		{"sequence numbers: Warmup", 0, []int64{1, 2, 3}, nil, 500},
+		{"no samples yet: Warmup", 0, nil, nil, 500},
+		{"season 200", 200, []int64{1, 2, 3}, nil, 1000},
+		{"season 200 over the step's", 200, times(30 * minute), nil, 1000},
+		{"no season", -1, times(30 * minute), nil, 500},
+		{"season 5000: at most maxLastFit", 5000, []int64{1, 2, 3}, nil, maxLastFit},
+		// Without a time, a day detected in the values brings its week.
+		{"sequence numbers, a day of 48 detected: 5 weeks", 0, []int64{1, 2, 3}, []int{48}, 5 * 336},
+		{"sequence numbers, a day of 24 detected: 5 weeks", 0, []int64{1, 2, 3}, []int{24, 168}, 5 * 168},
+		{"sequence numbers, 96 detected: 5 weeks", 0, []int64{1, 2, 3}, []int{96}, 5 * 672},
+		{"sequence numbers, 12 detected: Warmup", 0, []int64{1, 2, 3}, []int{12}, 500},
+		{"sequence numbers, 336 detected: Warmup", 0, []int64{1, 2, 3}, []int{336}, 500},
+		{"season 48 configured: no week", 48, []int64{1, 2, 3}, []int{48}, 500},
+		{"no season, 48 detected", -1, []int64{1, 2, 3}, []int{48}, 500},
+		{"hourly times: the step's week", 0, times(60 * minute), []int{24, 168}, 5 * 168},
 	} {
 		cfg := Config{Warmup: 500, Season: c.season}
-		if got := cfg.lastFit(c.ts); got != c.want {
+		if got := cfg.lastFit(c.ts, c.detected); got != c.want {
 			t.Errorf("%s: last re-choice at %d, want %d", c.name, got, c.want)
 		}
 	}
@@ -441,11 +510,11 @@ func TestUnfittedSeriesRetriesAfterWarmup(t *testing.T) {
 		l.warmT = append(l.warmT, start+int64(i)*30*60_000) // half-hourly
 	}
 	l.seen = 500
-	l.schedule()
+	l.schedule(nil)
 	if want := int64(500 + 500/4); l.nextFit != want {
 		t.Errorf("unfitted after 500 half-hourly samples: next try at %d, want %d", l.nextFit, want)
 	}
-	if got := cfg.nextFit(500, cfg.lastFit(l.warmT)); got != seasonCycles*336 {
+	if got := cfg.nextFit(500, cfg.lastFit(l.warmT, nil)); got != seasonCycles*336 {
 		t.Errorf("fitted: next re-choice at %d, want %d", got, seasonCycles*336)
 	}
 }
