@@ -412,21 +412,26 @@ func (l *Learner) periodsOf(ys []float64, ts []int64) []int {
 // stepPeriods returns the calendar periods of a sampling step, main one
 // first, when t (of the first sample) reads as Unix milliseconds: a
 // sequence number is not a time, and one past 1e11 (March 1973 in
-// milliseconds) would be a counter of implausible size. Half-hourly: a day
-// and a week (48, 336); quarter-hourly (96, 672); hourly (24, 168); daily
+// milliseconds) would be a counter of implausible size. A step that
+// divides a day: the day and the week in steps (quarter-hourly 96 and 672,
+// half-hourly 48 and 336, hourly 24 and 168, five minutes 288 and 2 016),
+// each only if two of its cycles fit in maxLastFit values, so that a
+// re-choice can rank it (one minute: 1 440 alone; a second: none); daily
 // (7, 365); weekly (52); monthly (12); quarterly (4).
 func stepPeriods(step, t0 int64) []int {
 	if t0 < 1e11 {
 		return nil
 	}
-	const minute, hour, day = int64(60_000), int64(3_600_000), int64(86_400_000)
+	const day = int64(86_400_000)
 	switch {
-	case step == 15*minute:
-		return []int{96, 672}
-	case step == 30*minute:
-		return []int{48, 336}
-	case step == hour:
-		return []int{24, 168}
+	case step < day && day%step == 0:
+		var out []int
+		for _, s := range []int64{day / step, 7 * day / step} {
+			if 2*(s+3) <= maxLastFit {
+				out = append(out, int(s))
+			}
+		}
+		return out
 	case step == day:
 		return []int{7, 365}
 	case step == 7*day:

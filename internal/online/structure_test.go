@@ -816,7 +816,8 @@ func TestThetaJudgesInTheSeriesUnits(t *testing.T) {
 
 // TestPeriodsFromTheStep: an hourly series in Unix milliseconds proposes a
 // day and a week (when the samples hold them), a sequence number nothing
-// from its step, and the configured season wins over both.
+// from its step, and the configured season wins over both; every step
+// that divides a day proposes the day and the week that can be ranked.
 func TestPeriodsFromTheStep(t *testing.T) {
 	const hour = int64(3_600_000)
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
@@ -836,6 +837,28 @@ func TestPeriodsFromTheStep(t *testing.T) {
 	}
 	if got := stepPeriods(1, 5); got != nil {
 		t.Errorf("sequence numbers: periods %v", got)
+	}
+	const minute, day = int64(60_000), 24 * hour
+	for _, c := range []struct {
+		step int64
+		want []int
+	}{
+		{15 * minute, []int{96, 672}},
+		{30 * minute, []int{48, 336}},
+		{hour, []int{24, 168}},
+		{5 * minute, []int{288, 2016}}, // the week fits twice in maxLastFit: 2·2019 ≤ 4096
+		{minute, []int{1440}},          // the week would need 20 166 values
+		{2 * hour, []int{12, 84}},
+		{1000, nil}, // a second: a day of 86 400 never fits
+		{7 * minute, nil},
+		{day, []int{7, 365}},
+		{7 * day, []int{52}},
+		{31 * day, []int{12}},
+		{92 * day, []int{4}},
+	} {
+		if got := stepPeriods(c.step, start); !slices.Equal(got, c.want) {
+			t.Errorf("step %d ms: periods %v, want %v", c.step, got, c.want)
+		}
 	}
 	l.warmT = full
 	l.cfg.Season = 12
