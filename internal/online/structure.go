@@ -109,10 +109,11 @@ const maxLastFit = 4096
 // Warmup, or seasonCycles times the longest seasonal period known before
 // any value is looked at (Season, else the periods of the sampling step
 // when t is a time, knownPeriods), at most maxLastFit, when that is more.
-// With none known, a detected day's week (weekOf) extends it likewise, so
-// that values without a time get the weekly period their timed twins get;
-// other detected periods do not: detectPeriods proposes them at a third of
-// the samples at most, which the doublings reach.
+// With none known, the week of a detected main period that is a day
+// (weekOf) extends it likewise, so that values without a time get the
+// weekly period their timed twins get. Other detected periods do not: a
+// longer one joins the lag sets once it fits two cycles, at a doubling or
+// at Warmup, and is ranked on what there is.
 func (c Config) lastFit(ts []int64, periods []int) int {
 	last := c.Warmup
 	known := c.knownPeriods(ts)
@@ -413,10 +414,14 @@ func (l *Learner) periodsOf(ys []float64, ts []int64) []int {
 // first, when t (of the first sample) reads as Unix milliseconds: a
 // sequence number is not a time, and one past 1e11 (March 1973 in
 // milliseconds) would be a counter of implausible size. A step that
-// divides a day: the day and the week in steps (quarter-hourly 96 and 672,
-// half-hourly 48 and 336, hourly 24 and 168, five minutes 288 and 2 016),
-// each only if two of its cycles fit in maxLastFit values, so that a
-// re-choice can rank it (one minute: 1 440 alone; a second: none); daily
+// divides a day: the day in steps while two of its cycles fit in
+// maxLastFit values, so that a re-choice can rank its lag (a second: none),
+// and the week while seasonCycles of its cycles do, so that the weekly
+// profile can be validated and averages a few weeks at least: quarter-hourly
+// 96 and 672, half-hourly 48 and 336, hourly 24 and 168, twenty minutes 72
+// and 504; five minutes 288 alone (its week, 2 016, would hold every
+// sample until the re-choice at 4 096, where two weeks cannot validate a
+// weekly profile, and a profile ring of 12 weeks: 24 192 numbers); daily
 // (7, 365); weekly (52); monthly (12); quarterly (4).
 func stepPeriods(step, t0 int64) []int {
 	if t0 < 1e11 {
@@ -426,9 +431,10 @@ func stepPeriods(step, t0 int64) []int {
 	switch {
 	case step < day && day%step == 0:
 		var out []int
-		for _, s := range []int64{day / step, 7 * day / step} {
-			if 2*(s+3) <= maxLastFit {
-				out = append(out, int(s))
+		if d := day / step; 2*(d+3) <= maxLastFit {
+			out = append(out, int(d))
+			if w := 7 * d; seasonCycles*w <= maxLastFit {
+				out = append(out, int(w))
 			}
 		}
 		return out
@@ -537,10 +543,13 @@ const domination = 2
 // unless a later one's r_s is more than domination times its; else the
 // strongest local peak in [4, N/3] that passes the test at 5 % over all
 // those lags; none if none does. A main period that is a day (weekOf) is
-// followed by its week when that passes too and fits two cycles, as the
-// calendar of a time step proposes both. It only proposes: the lag sets
-// then hold the seasonal lags (see lagSets) and the evidence ranks them.
-// O(N²) for N samples.
+// followed by its week when that fits two cycles, as the calendar of a
+// time step proposes both: the autocorrelation at a multiple of the day
+// cannot tell a week from the day repeated, and the evidence can. (The
+// search for peaks takes the strongest, which may be a lag off a day of 96
+// in noisy values, and then proposes no week.) It only proposes: the lag
+// sets then hold the seasonal lags (see lagSets) and the evidence ranks
+// them. O(N²) for N samples.
 func detectPeriods(ys []float64) []int {
 	N := len(ys) - 1
 	// A common period needs two cycles and its lag set's depth (lagSets);
@@ -582,7 +591,7 @@ func detectPeriods(ys []float64) []int {
 	switch w := weekOf(main); {
 	case main == 0:
 		return nil
-	case w > 0 && w <= maxCommon && passes(w, 1.645):
+	case w > 0 && w <= maxCommon:
 		return []int{main, w}
 	}
 	return []int{main}
@@ -1037,7 +1046,7 @@ const thetaMargin = 0.2
 // passes thetaf's own seasonality test on the values (theta.Seasonal).
 // That test, on levels, also passes on persistent series without a
 // season (most random walks with drift of 120 values), where the
-// increments' test of the lags (detectPeriod) does not: a spurious
+// increments' test of the lags (detectPeriods) does not: a spurious
 // decomposition costs the theta method a few per cent of its squared
 // error there, less than the seasons the levels' test finds and the
 // increments' misses gain on the NN3 training split (docs/benchmarks.md,

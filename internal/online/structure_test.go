@@ -229,8 +229,10 @@ func TestDetectPeriods(t *testing.T) {
 	if got := detectPeriods(seasonalTrend(120, 9)); !slices.Equal(got, []int{12}) {
 		t.Errorf("monthly: periods %v, want [12]", got)
 	}
-	rng := rand.New(rand.NewPCG(4, 5))
-	days := func(n, day int, shape func(phase float64) float64) []float64 {
+	// Each series draws from its own generator: changing one leaves the
+	// others as they are.
+	days := func(n, day int, seed uint64, shape func(phase float64) float64) []float64 {
+		rng := rand.New(rand.NewPCG(seed, 5))
 		y := make([]float64, n)
 		for i := range y {
 			week := 1.0
@@ -241,7 +243,7 @@ func TestDetectPeriods(t *testing.T) {
 		}
 		return y
 	}
-	halfHourly := days(3840, 48, func(p float64) float64 { return math.Sin(2 * math.Pi * p) })
+	halfHourly := days(3840, 48, 4, func(p float64) float64 { return math.Sin(2 * math.Pi * p) })
 	r := incrementACF(halfHourly, 48)
 	for _, s := range []int{4, 7} { // the premise
 		if !(r[s] > seasonBound(r, s, len(halfHourly)-1, 1.645) && r[s] < r[48]) {
@@ -254,13 +256,17 @@ func TestDetectPeriods(t *testing.T) {
 	if got := detectPeriods(halfHourly[:2*(336+3)-1]); !slices.Equal(got, []int{48}) {
 		t.Errorf("half-hourly, 677 values: periods %v, want [48]", got)
 	}
-	// Two peaks a day, the evening's higher.
-	hourly := days(2048, 24, func(p float64) float64 {
-		return math.Exp(-math.Pow((p-0.3)/0.08, 2)) + 1.5*math.Exp(-math.Pow((p-0.75)/0.08, 2))
+	if got := detectPeriods(halfHourly[:2*(336+3)]); !slices.Equal(got, []int{48, 336}) {
+		t.Errorf("half-hourly, 678 values: periods %v, want [48 336]", got)
+	}
+	// Two peaks a day, 13 hours apart, the evening's higher: 12 is a
+	// candidate, tested first, and 24 is more than twice as strong.
+	hourly := days(2048, 24, 8, func(p float64) float64 {
+		return math.Exp(-math.Pow((p-0.25)/0.07, 2)) + 1.5*math.Exp(-math.Pow((p-0.8)/0.07, 2))
 	})
 	r = incrementACF(hourly, 24)
-	if !(r[12] > seasonBound(r, 12, len(hourly)-1, 1.645) && r[12] > r[2] && domination*r[12] < r[24]) {
-		t.Fatalf("premise: r_12 = %.3f, r_24 = %.3f", r[12], r[24])
+	if b := seasonBound(r, 12, len(hourly)-1, 1.645); !(r[12] > b && r[12]-slices.Min(r[2:12]) > b && domination*r[12] < r[24]) {
+		t.Fatalf("premise: r_12 = %.3f (bound %.3f), r_24 = %.3f", r[12], b, r[24])
 	}
 	if got := detectPeriods(hourly); !slices.Equal(got, []int{24, 168}) {
 		t.Errorf("hourly: periods %v, want [24 168]", got)
@@ -270,6 +276,7 @@ func TestDetectPeriods(t *testing.T) {
 	const series = 200
 	p := float64(len(commonPeriods)+1) * 0.05
 	proposed := 0
+	rng := rand.New(rand.NewPCG(6, 7))
 	noise := make([]float64, 1000)
 	for range series {
 		for i := range noise {
@@ -490,6 +497,7 @@ func TestLastFitCoversTheLongestSeason(t *testing.T) {
 		{"season 48 configured: no week", 48, []int64{1, 2, 3}, []int{48}, 500},
 		{"no season, 48 detected", -1, []int64{1, 2, 3}, []int{48}, 500},
 		{"hourly times: the step's week", 0, times(60 * minute), []int{24, 168}, 5 * 168},
+		{"monthly times, 24 detected: Warmup", 0, times(30 * 1440 * minute), []int{24}, 500},
 	} {
 		cfg := Config{Warmup: 500, Season: c.season}
 		if got := cfg.lastFit(c.ts, c.detected); got != c.want {
@@ -846,8 +854,11 @@ func TestPeriodsFromTheStep(t *testing.T) {
 		{15 * minute, []int{96, 672}},
 		{30 * minute, []int{48, 336}},
 		{hour, []int{24, 168}},
-		{5 * minute, []int{288, 2016}}, // the week fits twice in maxLastFit: 2·2019 ≤ 4096
-		{minute, []int{1440}},          // the week would need 20 166 values
+		{20 * minute, []int{72, 504}}, // five weeks in maxLastFit: 5·504 ≤ 4096
+		{10 * minute, []int{144}},     // five weeks would be 5 040 values
+		{5 * minute, []int{288}},
+		{3 * minute, []int{480}},
+		{minute, []int{1440}}, // two days in maxLastFit: 2·(1440+3) ≤ 4096
 		{2 * hour, []int{12, 84}},
 		{1000, nil}, // a second: a day of 86 400 never fits
 		{7 * minute, nil},
