@@ -217,17 +217,38 @@ func TestSnapshotMidGrowthIsBitIdentical(t *testing.T) {
 }
 
 // TestDetectPeriods: the periods of a seasonal series are proposed from
-// the autocorrelation of its increments: a monthly season; a day of 48
-// values and its week, though the smooth daily cycle passes the test at the
-// common periods 7 and 4 tested before 48 (as half-hourly values without
-// times did); the day alone where its week does not fit two cycles; a day
-// of 24 values, though 12, tested first, passes weakly (two peaks a day).
-// On white noise each period tried is a test at 5 %: the common ones and
+// the autocorrelation of its increments: a monthly season, and a noisy one
+// whose 24 is a little stronger than its 12; a day of 48 values and its
+// week, though the smooth daily cycle passes the test at the common
+// periods 7 and 4 tested before 48 (as half-hourly values without times
+// did); the day alone where its week does not fit two cycles; a day of 24
+// values, though 12, tested first, is a candidate (two peaks a day) less
+// than half as strong. On white noise each period tried is a test at 5 %: the common ones and
 // the search for peaks propose one on at most 8·5 % + 5 % of the series
 // (the union bound).
 func TestDetectPeriods(t *testing.T) {
 	if got := detectPeriods(seasonalTrend(120, 9)); !slices.Equal(got, []int{12}) {
 		t.Errorf("monthly: periods %v, want [12]", got)
+	}
+	// A noisy monthly season whose r_24 exceeds its r_12 by less than
+	// domination times, as the sampling noise of ten years makes it on
+	// NN3 (up to 1.7 times): 12, tested first, stays.
+	noisy := make([]float64, 120)
+	rngM := rand.New(rand.NewPCG(1222, 3))
+	for i := range noisy {
+		noisy[i] = 100 + 10*math.Sin(2*math.Pi*float64(i)/12) + 8*rngM.NormFloat64()
+	}
+	rm := incrementACF(noisy, 24)
+	for _, s := range []int{12, 24} { // the premise: both are candidates
+		if b := seasonBound(rm, s, len(noisy)-1, 1.645); !(rm[s] > b && rm[s]-slices.Min(rm[2:s]) > b) {
+			t.Fatalf("premise: r_%d = %.3f is not a candidate (bound %.3f)", s, rm[s], b)
+		}
+	}
+	if !(rm[24] > rm[12] && rm[24] < domination*rm[12]) {
+		t.Fatalf("premise: r_12 = %.3f, r_24 = %.3f", rm[12], rm[24])
+	}
+	if got := detectPeriods(noisy); !slices.Equal(got, []int{12}) {
+		t.Errorf("noisy monthly: periods %v, want [12]", got)
 	}
 	// Each series draws from its own generator: changing one leaves the
 	// others as they are.
