@@ -293,22 +293,32 @@ func TestDetectPeriods(t *testing.T) {
 		t.Errorf("hourly: periods %v, want [24 168]", got)
 	}
 	// 200 series: the count of those with a period is binomial, at most
-	// p = 0.45 of them in expectation; 3 standard deviations above.
+	// p = 0.45 of them in expectation; 3 standard deviations above. A week
+	// needs its day (24 or 48) to pass at the search's level, 0.05/330 for
+	// 1 000 values: at most 2·0.05/330 of the series, 0.06 of 200 in
+	// expectation; two or more have probability 0.2 %.
 	const series = 200
 	p := float64(len(commonPeriods)+1) * 0.05
-	proposed := 0
+	proposed, weeks := 0, 0
 	rng := rand.New(rand.NewPCG(6, 7))
 	noise := make([]float64, 1000)
 	for range series {
 		for i := range noise {
 			noise[i] = rng.NormFloat64()
 		}
-		if len(detectPeriods(noise)) > 0 {
+		switch got := detectPeriods(noise); len(got) {
+		case 2:
+			weeks++
+			fallthrough
+		case 1:
 			proposed++
 		}
 	}
 	if limit := series*p + 3*math.Sqrt(series*p*(1-p)); float64(proposed) > limit {
 		t.Errorf("white noise: %d of %d series with a period, more than %.0f", proposed, series, limit)
+	}
+	if weeks > 1 {
+		t.Errorf("white noise: %d of %d series with a day and its week, more than 1", weeks, series)
 	}
 }
 
