@@ -220,12 +220,12 @@ func TestSnapshotMidGrowthIsBitIdentical(t *testing.T) {
 // the autocorrelation of its increments: a monthly season, and a noisy one
 // whose 24 is a little stronger than its 12; a day of 48 values and its
 // week, though the smooth daily cycle passes the test at the common
-// periods 7 and 4 tested before 48 (as half-hourly values without times
-// did); the day alone where its week does not fit two cycles; a day of 24
-// values, though 12, tested first, is a candidate (two peaks a day) less
-// than half as strong. On white noise each period tried is a test at 5 %: the common ones and
-// the search for peaks propose one on at most 8·5 % + 5 % of the series
-// (the union bound).
+// periods 7 and 4 tested before 48 (as R's half-hourly taylor does without
+// its times); the day alone where its week does not fit two cycles; a day
+// of 24 values, though 12, tested first, is a candidate (two peaks a day)
+// less than half as strong. On white noise each period tried is a test at
+// 5 %: the common ones and the search for peaks propose one on at most
+// 8·5 % + 5 % of the series (the union bound).
 func TestDetectPeriods(t *testing.T) {
 	if got := detectPeriods(seasonalTrend(120, 9)); !slices.Equal(got, []int{12}) {
 		t.Errorf("monthly: periods %v, want [12]", got)
