@@ -567,18 +567,12 @@ func detectPeriods(ys []float64) []int {
 		return nil
 	}
 	passes := func(s int, crit float64) bool { return r[s] > seasonBound(r, s, N, crit) }
-	// low[s] is the smallest r_k of a lag 2 ≤ k < s.
-	low := make([]float64, len(r))
-	low[1], low[2] = math.Inf(1), math.Inf(1)
-	for s := 3; s < len(r); s++ {
-		low[s] = min(low[s-1], r[s-1])
-	}
 	main := 0
-	for _, s := range commonPeriods {
+	for _, s := range commonPeriods { // each ≥ 4: r[2:s] holds a lag
 		if s > maxCommon {
 			continue
 		}
-		if b := seasonBound(r, s, N, 1.645); r[s] > b && r[s]-low[s] > b && (main == 0 || r[s] > domination*r[main]) {
+		if b := seasonBound(r, s, N, 1.645); r[s] > b && r[s]-slices.Min(r[2:s]) > b && (main == 0 || r[s] > domination*r[main]) {
 			main = s
 		}
 	}
