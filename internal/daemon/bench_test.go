@@ -1,8 +1,10 @@
 package daemon
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -287,6 +289,11 @@ func BenchmarkRestore10kSeries(b *testing.B) {
 // runs-p99-within-50ms say how each run's own p99 fared, max-min-records/s and
 // max-max-records/s how the N maxima spread.
 //
+// STREAMD_LATENCY_RECORDS=FILE appends each live run's records to FILE, a
+// line "series t latency-ms" each: where the tail falls in the series'
+// sample counts shows work that series started together do in lockstep
+// (docs/benchmarks.md, "Onboarding under load").
+//
 // cpu-µs/record is the benchmark process's CPU time (daemon and producer),
 // broker-cpu-µs/record the broker's, per measured record. The producer's
 // records are built before the clock starts, so that it takes little of the
@@ -368,6 +375,9 @@ type latencyRun struct {
 	allocB, gcs     float64
 	gcPause         time.Duration
 	published, recv []time.Duration
+	// record is the measured index (see runLatency) of each published
+	// latency, until pool or a quantile sorts them.
+	record []int
 }
 
 func (r latencyRun) report(b *testing.B) {
@@ -461,6 +471,7 @@ func runLatency(b *testing.B, rate int, withState bool, consumers int) latencyRu
 		for _, f := range fs {
 			if i, ok := index(f.Series, f.T); ok {
 				res.published = append(res.published, at.Sub(sentAt[i]))
+				res.record = append(res.record, i)
 			}
 		}
 	}
@@ -564,6 +575,19 @@ func runLatency(b *testing.B, rate int, withState bool, consumers int) latencyRu
 	res.rate = float64(total) / elapsed.Seconds()
 	if ctx.Err() != nil {
 		b.Fatalf("%d of %d forecasts published in time", len(res.published), total)
+	}
+	if path := os.Getenv("STREAMD_LATENCY_RECORDS"); path != "" && res.live {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := bufio.NewWriter(f)
+		for k, i := range res.record {
+			fmt.Fprintf(w, "s%d %d %.3f\n", i%nSeries, settled+i/nSeries+1, res.published[k].Seconds()*1000)
+		}
+		if err := errors.Join(w.Flush(), f.Close()); err != nil {
+			b.Fatal(err)
+		}
 	}
 	return res
 }

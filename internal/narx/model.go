@@ -290,18 +290,24 @@ func (m *Model) fit(X, y, v []float64, rows []int) error {
 	m.fitted, m.alphaFresh, m.prepared, m.nextReady = true, false, false, false
 	m.sinceSwap, m.sinceNoise = 0, 0
 	m.refreshNoise()
-	if m.cfg.SwapInterval == 0 && m.cfg.NoiseEvery > 0 {
-		m.sinceNoise = m.noisePhase()
+	if m.cfg.NoiseEvery > 0 {
+		m.sinceNoise = -m.noisePhase() // the first refresh NoiseEvery + phase samples on
 	}
 	return nil
 }
 
-// noisePhase is where in the period NoiseEvery a frozen working set's level-2
-// refreshes fall, in [0, NoiseEvery): a hash of the fitted noise level.
-// Series that start together would otherwise all refresh at the same
-// sample for ever after, an O(r³) burst per series at once. It depends only
-// on the data, so a backtest and a restored model refresh at the same
-// samples as the daemon.
+// noisePhase is where in the period NoiseEvery the level-2 refreshes fall,
+// in [0, NoiseEvery): a hash of the fitted noise level. The first refresh
+// comes NoiseEvery + phase samples after the fit (sinceNoise starts at
+// −phase), later ones every NoiseEvery: the fit has just run level 2, and a
+// run that ends within NoiseEvery of its fit is the same as without a
+// phase. Series that start together (a fleet onboarded at once, a daemon
+// started on a backlog) would otherwise all refresh at the same sample for
+// ever after — a swap does not refresh level 2, so it does not break the
+// lockstep —, an O(r³) burst per series at once that stalls every series
+// of the daemon behind it (docs/benchmarks.md, "Onboarding under load"). It
+// depends only on the data, so a backtest and a restored model refresh at
+// the same samples as the daemon.
 func (m *Model) noisePhase() int {
 	h := math.Float64bits(m.noiseVar) * 0x9e3779b97f4a7c15 // Fibonacci hashing, as calibration.phase
 	return int((h >> 32) % uint64(m.cfg.NoiseEvery))
