@@ -189,78 +189,42 @@ func TestCalibrationRefitsSpread(t *testing.T) {
 // Models fitted together and fed in lockstep must not refresh level 2 at the
 // same samples, with a frozen working set or with swaps (a swap does not
 // refresh level 2, so it does not desynchronise them): the refreshes take a
-// per-model phase in the period NoiseEvery (noisePhase), the first
-// NoiseEvery + phase samples after the fit. The bounds are those of
-// TestCalibrationRefitsSpread (64 models, 256 phases); without the phase all
-// 64 refresh at once. None refreshes within NoiseEvery samples of its fit
-// (a run that short is the same as without a phase), each once in the
-// period after. A second run refreshes at the same samples: the phase is a
-// function of the data.
+// per-model phase in the last sixteenth of the period NoiseEvery
+// (noisePhase), each model's first within NoiseEvery samples of its fit.
+// The bounds are those of TestCalibrationRefitsSpread (64 models, 256
+// phases: a period of 16·256); without the phase all 64 refresh at once. A
+// second run refreshes at the same samples: the phase is a function of the
+// data.
 func TestNoiseRefreshesSpread(t *testing.T) {
-	const models, n, every, fit = 64, 2, 256, 100
+	const models, n, every, fit = 64, 2, noisePhaseSpan * 256, 100
 	for _, swapEvery := range []int{0, 10} {
 		cfg := baseConfig(n, 10)
 		cfg.Window, cfg.SwapInterval, cfg.NoiseEvery = 50, swapEvery, every
 		refreshesAt := func() map[int][]int { // sample → models refreshing there
 			at := map[int][]int{}
-			prev := make([]int, models) // sinceNoise before sample i: it climbs from −phase through 0, and a refresh resets it from NoiseEvery − 1
-			for k := range prev {
-				prev[k] = math.MinInt
-			}
-			fitAndFeed(t, cfg, models, fit+2*every, 98, func(k, i int, m *Model) {
-				if m.sinceNoise == 0 && prev[k] > 0 {
+			fitAndFeed(t, cfg, models, fit+every, 98, func(k, i int, m *Model) {
+				if m.sinceNoise == 0 {
 					at[i] = append(at[i], k)
 				}
-				prev[k] = m.sinceNoise
 			})
 			return at
 		}
 		at := refreshesAt()
-		most, total := 0, 0
+		most, total, first := 0, 0, fit+every
 		for i, ks := range at {
-			if i < fit+every {
-				t.Errorf("swap interval %d: models %v refreshed at sample %d, within %d of their fit at %d", swapEvery, ks, i, every, fit)
-			}
 			most = max(most, len(ks))
 			total += len(ks)
+			first = min(first, i)
 		}
-		if total != models || len(at) < 45 || most > 5 {
-			t.Errorf("swap interval %d: %d refreshes in the second period over %d distinct samples, up to %d models on one; want %d, ≥ 45 and ≤ 5",
-				swapEvery, total, len(at), most, models)
+		if total != models || len(at) < 45 || most > 5 || first < fit+every-every/noisePhaseSpan {
+			t.Errorf("swap interval %d: %d refreshes in the first period over %d distinct samples, up to %d models on one, the first at %d; want %d, ≥ 45, ≤ 5 and none before %d",
+				swapEvery, total, len(at), most, first, models, fit+every-every/noisePhaseSpan)
 		}
 		again := refreshesAt()
 		for i, ks := range at {
 			if !slices.Equal(ks, again[i]) {
 				t.Fatalf("swap interval %d, sample %d: models %v refreshed in one run, %v in another", swapEvery, i, ks, again[i])
 			}
-		}
-	}
-}
-
-// A restored model counts to its next level-2 refresh from the state's
-// sinceNoise, negative before the first refresh after the fit (noisePhase),
-// but never from further away than the period it is configured with now.
-func TestStateNoiseCountdown(t *testing.T) {
-	rng := rand.New(rand.NewPCG(41, 31))
-	_, cfg, _, _ := fitFullRank(t, rng, 30, 2, 0.5, 10)
-	cfg.NoiseEvery = 40
-	m, err := NewModel(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	X, y := randRegression(rng, 60, cfg.Embedding.Dim(), 0.1)
-	if err := m.Fit(X, y, nil); err != nil {
-		t.Fatal(err)
-	}
-	if s := m.State(); s.SinceNoise > 0 || s.SinceNoise <= -cfg.NoiseEvery {
-		t.Fatalf("after the fit sinceNoise = %d, want −phase in (−%d, 0]", s.SinceNoise, cfg.NoiseEvery)
-	}
-	for _, c := range []struct{ since, want int }{{-7, -7}, {-cfg.NoiseEvery, -cfg.NoiseEvery}, {-10 * cfg.NoiseEvery, -cfg.NoiseEvery}, {12, 12}} {
-		s := m.State()
-		s.SinceNoise = c.since
-		r, _ := NewModel(cfg)
-		if err := r.SetState(s); err != nil || r.sinceNoise != c.want {
-			t.Errorf("state sinceNoise %d: restored %d (%v), want %d", c.since, r.sinceNoise, err, c.want)
 		}
 	}
 }

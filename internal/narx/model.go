@@ -291,27 +291,33 @@ func (m *Model) fit(X, y, v []float64, rows []int) error {
 	m.sinceSwap, m.sinceNoise = 0, 0
 	m.refreshNoise()
 	if m.cfg.NoiseEvery > 0 {
-		m.sinceNoise = -m.noisePhase() // the first refresh NoiseEvery + phase samples on
+		m.sinceNoise = m.noisePhase()
 	}
 	return nil
 }
 
-// noisePhase is where in the period NoiseEvery the level-2 refreshes fall,
-// in [0, NoiseEvery): a hash of the fitted noise level. The first refresh
-// comes NoiseEvery + phase samples after the fit (sinceNoise starts at
-// −phase), later ones every NoiseEvery: the fit has just run level 2, and a
-// run that ends within NoiseEvery of its fit is the same as without a
-// phase. Series that start together (a fleet onboarded at once, a daemon
-// started on a backlog) would otherwise all refresh at the same sample for
-// ever after — a swap does not refresh level 2, so it does not break the
-// lockstep —, an O(r³) burst per series at once that stalls every series
-// of the daemon behind it (docs/benchmarks.md, "Onboarding under load"). It
-// depends only on the data, so a backtest and a restored model refresh at
-// the same samples as the daemon.
+// noisePhase is how far into the period NoiseEvery the model's level-2
+// refreshes fall, in [0, NoiseEvery/noisePhaseSpan): a hash of the fitted
+// noise level. The first refresh comes NoiseEvery − phase samples after the
+// fit (sinceNoise starts at phase), later ones every NoiseEvery, so that no
+// estimate is older than NoiseEvery samples. Series that start together (a
+// fleet onboarded at once, a daemon started on a backlog) would otherwise
+// all refresh at the same sample for ever after — a swap does not refresh
+// level 2, so it does not break the lockstep —, an O(r³) burst per series
+// at once that stalls every series of the daemon behind it
+// (docs/benchmarks.md, "Latency"). It depends only on the data, so a
+// backtest and a restored model refresh at the same samples as the daemon.
 func (m *Model) noisePhase() int {
 	h := math.Float64bits(m.noiseVar) * 0x9e3779b97f4a7c15 // Fibonacci hashing, as calibration.phase
-	return int((h >> 32) % uint64(m.cfg.NoiseEvery))
+	return int((h >> 32) % uint64(max(m.cfg.NoiseEvery/noisePhaseSpan, 1)))
 }
+
+// noisePhaseSpan: the phases span a sixteenth of the period, which spreads
+// a fleet's refreshes over that many samples (62 at M = 100 and the default
+// period of 10·M) and moves each series' refreshes by at most as many: the
+// prequential scores of a long series move with where its refreshes fall
+// (docs/benchmarks.md, "The online core against KRLS-T").
+const noisePhaseSpan = 16
 
 func weightAt(v []float64, i int) float64 {
 	if v == nil {

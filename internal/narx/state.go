@@ -133,7 +133,7 @@ func (m *Model) SetState(s ModelState) error {
 		}
 	}
 	if !(s.NoiseVar > 0) || math.IsInf(s.NoiseVar, 0) || !(s.DEff >= 1) || math.IsInf(s.DEff, 0) ||
-		s.Swaps < 0 || s.SinceSwap < 0 || s.SinceCal < 0 || math.IsNaN(s.Total) {
+		s.Swaps < 0 || s.SinceSwap < 0 || s.SinceNoise < 0 || s.SinceCal < 0 || math.IsNaN(s.Total) {
 		return fmt.Errorf("narx: state: bad noise level, d_eff or counters")
 	}
 	for _, x := range [][]float64{s.Points, s.RowSum, s.Diag, s.WinX, s.WinY, s.WinV, s.CalE2, s.CalN, s.CalP, s.CalB} {
@@ -172,9 +172,6 @@ func (m *Model) SetState(s ModelState) error {
 	r.psi = make([]float64, M+1)
 	r.fitted = true
 	r.swaps, r.basisRefresh, r.sinceSwap, r.sinceNoise, r.swapFailures = s.Swaps, s.BasisRefresh, s.SinceSwap, s.SinceNoise, s.SwapFailures
-	// Negative until the first refresh after the fit (noisePhase); at most the
-	// period configured now away from it, whatever the state says.
-	r.sinceNoise = max(r.sinceNoise, -r.cfg.NoiseEvery)
 	r.noiseVar, r.dEff = s.NoiseVar, s.DEff
 	r.cal = &calibration{e2: slices.Clone(s.CalE2), n: slices.Clone(s.CalN), p: slices.Clone(s.CalP), b: slices.Clone(s.CalB),
 		head: s.CalHead, count: s.CalCount, s: [3]float64(s.CalScales), tau: s.CalTau, level: m.cfg.IntervalLevel,
