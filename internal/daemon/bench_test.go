@@ -292,7 +292,7 @@ func BenchmarkRestore10kSeries(b *testing.B) {
 // STREAMD_LATENCY_RECORDS=FILE appends each live run's records to FILE, a
 // line "series t latency-ms" each: where the tail falls in the series'
 // sample counts shows work that series started together do in lockstep
-// (docs/benchmarks.md, "Onboarding under load").
+// (docs/benchmarks.md, "Latency").
 //
 // cpu-µs/record is the benchmark process's CPU time (daemon and producer),
 // broker-cpu-µs/record the broker's, per measured record. The producer's
