@@ -473,51 +473,31 @@ func weekOf(s int) int {
 }
 
 // incrementACF returns r[0..maxLag], r[s] the autocorrelation of the
-// increments of ys at lag s (r[0] = 1; 0 beyond the increments there are);
-// nil for fewer than two values or increments that do not vary. O(N·maxLag)
-// for N values.
+// increments of ys at lag s (r[0] = 1; 0 beyond the increments there are;
+// theta.ACF); nil for fewer than two values or increments that do not
+// vary. O(N·maxLag) for N values.
 func incrementACF(ys []float64, maxLag int) []float64 {
 	N := len(ys) - 1
 	if N < 1 {
 		return nil
 	}
 	d := make([]float64, N)
-	var mean float64
+	varies := false
 	for k := range d {
 		d[k] = ys[k+1] - ys[k]
-		mean += d[k]
+		varies = varies || d[k] != d[0]
 	}
-	mean /= float64(N)
-	var c0 float64
-	for k := range d {
-		d[k] -= mean
-		c0 += d[k] * d[k]
-	}
-	if !(c0 > 0) {
+	if !varies {
 		return nil
 	}
-	r := make([]float64, maxLag+1)
-	r[0] = 1
-	for s := 1; s <= maxLag && s < N; s++ {
-		var c float64
-		for k := s; k < N; k++ {
-			c += d[k] * d[k-s]
-		}
-		r[s] = c / c0
-	}
-	return r
+	return append([]float64{1}, theta.ACF(d, maxLag)...)
 }
 
 // seasonBound is the bound r_s must pass in the M3 theta method's test of
 // a season s, for the autocorrelation r of N increments, at the normal
-// quantile crit: crit·√((1 + 2Σ_{k<s} r_k²)/N), crit times Bartlett's
-// standard error of r_s under an MA(s−1).
+// quantile crit: crit times the standard error of r_s (theta.SeasonSE).
 func seasonBound(r []float64, s, N int, crit float64) float64 {
-	v := 1.0
-	for k := 1; k < s; k++ {
-		v += 2 * r[k] * r[k]
-	}
-	return crit * math.Sqrt(v/float64(N))
+	return crit * theta.SeasonSE(r[1:s], N)
 }
 
 // domination is how many times a later common period's autocorrelation

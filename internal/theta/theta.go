@@ -332,9 +332,10 @@ func (f *Model) Forecast(mean, sd []float64) {
 	}
 }
 
-// acf returns the sample autocorrelations r_1..r_m of x (deviations from
-// the mean, sums over n, as R's acf).
-func acf(x []float64, m int) []float64 {
+// ACF returns the sample autocorrelations r_1..r_m of x (deviations from
+// the mean, sums over n, as R's acf), 0 beyond the lags x holds; all 0 for
+// a constant x. O(n·m).
+func ACF(x []float64, m int) []float64 {
 	n := len(x)
 	var mu float64
 	for _, v := range x {
@@ -369,13 +370,19 @@ func Seasonal(x []float64, m int) bool {
 	if hi-lo <= 1.5e-8*scale/float64(len(x)) {
 		return false
 	}
-	r := acf(x, m)
+	r := ACF(x, m)
+	return math.Abs(r[m-1])/SeasonSE(r[:m-1], len(x)) > seasonalZ
+}
+
+// SeasonSE is the standard error of the autocorrelation r_m of n values in
+// the M3 theta method's test of a season m, given r_1..r_{m−1} (r):
+// √((1 + 2Σ r_k²)/n), Bartlett's under an MA(m−1).
+func SeasonSE(r []float64, n int) float64 {
 	var s float64
-	for _, v := range r[:m-1] {
+	for _, v := range r {
 		s += v * v
 	}
-	stat := math.Sqrt((1 + 2*s) / float64(len(x)))
-	return math.Abs(r[m-1])/stat > seasonalZ
+	return math.Sqrt((1 + 2*s) / float64(n))
 }
 
 // decompose returns the seasonal indices of the classical multiplicative
