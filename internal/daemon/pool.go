@@ -70,8 +70,9 @@ import (
 // (maxQueued) and one job per busy series.
 //
 // The live records come first: while a partition has fallen behind its
-// input, a worker keeps to a fraction of a CPU (pacer), so that heavy
-// work takes mostly the CPU the live records leave.
+// input, a worker keeps to a fraction of a CPU (pacer), pausing within a
+// job as well as between jobs, so that heavy work takes mostly the CPU the
+// live records leave.
 type workerPool struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -120,11 +121,16 @@ func (p *workerPool) behind() bool {
 }
 
 // pacer keeps a worker's share of the CPU at or below 1/(1+yieldRatio)
-// while a partition is behind its input: before each job it sleeps
-// yieldRatio times the work done since the last pause (at most yieldMax),
-// and goes at full speed otherwise. Heavy work so waits for the live
+// while a partition is behind its input: at each pause point it sleeps
+// yieldRatio times the work done since the last (at most yieldMax), and
+// goes at full speed otherwise. The pause points are the end of each job
+// and, within one, each fit of a heavy Observe
+// (online.Learner.ObserveYielding): a re-choice at a few hundred values
+// takes seconds of CPU in fits of milliseconds each, and a pause only
+// between jobs left the live records one CPU for those seconds. Heavy work so waits for the live
 // records, yet never stops: through a backlog, when every partition is
-// behind, the pool still gets its share.
+// behind, the pool still gets its share. since is the start of the work
+// not yet paced for.
 type pacer struct {
 	pool  *workerPool
 	since time.Time
@@ -221,7 +227,7 @@ func (p *workerPool) submit(j *heavyJob) {
 	p.mu.Lock()
 	if p.closed { // no partition runs after stop; should one, its job still runs
 		p.mu.Unlock()
-		go j.run()
+		go j.run(nil)
 		return
 	}
 	p.jobs = append(p.jobs, j)
@@ -255,8 +261,9 @@ func (p *workerPool) work() {
 		p.jobs[0] = nil
 		p.jobs = p.jobs[1:]
 		p.mu.Unlock()
+		pc.since = time.Now() // the wait for the job was no work
+		j.run(pc.pace)
 		pc.pace()
-		j.run()
 	}
 }
 
@@ -288,10 +295,11 @@ type heavyJob struct {
 	err  error
 }
 
-// run runs the job on a worker and hands it back to its partition
-// goroutine, unless the partition stopped taking completions (quit): then
-// a job not started is dropped and a finished one discarded.
-func (j *heavyJob) run() {
+// run runs the job on a worker, calling pause (when not nil) at each of
+// its pause points, and hands it back to its partition goroutine, unless
+// the partition stopped taking completions (quit): then a job not started
+// is dropped and a finished one discarded.
+func (j *heavyJob) run(pause func()) {
 	select {
 	case <-j.r.quit:
 		return
@@ -301,7 +309,7 @@ func (j *heavyJob) run() {
 		hook(j.id)
 	}
 	start := time.Now()
-	j.res, j.err = j.l.Observe(observation(j.item.rec))
+	j.res, j.err = j.l.ObserveYielding(observation(j.item.rec), pause)
 	m := j.r.d.metrics
 	m.heavyJobs.Inc()
 	m.heavySeconds.Observe(time.Since(start).Seconds())

@@ -556,3 +556,34 @@ func TestWhatIfLanePausesWhileBehind(t *testing.T) {
 		t.Errorf("lane left with %d slot, %d waiting", len(lane.slot), lane.waiting.Load())
 	}
 }
+
+// A heavy job hands its worker's pause on to the Learner: a first fit with
+// a width search pauses before each of its fits (about 20), so that the
+// pacer can hold a re-choice of seconds while a partition is behind its
+// input, not only between jobs; a light job never pauses within.
+func TestHeavyJobPausesWithinItsObserve(t *testing.T) {
+	lc := learnerConfig()
+	lc.AutoSigma2 = true
+	l, err := online.NewLearner(lc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &Daemon{metrics: newMetrics()}
+	r := &partitionRun{d: d, heavyWork: heavyWork{quit: make(chan struct{}), done: newCompletions()}}
+	ys := series(1, lc.Warmup+1)
+	for k, y := range ys {
+		heavy := l.Heavy()
+		pauses := 0
+		j := &heavyJob{r: r, id: "s", l: l, item: workItem{rec: source.Record{Series: "s", T: int64(k + 1), Y: y}}}
+		j.run(func() { pauses++ })
+		if j.err != nil {
+			t.Fatalf("value %d: %v", k+1, j.err)
+		}
+		if heavy && pauses < 10 || !heavy && pauses > 0 {
+			t.Fatalf("value %d: Heavy %v, %d pauses within the job", k+1, heavy, pauses)
+		}
+	}
+	if !l.Fitted() || len(r.done.jobs) != len(ys) {
+		t.Fatalf("fitted %v, %d completions of %d jobs", l.Fitted(), len(r.done.jobs), len(ys))
+	}
+}

@@ -79,8 +79,11 @@ type WidthSearch struct {
 // between the best grid point's neighbours to |Δ ln σ²| < 0.05. Each trial is
 // a fit (features, statistics, level 2) on the working set selected once at
 // the centre width, so the cost is about 19 fits and one selection.
-// cfg.Kernel must be RBF or LinearRBF; its Sigma2 is ignored.
-func SearchSigma2(cfg Config, X, y []float64, center float64) (WidthSearch, error) {
+// cfg.Kernel must be RBF or LinearRBF; its Sigma2 is ignored. yield, when
+// not nil, is called on the caller's goroutine before each trial (one fit,
+// O(N·M²)), so that the caller can pause a long search; the result does
+// not depend on it.
+func SearchSigma2(cfg Config, X, y []float64, center float64, yield func()) (WidthSearch, error) {
 	if cfg.Kernel.Type != RBF && cfg.Kernel.Type != LinearRBF {
 		return WidthSearch{}, fmt.Errorf("narx: width search needs a kernel with an RBF part")
 	}
@@ -101,6 +104,9 @@ func SearchSigma2(cfg Config, X, y []float64, center float64) (WidthSearch, erro
 	}
 	rows := SelectWorkingSet(c0.Kernel, X, m0.n, cfg.Size, m0.rng, cfg.Select).Index
 	try := func(lnS float64) (float64, error) {
+		if yield != nil {
+			yield()
+		}
 		c := cfg
 		c.Kernel.Sigma2 = math.Exp(lnS)
 		m, err := NewModel(c)

@@ -42,7 +42,7 @@ func TestLevel3RecoversWidthAndNoise(t *testing.T) {
 		}
 		cfg := baseConfig(n, 150)
 		cfg.Cutoff, cfg.AutoGamma = 1e-10, true
-		res, err := SearchSigma2(cfg, X, y, MedianSqDist(X, n, 2000, 1))
+		res, err := SearchSigma2(cfg, X, y, MedianSqDist(X, n, 2000, 1), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestWidthSearchComparesOneWorkingSet(t *testing.T) {
 	cfg := baseConfig(n, 40)
 	cfg.Cutoff, cfg.AutoGamma = 1e-10, true
 	center := MedianSqDist(X, n, 2000, 1)
-	res, err := SearchSigma2(cfg, X, y, center)
+	res, err := SearchSigma2(cfg, X, y, center, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

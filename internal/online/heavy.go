@@ -1,5 +1,7 @@
 package online
 
+import "github.com/streamd/streamd/internal/narx"
+
 // Heavy reports whether the next accepted Observe may run one of the
 // Learner's rare costly steps: the first fit or a re-choice of the
 // structure (fit, at the sample counts schedule sets: every FirstFit
@@ -28,4 +30,46 @@ func (l *Learner) Heavy() bool {
 	}
 	n := int64(l.cfg.RetuneEvery)
 	return n > 0 && (l.learned+1+l.retunePhase(n))%n == 0
+}
+
+// ObserveYielding is Observe, calling yield (when not nil) on the calling
+// goroutine between the steps of a heavy Observe (Heavy): before each fit
+// of a structure search, a width search's trials included, each
+// milliseconds of CPU at the defaults' sizes where a whole re-choice takes
+// up to seconds (docs/benchmarks.md, "Onboarding under load"). yield may
+// block: it is how a caller that shares its CPUs with more urgent work
+// paces a long re-choice. It must not use l. The result is Observe's, bit
+// for bit.
+func (l *Learner) ObserveYielding(o Observation, yield func()) (Result, error) {
+	l.yield = yield
+	defer func() { l.yield = nil }()
+	return l.Observe(o)
+}
+
+// pause calls ObserveYielding's yield, if any.
+func (l *Learner) pause() {
+	if l.yield != nil {
+		l.yield()
+	}
+}
+
+// fitModel returns cfg fitted on (X, y) with weights v (nil: all 1), after
+// a pause: every fit of the heavy steps goes through it or searchSigma2.
+func (l *Learner) fitModel(cfg narx.Config, X, y, v []float64) (*narx.Model, error) {
+	l.pause()
+	m, err := narx.NewModel(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Fit(X, y, v); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// searchSigma2 is the level-3 width search of cfg's RBF part on (X, N×n y)
+// around the median squared distance of the regressors, pausing before each
+// trial.
+func (l *Learner) searchSigma2(cfg narx.Config, X, y []float64) (narx.WidthSearch, error) {
+	return narx.SearchSigma2(cfg, X, y, narx.MedianSqDist(X, cfg.Embedding.Dim(), 2000, cfg.Seed), l.pause)
 }

@@ -3,6 +3,7 @@ package online
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -16,7 +17,10 @@ import (
 // (the model and the re-choice schedule unchanged) nor retuned; Heavy was
 // true at every re-choice count and at every retune that happened; and it
 // was true at no other sample than those (the re-choice counts and the
-// retune schedule).
+// retune schedule). A twin fed the same observations through
+// ObserveYielding gets the same results, bit for bit, and its yield is
+// called within every Observe that fitted or retuned, never within one
+// Heavy said was light, nor after ObserveYielding returns.
 func TestHeavyForetellsFitsAndRetunes(t *testing.T) {
 	mg := synth.AddNoise(synth.MackeyGlass(1200, 17, 500), 0.0023, 1)
 	rng := rand.New(rand.NewPCG(4, 4))
@@ -59,6 +63,12 @@ func TestHeavyForetellsFitsAndRetunes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			twin, err := NewLearner(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			yields, pauses := 0, 0
+			count := func() { yields++ }
 			// The re-choice counts, from the schedule's definition.
 			var rechoices []int64
 			for n := cfg.nextFit(0, cfg.Warmup); n > 0; n = cfg.nextFit(n, cfg.Warmup) {
@@ -77,6 +87,10 @@ func TestHeavyForetellsFitsAndRetunes(t *testing.T) {
 					if _, err := l.Observe(bad); err == nil {
 						t.Fatal("NaN accepted")
 					}
+					yields = 0
+					if _, err := twin.ObserveYielding(bad, count); err == nil || yields > 0 {
+						t.Fatalf("NaN accepted (%v) or yielded for (%d)", err, yields)
+					}
 					if l.Heavy() != before {
 						t.Fatalf("sample %d: a rejected observation changed Heavy", i)
 					}
@@ -93,6 +107,12 @@ func TestHeavyForetellsFitsAndRetunes(t *testing.T) {
 				if err != nil {
 					t.Fatalf("sample %d: %v", i, err)
 				}
+				yields = 0
+				res2, err := twin.ObserveYielding(o, count)
+				if err != nil || !reflect.DeepEqual(res, res2) {
+					t.Fatalf("sample %d: ObserveYielding gave %+v, %v; Observe %+v", seen, res2, err, res)
+				}
+				pauses += yields
 				fitted2 := l.Fitted()
 				fit := l.nextFit != nextFit || fitted2 != fitted
 				if fit {
@@ -103,6 +123,9 @@ func TestHeavyForetellsFitsAndRetunes(t *testing.T) {
 				}
 				if heavy {
 					heavies++
+				}
+				if (fit || res.Retuned) && yields == 0 || !heavy && yields > 0 {
+					t.Fatalf("sample %d: heavy %v, fitted %v, retuned %v: %d yields", seen, heavy, fit, res.Retuned, yields)
 				}
 				if !heavy && (fit || res.Retuned || l.Model() != model) {
 					t.Fatalf("sample %d: Heavy said light, but the Observe fitted (%v), retuned (%v) or replaced the model (%v)",
@@ -118,7 +141,11 @@ func TestHeavyForetellsFitsAndRetunes(t *testing.T) {
 					t.Fatalf("sample %d: Heavy, but neither a re-choice nor a retune was due", seen)
 				}
 			}
-			t.Logf("%d samples, %d rejected: %d heavy, %d fits and re-choices, %d retunes", c.n, rejected, heavies, fits, retunes)
+			yields = 0
+			if _, err := twin.Observe(c.obs(c.n - 1)); err == nil || yields > 0 { // an old t: rejected
+				t.Fatalf("a yield kept after ObserveYielding (%d calls) or an old t accepted (%v)", yields, err)
+			}
+			t.Logf("%d samples, %d rejected: %d heavy, %d fits and re-choices, %d retunes, %d yields", c.n, rejected, heavies, fits, retunes, pauses)
 			if fits != len(rechoices) || retunes == 0 {
 				t.Errorf("%d fits (want the %d re-choices %v) and %d retunes (want some): the test does not exercise Heavy",
 					fits, len(rechoices), rechoices, retunes)

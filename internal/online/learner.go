@@ -429,6 +429,8 @@ type Learner struct {
 	// young is the theta forecaster of the last young forecast: a function
 	// of warmY, fitted again at each, so not in the snapshot.
 	young *theta.Model
+	// yield is ObserveYielding's, nil outside it; not state.
+	yield func()
 }
 
 // NewLearner returns a Learner in warm-up.

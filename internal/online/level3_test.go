@@ -208,7 +208,7 @@ func TestRetuneFollowsADriftingWidth(t *testing.T) {
 			// refit keeps the same samples in its window).
 			X, y, _ := a.Model().Window()
 			mc := b.Model().Config()
-			want, err := narx.SearchSigma2(mc, X, y, narx.MedianSqDist(X, 1, 2000, mc.Seed))
+			want, err := narx.SearchSigma2(mc, X, y, narx.MedianSqDist(X, 1, 2000, mc.Seed), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -100,15 +100,12 @@ func (l *Learner) fitWeighted(cfg narx.Config, ys, us []float64) (*narx.Model, e
 	depth := cfg.Embedding.Depth()
 	var v, observed []float64
 	for iter := 0; ; iter++ {
-		m, err := narx.NewModel(cfg)
-		if err != nil {
-			return nil, err
-		}
 		X, y := embed(cfg.Embedding, ys, us, l.nu, depth)
 		if observed != nil {
 			copy(y, observed[depth:])
 		}
-		if err := m.Fit(X, y, v); err != nil {
+		m, err := l.fitModel(cfg, X, y, v)
+		if err != nil {
 			return nil, err
 		}
 		// Fewer residuals than robustMinResiduals give no robust scale to
@@ -172,11 +169,8 @@ func (l *Learner) reweigh(m *narx.Model, X, y, prev []float64) (v, e []float64, 
 func (l *Learner) fitRobustly(cfg narx.Config, X, y []float64) (*narx.Model, error) {
 	var v []float64
 	for iter := 0; ; iter++ {
-		m, err := narx.NewModel(cfg)
+		m, err := l.fitModel(cfg, X, y, v)
 		if err != nil {
-			return nil, err
-		}
-		if err := m.Fit(X, y, v); err != nil {
 			return nil, err
 		}
 		if !l.cfg.Robust.Enabled || iter == robustFitIter-1 {

@@ -623,11 +623,8 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 			}
 			c.Kernel.Sigma2, ev, bound = s2, e, b
 		} else {
-			m, err := narx.NewModel(c)
+			m, err := l.fitModel(c, X, y, nil)
 			if err != nil {
-				return structure{}, err
-			}
-			if err := m.Fit(X, y, nil); err != nil {
 				return structure{}, err
 			}
 			bound = c.AutoGamma && narx.GammaAtBound(m.Info().Gamma)
@@ -811,8 +808,8 @@ func (l *Learner) validationPaths(st structure, ys []float64, v validation) []fl
 	}
 	l.tuneSize(&c)
 	X, y := embed(c.Embedding, d.ws[:v.train-d.off], d.us[:(v.train-d.off)*l.nu], l.nu, depth)
-	m, err := narx.NewModel(c)
-	if err != nil || m.Fit(X, y, nil) != nil {
+	m, err := l.fitModel(c, X, y, nil)
+	if err != nil {
 		return nil
 	}
 	steps := make([]narx.Step, v.H)
@@ -1066,7 +1063,7 @@ func (l *Learner) finishChoice(best *structure, sets [][]int) error {
 	}
 	c := best.cfg
 	X, y := embed(c.Embedding, d.ws, d.us, l.nu, c.Embedding.Depth())
-	res, err := narx.SearchSigma2(c, X, y, narx.MedianSqDist(X, c.Embedding.Dim(), 2000, c.Seed))
+	res, err := l.searchSigma2(c, X, y)
 	if err != nil {
 		return err
 	}
@@ -1121,11 +1118,11 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// searchWidth is the level-3 width search (narx.SearchSigma2 around the
-// median squared distance of the regressors) for c's lags on (X, y): its
-// best width and log evidence, and whether that width's γ ended at a bound.
+// searchWidth is the level-3 width search (searchSigma2) for c's lags on
+// (X, y): its best width and log evidence, and whether that width's γ ended
+// at a bound.
 func (l *Learner) searchWidth(c narx.Config, X, y []float64) (sigma2, logEv float64, bound bool, err error) {
-	res, err := narx.SearchSigma2(c, X, y, narx.MedianSqDist(X, c.Embedding.Dim(), 2000, c.Seed))
+	res, err := l.searchSigma2(c, X, y)
 	if err != nil {
 		return 0, 0, false, err
 	}

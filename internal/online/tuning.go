@@ -64,11 +64,8 @@ func (l *Learner) chooseByIteratedValidation(cfg *narx.Config, cands [][]int, ys
 			return err
 		}
 		trial.Kernel.Sigma2 = sigma2
-		m, err := narx.NewModel(trial)
+		m, err := l.fitModel(trial, X, y, nil)
 		if err != nil {
-			return err
-		}
-		if err := m.Fit(X, y, nil); err != nil {
 			return err
 		}
 		if l.tuneGamma() {
@@ -128,21 +125,20 @@ func (l *Learner) retunePhase(n int64) int64 {
 func (l *Learner) retune() bool {
 	cfg := l.model.Config()
 	X, y, v := l.model.Window()
-	n := cfg.Embedding.Dim()
 	if len(y) < 2*cfg.Size {
 		return false
 	}
-	search, err := narx.SearchSigma2(cfg, X, y, narx.MedianSqDist(X, n, 2000, cfg.Seed))
+	search, err := l.searchSigma2(cfg, X, y)
 	if err != nil {
 		return false
 	}
-	cur, err := narx.NewModel(cfg)
-	if err != nil || cur.Fit(X, y, nil) != nil || search.Best.LogEvidence < cur.LogEvidence()+retuneMinGain {
+	cur, err := l.fitModel(cfg, X, y, nil)
+	if err != nil || search.Best.LogEvidence < cur.LogEvidence()+retuneMinGain {
 		return false
 	}
 	cfg.Kernel.Sigma2 = search.Best.Sigma2
-	m, err := narx.NewModel(cfg)
-	if err != nil || m.Fit(X, y, v) != nil {
+	m, err := l.fitModel(cfg, X, y, v)
+	if err != nil {
 		return false
 	}
 	if l.tuneGamma() {
@@ -164,17 +160,14 @@ func (l *Learner) tuneSize(trial *narx.Config) {
 // of the fit.
 func (l *Learner) fitStructure(trial *narx.Config, X, y []float64) (sigma2, logEv float64, err error) {
 	if l.cfg.AutoSigma2 && trial.Kernel.Type == narx.RBF {
-		res, err := narx.SearchSigma2(*trial, X, y, narx.MedianSqDist(X, trial.Embedding.Dim(), 2000, trial.Seed))
+		res, err := l.searchSigma2(*trial, X, y)
 		if err != nil {
 			return 0, 0, err
 		}
 		return res.Best.Sigma2, res.Best.LogEvidence, nil
 	}
-	m, err := narx.NewModel(*trial)
+	m, err := l.fitModel(*trial, X, y, nil)
 	if err != nil {
-		return 0, 0, err
-	}
-	if err := m.Fit(X, y, nil); err != nil {
 		return 0, 0, err
 	}
 	return trial.Kernel.Sigma2, m.LogEvidence(), nil
