@@ -577,19 +577,26 @@ func runLatency(b *testing.B, rate int, withState bool, consumers int) latencyRu
 		b.Fatalf("%d of %d forecasts published in time", len(res.published), total)
 	}
 	if path := os.Getenv("STREAMD_LATENCY_RECORDS"); path != "" && res.live {
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
-			b.Fatal(err)
-		}
-		w := bufio.NewWriter(f)
-		for k, i := range res.record {
-			fmt.Fprintf(w, "s%d %d %.3f\n", i%nSeries, settled+i/nSeries+1, res.published[k].Seconds()*1000)
-		}
-		if err := errors.Join(w.Flush(), f.Close()); err != nil {
-			b.Fatal(err)
-		}
+		writeLatencyRecords(b, path, res.record, res.published, nSeries, settled)
 	}
 	return res
+}
+
+// writeLatencyRecords appends to path a line "series t latency-ms" for each
+// published forecast k of record i = record[k] (series i mod nSeries, its
+// value settled + i/nSeries + 1), latency lat[k].
+func writeLatencyRecords(b *testing.B, path string, record []int, lat []time.Duration, nSeries, settled int) {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	for k, i := range record {
+		fmt.Fprintf(w, "s%d %d %.3f\n", i%nSeries, settled+i/nSeries+1, lat[k].Seconds()*1000)
+	}
+	if err := errors.Join(w.Flush(), f.Close()); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // trimBroker deletes every record of topics (8 partitions each) up to their
@@ -726,7 +733,9 @@ func defaultModel() online.Config {
 // maximum rate is one backlog run's (as BenchmarkLatency's rate=max),
 // measured at the start unless STREAMD_ONBOARDING_RATE gives the live
 // rate in records/s of the established series (to hold it equal across
-// runs). Run with -benchtime=1x.
+// runs). Run with -benchtime=1x. STREAMD_LATENCY_RECORDS=FILE appends the
+// established series' records to FILE as BenchmarkLatency does: their t
+// tells when in the run the tail falls (1 s in is t ≈ 500 + rate/400).
 func BenchmarkOnboarding(b *testing.B) {
 	rate := 0
 	if v := os.Getenv("STREAMD_ONBOARDING_RATE"); v != "" {
@@ -796,6 +805,7 @@ func runOnboarding(b *testing.B, rate, workers, whatIfs int) {
 	var newStart time.Time
 	var mu sync.Mutex
 	var lat []time.Duration
+	var latRec []int // lat[k]'s record: i of recs
 	newFirst := map[string]time.Duration{}
 	dc := Config{Brokers: addrs, Group: "bench", InputTopics: []string{"series"}, ForecastTopic: "forecasts",
 		DeadLetterTopic: "dlq", Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096},
@@ -816,6 +826,7 @@ func runOnboarding(b *testing.B, rate, workers, whatIfs int) {
 			i := (int(f.T)-1-settled)*nSeries + s
 			if err == nil && i >= 0 && i < total && !sentAt[i].IsZero() {
 				lat = append(lat, at.Sub(sentAt[i]))
+				latRec = append(latRec, i)
 			}
 		}
 	}
@@ -911,6 +922,9 @@ func runOnboarding(b *testing.B, rate, workers, whatIfs int) {
 	var sum time.Duration
 	for _, l := range lat {
 		sum += l
+	}
+	if path := os.Getenv("STREAMD_LATENCY_RECORDS"); path != "" {
+		writeLatencyRecords(b, path, latRec, lat, nSeries, settled)
 	}
 	b.ReportMetric(quantileMs(lat, 0.5), "p50-ms")
 	b.ReportMetric(quantileMs(lat, 0.99), "p99-ms")
