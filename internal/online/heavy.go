@@ -53,8 +53,22 @@ func (l *Learner) pause() {
 	}
 }
 
+// fitCandidate is fitModel for a model that is only ranked or forecast
+// from, never updated: its window holds the samples of the fit, not
+// cfg.Window (a window is for the online updates' swaps, and at the
+// defaults' W = 600 it was most of what a re-choice allocated). The fit is
+// the same bits either way: the window holds the last min(N, W) samples.
+func (l *Learner) fitCandidate(cfg narx.Config, X, y, v []float64) (*narx.Model, error) {
+	cfg.Window = candidateWindow(cfg.Window, len(y))
+	return l.fitModel(cfg, X, y, v)
+}
+
+// candidateWindow is a candidate's window for W and N samples.
+func candidateWindow(W, N int) int { return max(min(W, N), 1) }
+
 // fitModel returns cfg fitted on (X, y) with weights v (nil: all 1), after
-// a pause: every fit of the heavy steps goes through it or searchSigma2.
+// a pause: every fit of the heavy steps goes through it, fitCandidate or
+// searchSigma2.
 func (l *Learner) fitModel(cfg narx.Config, X, y, v []float64) (*narx.Model, error) {
 	l.pause()
 	m, err := narx.NewModel(cfg)
@@ -69,7 +83,8 @@ func (l *Learner) fitModel(cfg narx.Config, X, y, v []float64) (*narx.Model, err
 
 // searchSigma2 is the level-3 width search of cfg's RBF part on (X, N×n y)
 // around the median squared distance of the regressors, pausing before each
-// trial.
+// trial; its trials are candidates (fitCandidate).
 func (l *Learner) searchSigma2(cfg narx.Config, X, y []float64) (narx.WidthSearch, error) {
+	cfg.Window = candidateWindow(cfg.Window, len(y))
 	return narx.SearchSigma2(cfg, X, y, narx.MedianSqDist(X, cfg.Embedding.Dim(), 2000, cfg.Seed), l.pause)
 }

@@ -153,3 +153,51 @@ func TestHeavyForetellsFitsAndRetunes(t *testing.T) {
 		})
 	}
 }
+
+// A candidate's window holds only its fit's samples, and it ranks and
+// forecasts exactly as the same fit with the configured window: the same
+// log evidence, noise level, γ and forecast, bit for bit (the window holds
+// the last min(N, W) samples either way, and loadStats takes their kernel
+// columns from it), for weighted and unweighted fits, with N below W.
+func TestCandidateWindowIsTheSameFit(t *testing.T) {
+	cfg := testConfig()
+	cfg.Model.Window, cfg.Model.AutoGamma = 600, true
+	ys := noisySine(140, 0.2, 9)
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := cfg.Model.Embedding
+	X, y := embed(e, ys, nil, 0, e.Depth())
+	v := make([]float64, len(y))
+	for k := range v {
+		v[k] = 0.5 + float64(k%3)/4
+	}
+	for _, w := range [][]float64{nil, v} {
+		full, err := l.fitModel(cfg.Model, X, y, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cand, err := l.fitCandidate(cfg.Model, X, y, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := cand.Config().Window; c != len(y) {
+			t.Fatalf("candidate window %d, want the fit's %d samples", c, len(y))
+		}
+		if full.LogEvidence() != cand.LogEvidence() || full.Info() != cand.Info() {
+			t.Fatalf("weights %v: evidence %v, info %+v; with the full window %v, %+v",
+				w != nil, cand.LogEvidence(), cand.Info(), full.LogEvidence(), full.Info())
+		}
+		h := narx.NewHistory(e)
+		for _, z := range ys[len(ys)-e.Depth()-1:] {
+			h.Push(z, nil)
+		}
+		a, b := make([]narx.Step, 10), make([]narx.Step, 10)
+		full.Forecast(a, h, nil)
+		cand.Forecast(b, h, nil)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("weights %v: forecast %+v, with the full window %+v", w != nil, b, a)
+		}
+	}
+}

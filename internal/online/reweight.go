@@ -169,7 +169,7 @@ func (l *Learner) reweigh(m *narx.Model, X, y, prev []float64) (v, e []float64, 
 func (l *Learner) fitRobustly(cfg narx.Config, X, y []float64) (*narx.Model, error) {
 	var v []float64
 	for iter := 0; ; iter++ {
-		m, err := l.fitModel(cfg, X, y, v)
+		m, err := l.fitCandidate(cfg, X, y, v)
 		if err != nil {
 			return nil, err
 		}

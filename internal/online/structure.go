@@ -623,7 +623,7 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 			}
 			c.Kernel.Sigma2, ev, bound = s2, e, b
 		} else {
-			m, err := l.fitModel(c, X, y, nil)
+			m, err := l.fitCandidate(c, X, y, nil)
 			if err != nil {
 				return structure{}, err
 			}
@@ -808,7 +808,7 @@ func (l *Learner) validationPaths(st structure, ys []float64, v validation) []fl
 	}
 	l.tuneSize(&c)
 	X, y := embed(c.Embedding, d.ws[:v.train-d.off], d.us[:(v.train-d.off)*l.nu], l.nu, depth)
-	m, err := l.fitModel(c, X, y, nil)
+	m, err := l.fitCandidate(c, X, y, nil)
 	if err != nil {
 		return nil
 	}

@@ -64,7 +64,7 @@ func (l *Learner) chooseByIteratedValidation(cfg *narx.Config, cands [][]int, ys
 			return err
 		}
 		trial.Kernel.Sigma2 = sigma2
-		m, err := l.fitModel(trial, X, y, nil)
+		m, err := l.fitCandidate(trial, X, y, nil)
 		if err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func (l *Learner) retune() bool {
 	if err != nil {
 		return false
 	}
-	cur, err := l.fitModel(cfg, X, y, nil)
+	cur, err := l.fitCandidate(cfg, X, y, nil)
 	if err != nil || search.Best.LogEvidence < cur.LogEvidence()+retuneMinGain {
 		return false
 	}
@@ -166,7 +166,7 @@ func (l *Learner) fitStructure(trial *narx.Config, X, y []float64) (sigma2, logE
 		}
 		return res.Best.Sigma2, res.Best.LogEvidence, nil
 	}
-	m, err := l.fitModel(*trial, X, y, nil)
+	m, err := l.fitCandidate(*trial, X, y, nil)
 	if err != nil {
 		return 0, 0, err
 	}
