@@ -799,22 +799,26 @@ func (v validation) score(ys, paths []float64) float64 {
 // validationPaths returns st's forecasts (origins × H, in the series'
 // units) of the plan v: st's structure fitted on the samples before the
 // first origin forecasts H steps from each (true values up to the origin,
-// future inputs as observed). nil when st cannot be fitted there.
-func (l *Learner) validationPaths(st structure, ys []float64, v validation) []float64 {
+// future inputs as observed), and their predictive standard deviations in
+// the form's transformed units (z = y or ln y; a differenced form's the
+// summed increments', covariances included). A log form's forecast is the
+// median exp(z). nil when st cannot be fitted there.
+func (l *Learner) validationPaths(st structure, ys []float64, v validation) (paths, sds []float64) {
 	d, c := st.data, st.cfg
 	depth := c.Embedding.Depth()
 	if v.train-d.off-depth < minTargets(c.Embedding.Dim()) {
-		return nil
+		return nil, nil
 	}
 	l.tuneSize(&c)
 	X, y := embed(c.Embedding, d.ws[:v.train-d.off], d.us[:(v.train-d.off)*l.nu], l.nu, depth)
 	m, err := l.fitCandidate(c, X, y, nil)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	steps := make([]narx.Step, v.H)
 	inputs := make([][]float64, v.H)
-	paths := make([]float64, 0, v.origins*v.H)
+	paths = make([]float64, 0, v.origins*v.H)
+	sds = make([]float64, 0, v.origins*v.H)
 	for o := range v.origins {
 		origin := v.train + o*v.step // first forecast sample
 		wo := origin - d.off         // its index in the form's series
@@ -832,18 +836,68 @@ func (l *Learner) validationPaths(st structure, ys []float64, v validation) []fl
 		}
 		for _, s := range steps {
 			z := d.loc + d.scale*s.Mean
+			vz := s.Var
 			if d.form.Diff {
 				level += z
 				z = level
+				vz = s.CumVar
 			}
 			f := z
 			if d.form.Log {
 				f = math.Exp(min(z, 700))
 			}
 			paths = append(paths, f)
+			sds = append(sds, d.scale*math.Sqrt(max(vz, 0)))
 		}
 	}
-	return paths
+	return paths, sds
+}
+
+// crps returns the summed continuous ranked probability scores of the
+// forecast paths (origins × H, in the series' units) against ys, scaled as
+// score's absolute errors: each step's predictive a normal of mean paths[k]
+// and standard deviation sds[k], or for a log form a lognormal of median
+// paths[k] and log-scale sds[k] (crpsNormal, crpsLogNormal). The CRPS of a
+// point forecast is its absolute error, so a form ranks by its accuracy
+// and by how well its band's width and shape fit its errors.
+func (v validation) crps(ys, paths, sds []float64, logForm bool) float64 {
+	var sum float64
+	for o := range v.origins {
+		origin := v.train + o*v.step
+		for i := range v.H {
+			k := o*v.H + i
+			y, f, s := ys[origin+i], paths[k], sds[k]
+			c := math.Abs(y - f)
+			switch {
+			case !(s > 0) || math.IsInf(s, 0):
+			case logForm && y > 0 && f > 0:
+				c = crpsLogNormal(y, math.Log(f), s)
+			case !logForm:
+				c = crpsNormal(y, f, s)
+			}
+			if math.IsNaN(c) || math.IsInf(c, 0) {
+				c = math.Abs(y - f)
+			}
+			sum += c / v.mase
+		}
+	}
+	return sum
+}
+
+// crpsNormal is the CRPS of the normal N(mu, s²) at y, in closed form
+// (Gneiting and Raftery 2007): s·(z(2Φ(z) − 1) + 2φ(z) − 1/√π), z = (y − mu)/s.
+func crpsNormal(y, mu, s float64) float64 {
+	z := (y - mu) / s
+	return s * (z*(2*distuv.UnitNormal.CDF(z)-1) + 2*distuv.UnitNormal.Prob(z) - 1/math.Sqrt(math.Pi))
+}
+
+// crpsLogNormal is the CRPS at y > 0 of the lognormal whose logarithm is
+// N(mu, s²), in closed form (Baran and Lerch 2015): y(2Φ(w) − 1) −
+// 2e^{mu+s²/2}(Φ(w − s) + Φ(s/√2) − 1), w = (ln y − mu)/s.
+func crpsLogNormal(y, mu, s float64) float64 {
+	w := (math.Log(y) - mu) / s
+	Phi := distuv.UnitNormal.CDF
+	return y*(2*Phi(w)-1) - 2*math.Exp(mu+s*s/2)*(Phi(w-s)+Phi(s/math.Sqrt2)-1)
 }
 
 // validateForms picks among the best structure of each form. The evidence
@@ -854,10 +908,12 @@ func (l *Learner) validationPaths(st structure, ys []float64, v validation) []fl
 // formOrigins of them and as many more as make formErrors step errors in
 // all, as long as the fitting part keeps half the samples: one-step
 // validation from five origins would rank forms on five errors), scored
-// in the series' own units by the absolute error scaled by the mean
-// absolute one-step change of the fitting samples (MASE); the smallest
-// total wins. With too few samples for it, the evidence decides. It
-// returns the winner and, when it was validated, its paths.
+// in the series' own units by the CRPS of each step's predictive (crps:
+// the absolute error of a point forecast, so the forms' bands count
+// beside their accuracy) scaled by the mean absolute one-step change of
+// the fitting samples (as MASE); the smallest total wins. With too few
+// samples for it, the evidence decides. It returns the winner and, when it
+// was validated, its paths.
 func (l *Learner) validateForms(perForm []structure, ys []float64, v validation, ok bool) (structure, []float64) {
 	best := structure{score: math.Inf(-1), atBound: true}
 	var cands []structure
@@ -874,11 +930,11 @@ func (l *Learner) validateForms(perForm []structure, ys []float64, v validation,
 	}
 	bestErr, bestPaths := math.Inf(1), []float64(nil)
 	for _, st := range cands {
-		paths := l.validationPaths(st, ys, v)
+		paths, sds := l.validationPaths(st, ys, v)
 		if paths == nil {
 			continue
 		}
-		if e := v.score(ys, paths); e < bestErr {
+		if e := v.crps(ys, paths, sds, st.data.form.Log); e < bestErr {
 			bestErr, best, bestPaths = e, st, paths
 		}
 	}
@@ -911,7 +967,7 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 		return true, 0, 0
 	}
 	if paths == nil {
-		if paths = l.validationPaths(best, ys, v); paths == nil {
+		if paths, _ = l.validationPaths(best, ys, v); paths == nil {
 			return true, 0, 0
 		}
 	}
