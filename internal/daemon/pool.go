@@ -126,11 +126,11 @@ func (p *workerPool) behind() bool {
 // goes at full speed otherwise. The pause points are the end of each job
 // and, within one, each fit of a heavy Observe
 // (online.Learner.ObserveYielding): a re-choice at a few hundred values
-// takes seconds of CPU in fits of milliseconds each, and a pause only
-// between jobs left the live records one CPU for those seconds. Heavy work so waits for the live
-// records, yet never stops: through a backlog, when every partition is
-// behind, the pool still gets its share. since is the start of the work
-// not yet paced for.
+// takes seconds of CPU in fits of milliseconds each, and pauses only
+// between jobs would leave the live records one CPU for those seconds.
+// Heavy work so waits for the live records, yet never stops: through a
+// backlog, when every partition is behind, the pool still gets its share.
+// since is the start of the work not yet paced for.
 type pacer struct {
 	pool  *workerPool
 	since time.Time

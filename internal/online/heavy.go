@@ -55,9 +55,10 @@ func (l *Learner) pause() {
 
 // fitCandidate is fitModel for a model that is only ranked or forecast
 // from, never updated: its window holds the samples of the fit, not
-// cfg.Window (a window is for the online updates' swaps, and at the
-// defaults' W = 600 it was most of what a re-choice allocated). The fit is
-// the same bits either way: the window holds the last min(N, W) samples.
+// cfg.Window (a window serves the online updates' swaps; at the defaults'
+// W = 600 with its kernel columns it would be most of what a re-choice
+// allocates). The fit is the same bits either way: the window holds the
+// last min(N, W) samples.
 func (l *Learner) fitCandidate(cfg narx.Config, X, y, v []float64) (*narx.Model, error) {
 	cfg.Window = candidateWindow(cfg.Window, len(y))
 	return l.fitModel(cfg, X, y, v)
