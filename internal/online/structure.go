@@ -784,17 +784,8 @@ func (l *Learner) planValidation(ys []float64) (validation, bool) {
 }
 
 // score returns the summed scaled absolute errors of the forecast paths
-// (origins × H, in the series' units) against ys.
-func (v validation) score(ys, paths []float64) float64 {
-	var sum float64
-	for o := range v.origins {
-		origin := v.train + o*v.step
-		for i, f := range paths[o*v.H : (o+1)*v.H] {
-			sum += math.Abs(ys[origin+i]-f) / v.mase
-		}
-	}
-	return sum
-}
+// (origins × H, in the series' units) against ys: crps of point forecasts.
+func (v validation) score(ys, paths []float64) float64 { return v.crps(ys, paths, nil, false) }
 
 // validationPaths returns st's forecasts (origins × H, in the series'
 // units) of the plan v: st's structure fitted on the samples before the
@@ -854,10 +845,11 @@ func (l *Learner) validationPaths(st structure, ys []float64, v validation) (pat
 }
 
 // crps returns the summed continuous ranked probability scores of the
-// forecast paths (origins × H, in the series' units) against ys, scaled as
-// score's absolute errors: each step's predictive a normal of mean paths[k]
-// and standard deviation sds[k], or for a log form a lognormal of median
-// paths[k] and log-scale sds[k] (crpsNormal, crpsLogNormal). The CRPS of a
+// forecast paths (origins × H, in the series' units) against ys, each
+// divided by the plan's mean absolute one-step change: each step's
+// predictive a normal of mean paths[k] and standard deviation sds[k], or
+// for a log form a lognormal of median paths[k] and log-scale sds[k]
+// (crpsNormal, crpsLogNormal); sds nil means point forecasts. The CRPS of a
 // point forecast is its absolute error, so a form ranks by its accuracy
 // and by how well its band's width and shape fit its errors.
 func (v validation) crps(ys, paths, sds []float64, logForm bool) float64 {
@@ -866,7 +858,10 @@ func (v validation) crps(ys, paths, sds []float64, logForm bool) float64 {
 		origin := v.train + o*v.step
 		for i := range v.H {
 			k := o*v.H + i
-			y, f, s := ys[origin+i], paths[k], sds[k]
+			y, f, s := ys[origin+i], paths[k], 0.0
+			if sds != nil {
+				s = sds[k]
+			}
 			c := math.Abs(y - f)
 			switch {
 			case !(s > 0) || math.IsInf(s, 0):

@@ -1150,17 +1150,19 @@ func TestValidationPlan(t *testing.T) {
 // integrand of that span leave an error far below the 1e-9 relative
 // tolerance, which only the closed forms' rounding has to meet.
 func TestCRPSClosedForms(t *testing.T) {
-	integral := func(F func(float64) float64, lo, y, hi float64) float64 {
+	// ∫ (F(x) − 1{x ≥ y})² w(x) dx over [lo, hi], split at y.
+	integral := func(F, w func(float64) float64, lo, y, hi float64) float64 {
 		sq := func(ind float64) func(float64) float64 {
-			return func(x float64) float64 { d := F(x) - ind; return d * d }
+			return func(x float64) float64 { d := F(x) - ind; return d * d * w(x) }
 		}
 		return quad.Fixed(sq(0), lo, y, 400, nil, 0) + quad.Fixed(sq(1), y, hi, 400, nil, 0)
 	}
+	one := func(float64) float64 { return 1 }
 	for _, c := range []struct{ y, mu, s float64 }{
 		{0.3, 0, 1}, {-2.5, 1, 0.7}, {10, 9.9, 0.05}, {4, 1, 2},
 	} {
 		n := distuv.Normal{Mu: c.mu, Sigma: c.s}
-		want := integral(n.CDF, min(c.mu-12*c.s, c.y), c.y, max(c.mu+12*c.s, c.y))
+		want := integral(n.CDF, one, min(c.mu-12*c.s, c.y), c.y, max(c.mu+12*c.s, c.y))
 		if got := crpsNormal(c.y, c.mu, c.s); math.Abs(got-want) > 1e-9*want {
 			t.Errorf("normal(%v, %v) at %v: CRPS %v, integral %v", c.mu, c.s, c.y, got, want)
 		}
@@ -1169,12 +1171,8 @@ func TestCRPSClosedForms(t *testing.T) {
 		}
 		// The lognormal's CRPS in x = e^u: ∫ (Φ((u − mu)/s) − 1{u ≥ ln y})² e^u du.
 		mu, s := math.Log(c.y)+c.mu/10, c.s/2
-		ln := distuv.Normal{Mu: mu, Sigma: s}
-		sq := func(ind float64) func(float64) float64 {
-			return func(u float64) float64 { d := ln.CDF(u) - ind; return d * d * math.Exp(u) }
-		}
-		lo, hi := min(mu-12*s, math.Log(c.y)), max(mu+12*s, math.Log(c.y))
-		want = quad.Fixed(sq(0), lo, math.Log(c.y), 400, nil, 0) + quad.Fixed(sq(1), math.Log(c.y), hi, 400, nil, 0)
+		ln, u := distuv.Normal{Mu: mu, Sigma: s}, math.Log(c.y)
+		want = integral(ln.CDF, math.Exp, min(mu-12*s, u), u, max(mu+12*s, u))
 		if got := crpsLogNormal(c.y, mu, s); math.Abs(got-want) > 1e-9*want {
 			t.Errorf("lognormal(%v, %v) at %v: CRPS %v, integral %v", mu, s, c.y, got, want)
 		}
