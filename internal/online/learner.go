@@ -1145,12 +1145,7 @@ func (l *Learner) combine(st *ForecastStep, h int, fallen bool) (stands bool) {
 // model's 2.4 M against a largest value of 58 676 (docs/benchmarks.md,
 // "Cold start") is within ten ranges of ln y.
 func (l *Learner) plausible(st ForecastStep) bool {
-	if !l.values.armed() {
-		return true
-	}
-	lo, hi := l.values.Lo, l.values.Hi
-	k := implausibleRanges * (hi - lo)
-	return st.Hi-st.Lo <= k && st.Mean <= hi+k && st.Mean >= lo-k
+	return l.values.plausible(st.Mean, st.Lo, st.Hi)
 }
 
 // implausibleRanges bounds a series' plausible forecasts in ranges of its

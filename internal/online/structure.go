@@ -785,31 +785,43 @@ func (l *Learner) planValidation(ys []float64) (validation, bool) {
 
 // score returns the summed scaled absolute errors of the forecast paths
 // (origins × H, in the series' units) against ys: crps of point forecasts.
-func (v validation) score(ys, paths []float64) float64 { return v.crps(ys, paths, nil, false) }
+func (v validation) score(ys, paths []float64) float64 { return v.crps(ys, paths, nil, nil) }
 
 // validationPaths returns st's forecasts (origins × H, in the series'
 // units) of the plan v: st's structure fitted on the samples before the
 // first origin forecasts H steps from each (true values up to the origin,
 // future inputs as observed), and their predictive standard deviations in
 // the form's transformed units (z = y or ln y; a differenced form's the
-// summed increments', covariances included). A log form's forecast is the
-// median exp(z). nil when st cannot be fitted there.
-func (l *Learner) validationPaths(st structure, ys []float64, v validation) (paths, sds []float64) {
+// summed increments', covariances included), logs[k] telling a log form's
+// step (nil: none is). A log form's forecast is the median exp(z). As in
+// a published forecast (Learner.combine), a step that leaves the plausible
+// of the fitting part's values (ValueStats.plausible, its band the
+// interval's quantiles), and every later step of its path, is the
+// fallback instead: the normal of those values' mean and standard
+// deviation. So a form is validated on what it would publish: an iterated
+// chaotic forecast whose linearised variance outgrows the attractor scores
+// as the marginal distribution, not as its band of ±20 000 (Santa Fe,
+// docs/benchmarks.md). nil when st cannot be fitted there.
+func (l *Learner) validationPaths(st structure, ys []float64, v validation) (paths, sds []float64, logs []bool) {
 	d, c := st.data, st.cfg
 	depth := c.Embedding.Depth()
 	if v.train-d.off-depth < minTargets(c.Embedding.Dim()) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	l.tuneSize(&c)
 	X, y := embed(c.Embedding, d.ws[:v.train-d.off], d.us[:(v.train-d.off)*l.nu], l.nu, depth)
 	m, err := l.fitCandidate(c, X, y, nil)
 	if err != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
+	vals := countValues(ys[:v.train], 0)
 	steps := make([]narx.Step, v.H)
 	inputs := make([][]float64, v.H)
 	paths = make([]float64, 0, v.origins*v.H)
 	sds = make([]float64, 0, v.origins*v.H)
+	if d.form.Log {
+		logs = make([]bool, 0, v.origins*v.H)
+	}
 	for o := range v.origins {
 		origin := v.train + o*v.step // first forecast sample
 		wo := origin - d.off         // its index in the form's series
@@ -825,6 +837,7 @@ func (l *Learner) validationPaths(st structure, ys []float64, v validation) (pat
 		if d.form.Diff {
 			level = d.form.transformed(ys[origin-1], l.logFloor(ys))
 		}
+		fallen := false
 		for _, s := range steps {
 			z := d.loc + d.scale*s.Mean
 			vz := s.Var
@@ -833,32 +846,41 @@ func (l *Learner) validationPaths(st structure, ys []float64, v validation) (pat
 				z = level
 				vz = s.CumVar
 			}
-			f := z
+			sd := d.scale * math.Sqrt(max(vz, 0))
+			f, lo, hi := z, z-l.z*sd, z+l.z*sd
 			if d.form.Log {
-				f = math.Exp(min(z, 700))
+				f, lo, hi = math.Exp(min(z, 700)), math.Exp(min(lo, 700)), math.Exp(min(hi, 700))
+			}
+			fallen = fallen || !vals.plausible(f, lo, hi)
+			if fallen {
+				f, sd = vals.Mean, vals.sd()
 			}
 			paths = append(paths, f)
-			sds = append(sds, d.scale*math.Sqrt(max(vz, 0)))
+			sds = append(sds, sd)
+			if logs != nil {
+				logs = append(logs, !fallen)
+			}
 		}
 	}
-	return paths, sds
+	return paths, sds, logs
 }
 
 // crps returns the summed continuous ranked probability scores of the
 // forecast paths (origins × H, in the series' units) against ys, each
 // divided by the plan's mean absolute one-step change: each step's
 // predictive a normal of mean paths[k] and standard deviation sds[k], or
-// for a log form a lognormal of median paths[k] and log-scale sds[k]
-// (crpsNormal, crpsLogNormal); sds nil means point forecasts. The CRPS of a
-// point forecast is its absolute error, so a form ranks by its accuracy
-// and by how well its band's width and shape fit its errors.
-func (v validation) crps(ys, paths, sds []float64, logForm bool) float64 {
+// where logs[k] a lognormal of median paths[k] and log-scale sds[k]
+// (crpsNormal, crpsLogNormal; logs nil: none is); sds nil means point
+// forecasts. The CRPS of a point forecast is its absolute error, so a form
+// ranks by its accuracy and by how well its band's width and shape fit its
+// errors.
+func (v validation) crps(ys, paths, sds []float64, logs []bool) float64 {
 	var sum float64
 	for o := range v.origins {
 		origin := v.train + o*v.step
 		for i := range v.H {
 			k := o*v.H + i
-			y, f, s := ys[origin+i], paths[k], 0.0
+			y, f, s, logForm := ys[origin+i], paths[k], 0.0, logs != nil && logs[k]
 			if sds != nil {
 				s = sds[k]
 			}
@@ -925,11 +947,11 @@ func (l *Learner) validateForms(perForm []structure, ys []float64, v validation,
 	}
 	bestErr, bestPaths := math.Inf(1), []float64(nil)
 	for _, st := range cands {
-		paths, sds := l.validationPaths(st, ys, v)
+		paths, sds, logs := l.validationPaths(st, ys, v)
 		if paths == nil {
 			continue
 		}
-		if e := v.crps(ys, paths, sds, st.data.form.Log); e < bestErr {
+		if e := v.crps(ys, paths, sds, logs); e < bestErr {
 			bestErr, best, bestPaths = e, st, paths
 		}
 	}
@@ -962,7 +984,7 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 		return true, 0, 0
 	}
 	if paths == nil {
-		if paths, _ = l.validationPaths(best, ys, v); paths == nil {
+		if paths, _, _ = l.validationPaths(best, ys, v); paths == nil {
 			return true, 0, 0
 		}
 	}

@@ -1178,3 +1178,51 @@ func TestCRPSClosedForms(t *testing.T) {
 		}
 	}
 }
+
+// TestValidationFallsBackWhereImplausible: a validation path is scored on
+// what the learner would publish (Learner.combine): from the first step
+// that leaves the plausible of the fitting part's values on, the path is
+// their marginal normal, and a log form's steps there are normal, not
+// lognormal. The series is a sine in [7, 13] up to the first origin, then
+// 1000: the path from the first origin starts from the sine (its steps
+// stand), every later one from 1000, which a linear model carries on
+// beyond ten ranges of the fitting values (its steps fall back from the
+// first on).
+func TestValidationFallsBackWhereImplausible(t *testing.T) {
+	for _, f := range []Form{{}, {Log: true}} {
+		cfg := testConfig()
+		cfg.Horizon = 10
+		cfg.Model.Kernel = narx.Kernel{Type: narx.Linear}
+		l, err := NewLearner(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ys := noisySine(100, 0.1, 1)
+		v, ok := l.planValidation(ys)
+		if !ok || v.origins < 2 {
+			t.Fatalf("plan %+v, %v: want one with two origins or more", v, ok)
+		}
+		for k := v.train; k < len(ys); k++ {
+			ys[k] = 1000
+		}
+		st := structure{data: l.makeForm(f, ys, nil, l.logFloor(ys)), cfg: l.cfg.Model}
+		paths, sds, logs := l.validationPaths(st, ys, v)
+		if len(paths) != v.origins*v.H || len(sds) != len(paths) || (logs != nil) != f.Log || (logs != nil && len(logs) != len(paths)) {
+			t.Fatalf("%v: %d paths, %d sds, %d log flags; want %d each (log flags only for a log form)", f, len(paths), len(sds), len(logs), v.origins*v.H)
+		}
+		vals := countValues(ys[:v.train], 0)
+		for o := range v.origins {
+			for i := range v.H {
+				k := o*v.H + i
+				fell := paths[k] == vals.Mean && sds[k] == vals.sd() && (logs == nil || !logs[k])
+				if want := o > 0; fell != want {
+					t.Errorf("%v: origin %d step %d: %v ± %v (log %v), fallen %v; want fallen %v (the marginal %v ± %v)",
+						f, o, i+1, paths[k], sds[k], logs != nil && logs[k], fell, want, vals.Mean, vals.sd())
+				}
+				if o == 0 && !(paths[k] > vals.Lo-1 && paths[k] < vals.Hi+1) {
+					t.Errorf("%v: origin 0 step %d: %v, outside the sine's values [%v, %v] ± 1", f, i+1, paths[k], vals.Lo, vals.Hi)
+				}
+			}
+		}
+	}
+}

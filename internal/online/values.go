@@ -60,6 +60,19 @@ func (s *ValueStats) armed() bool {
 	return s.N >= max(s.Arm, 2) && s.Hi > s.Lo
 }
 
+// plausible reports whether a forecast step of point forecast mean and
+// band [lo, hi] stays within what the values have shown
+// (Learner.plausible): a band at most implausibleRanges times their range
+// wide, and a point forecast at most that far beyond them; any step while
+// they do not judge (armed). A NaN fails every comparison: not plausible.
+func (s *ValueStats) plausible(mean, lo, hi float64) bool {
+	if !s.armed() {
+		return true
+	}
+	k := implausibleRanges * (s.Hi - s.Lo)
+	return hi-lo <= k && mean <= s.Hi+k && mean >= s.Lo-k
+}
+
 // sd is the standard deviation of the values (n − 1 in the denominator).
 func (s *ValueStats) sd() float64 {
 	if s.N < 2 {
