@@ -814,7 +814,7 @@ func (l *Learner) validationPaths(st structure, ys []float64, v validation) (pat
 	if err != nil {
 		return nil, nil, nil
 	}
-	vals := countValues(ys[:v.train], 0)
+	vals, floor := countValues(ys[:v.train], 0), l.logFloor(ys)
 	steps := make([]narx.Step, v.H)
 	inputs := make([][]float64, v.H)
 	paths = make([]float64, 0, v.origins*v.H)
@@ -835,7 +835,7 @@ func (l *Learner) validationPaths(st structure, ys []float64, v validation) (pat
 		m.Forecast(steps, h, inputs)
 		level := 0.0
 		if d.form.Diff {
-			level = d.form.transformed(ys[origin-1], l.logFloor(ys))
+			level = d.form.transformed(ys[origin-1], floor)
 		}
 		fallen := false
 		for _, s := range steps {
