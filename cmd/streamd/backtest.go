@@ -242,7 +242,7 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 		// ranked by iterated validation at this horizon.
 		m := cfg.Model
 		m.Warmup = bt.train
-		m.WorkingSet = max(min(iteratedWorkingSet, 3*bt.train/5), 2)
+		m.WorkingSet = Auto[int]{Value: max(min(iteratedWorkingSet, 3*bt.train/5), 2)}
 		m.Tuning = "iterated"
 		// The batch search is over lags in the series as it is: forms left
 		// to auto would be ranked by forecasts from five origins, which on
@@ -265,7 +265,7 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 			return nil, usageErrorf("backtest: --train %d is too short: without the theta combination (--tune) a series is first forecast after %d values", bt.train, bt.cfg.FirstForecast())
 		}
 		fmt.Fprintf(stderr, "backtest: --tune: structure chosen on the %d training values, working_set = %d, lags ranked by %d-step iterated validation (transform %s, difference %d, combine %s)\n",
-			m.Warmup, m.WorkingSet, H, m.Transform, m.Difference.Value, m.Combine)
+			m.Warmup, m.WorkingSet.Value, H, m.Transform, m.Difference.Value, m.Combine)
 	}
 	return bt, nil
 }
@@ -666,9 +666,10 @@ type onlineTiming struct {
 	NsMax   int64     `json:"ns_max"`
 }
 
-// effectiveConfig is the configuration the Learner ran with: the lags and
-// σ² it chose at the fit when they were auto, and the γ it started from (the
-// model section of the report has the current γ).
+// effectiveConfig is the configuration the Learner ran with: the lags, σ²
+// and working-set size (with the window, noise_every and select_patience
+// derived from it) it chose at the fit when they were auto, and the γ it
+// started from (the model section of the report has the current γ).
 type effectiveConfig struct {
 	Lags           []int     `json:"lags"`
 	LagCandidates  []int     `json:"lag_candidates,omitempty"`
@@ -721,18 +722,20 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 	c := b.cfg
 	k := c.Model.Kernel
 	rep := &report{Protocol: protocol, NTrain: nTrain}
-	lags := c.Model.Embedding.YLags
+	// The fit's lags, σ² and working-set size (grown, with what follows
+	// from it: window, noise_every, select_patience) where it chose them.
+	mc := c.Model
 	if b.l.Fitted() {
-		mc := b.l.Model().Config()
-		lags, k.Sigma2 = mc.Embedding.YLags, mc.Kernel.Sigma2
+		mc = b.l.Model().Config()
+		k.Sigma2 = mc.Kernel.Sigma2
 	}
 	rep.Config = effectiveConfig{
-		Lags: lags, LagCandidates: c.LagCandidates, Inputs: c.Model.Embedding.Inputs(),
-		WorkingSet: c.Model.Size, Kernel: k.Type.String(), Sigma2: jsonFloat(k.Sigma2), Sigma2Auto: c.AutoSigma2,
+		Lags: mc.Embedding.YLags, LagCandidates: c.LagCandidates, Inputs: c.Model.Embedding.Inputs(),
+		WorkingSet: mc.Size, Kernel: k.Type.String(), Sigma2: jsonFloat(k.Sigma2), Sigma2Auto: c.AutoSigma2,
 		Gamma: jsonFloat(c.Model.Gamma), GammaAuto: c.Model.AutoGamma, Forgetting: jsonFloat(c.Model.Forgetting), Warmup: c.Warmup, Cutoff: jsonFloat(c.Model.Cutoff),
-		Window: c.Model.Window, SwapInterval: c.Model.SwapInterval, NoiseEvery: c.Model.NoiseEvery,
+		Window: mc.Window, SwapInterval: c.Model.SwapInterval, NoiseEvery: mc.NoiseEvery,
 		Seed: c.Model.Seed, Scale: b.scale, SelectIter: c.Model.Select.MaxIter,
-		SelectPatience: c.Model.Select.Patience, Horizon: c.Horizon, Every: c.Every, Level: jsonFloat(c.Level),
+		SelectPatience: mc.Select.Patience, Horizon: c.Horizon, Every: c.Every, Level: jsonFloat(c.Level),
 	}
 	rep.Config.InputLags = []int{}
 	if rep.Config.Inputs > 0 {

@@ -217,7 +217,7 @@ type ModelConfig struct {
 	InputLags Lags `yaml:"input_lags"`
 	// Inputs is the number n_u of exogenous inputs.
 	Inputs     int           `yaml:"inputs"`
-	WorkingSet int           `yaml:"working_set"`
+	WorkingSet Auto[int]     `yaml:"working_set"`
 	Kernel     KernelConfig  `yaml:"kernel"`
 	Gamma      Auto[float64] `yaml:"gamma"`
 	Forgetting float64       `yaml:"forgetting"`
@@ -383,7 +383,7 @@ func DefaultConfig() Config {
 			Lags:           Lags{Auto: true},
 			InputLags:      Lags{},
 			Inputs:         0,
-			WorkingSet:     100,
+			WorkingSet:     Auto[int]{Auto: true},
 			Kernel:         KernelConfig{Type: "auto", Sigma2: Auto[float64]{Auto: true}, Degree: 2, Offset: 1},
 			Gamma:          Auto[float64]{Auto: true},
 			Forgetting:     1,
@@ -774,8 +774,8 @@ func (m *ModelConfig) validate(p *problems, at string) {
 			p.add(at+".lags", "no regressors: give lags, or inputs with input_lags (got %s)", m.Lags)
 		}
 	}
-	if m.WorkingSet < 2 {
-		p.add(at+".working_set", "must be ≥ 2 (got %d)", m.WorkingSet)
+	if !m.WorkingSet.Auto && m.WorkingSet.Value < 2 {
+		p.add(at+".working_set", "must be auto or ≥ 2 (got %d)", m.WorkingSet.Value)
 	}
 	switch m.Kernel.Type {
 	case "rbf", "auto":
@@ -1014,15 +1014,39 @@ func (m *ModelConfig) lagCandidates() []int {
 	return c
 }
 
-// noiseEvery resolves noise_every: auto is 10·M. A level-2 refresh is O(M³)
-// and an update O(M²), so a period proportional to M keeps the amortised
-// refresh cost a fixed fraction of the update (docs/benchmarks.md,
-// "Level-2 refresh").
+// noiseEvery resolves noise_every: auto is online.AutoNoiseEvery(M).
 func (m *ModelConfig) noiseEvery() int {
 	if m.NoiseEvery.Auto {
-		return 10 * m.WorkingSet
+		return online.AutoNoiseEvery(m.size())
 	}
 	return m.NoiseEvery.Value
+}
+
+// Working-set sizes of working_set: auto: a series starts at
+// DefaultWorkingSet and its re-choices may double it up to
+// DefaultMaxWorkingSet where the evidence pays for it (online.Growth).
+const (
+	DefaultWorkingSet    = 100
+	DefaultMaxWorkingSet = 400
+)
+
+// size resolves working_set to the size a series starts with.
+func (m *ModelConfig) size() int {
+	if m.WorkingSet.Auto {
+		return DefaultWorkingSet
+	}
+	return m.WorkingSet.Value
+}
+
+// growth resolves working_set to the growth it allows: with auto up to
+// DefaultMaxWorkingSet, the settings derived from the size (window,
+// noise_every, select_patience auto) derived again from the grown one; a
+// number is the size.
+func (m *ModelConfig) growth() online.Growth {
+	if !m.WorkingSet.Auto {
+		return online.Growth{}
+	}
+	return online.Growth{Max: DefaultMaxWorkingSet, Window: m.Window.Auto, NoiseEvery: m.NoiseEvery.Auto, Patience: m.SelectPatience.Auto}
 }
 
 // yLags returns the lags of y of a valid model section; for auto, those of
@@ -1091,16 +1115,13 @@ func (m *ModelConfig) depth() int {
 //     evidence) at the fit and every noise_every samples, starting from
 //     DefaultAutoGamma; with tuning: iterated, the γ the winning structure
 //     was validated with is held from the fit on (the Learner's tuning);
-//   - window: auto → W = max(min(6·M, 1600), 4·M, 200): the more samples a
-//     swap re-expresses exactly, the less it loses (docs/benchmarks.md, "The
-//     online core against KRLS-T"), at W·M numbers per series and O(W·M) per
-//     swap, which beyond 1600 samples sets the mean cost; with forgetting λ < 1 at least
-//     ⌈5/(1−λ)⌉ (capped at 10⁴), so that the samples a swap drops from the
-//     statistics weigh less than λ^W ≈ e⁻⁵ of the newest;
+//   - working_set: auto → online.Config.Growth: M starts at
+//     DefaultWorkingSet and a re-choice may double it up to
+//     DefaultMaxWorkingSet by the level-3 evidence (online.Learner.grow);
+//   - window: auto → online.AutoWindow(M, forgetting);
 //   - select_iter: auto → 20·warmup trials of the batch entropy search (each
 //     O(M·n): at M = 400, n = 20 about 0.2 s for warmup = 1000);
-//   - select_patience: auto → max(4·M, 100) consecutive rejections, by which
-//     time a random member–candidate pair rarely raises the entropy.
+//   - select_patience: auto → online.AutoPatience(M).
 func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 	ylags := m.yLags()
 	var lagCandidates []int
@@ -1135,10 +1156,7 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 	}
 	window := m.Window.Value
 	if m.Window.Auto {
-		window = max(min(6*m.WorkingSet, 1600), 4*m.WorkingSet, 200)
-		if m.Forgetting < 1 {
-			window = max(window, int(min(math.Ceil(5/(1-m.Forgetting)), 1e4)))
-		}
+		window = online.AutoWindow(m.size(), m.Forgetting)
 	}
 	sel := narx.SelectOptions{Method: narx.SelectGreedy, MaxIter: m.SelectIter.Value, Patience: m.SelectPatience.Value}
 	if m.Selection == "entropy" {
@@ -1148,10 +1166,10 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 		sel.MaxIter = 20 * m.Warmup
 	}
 	if m.SelectPatience.Auto {
-		sel.Patience = max(4*m.WorkingSet, 100)
+		sel.Patience = online.AutoPatience(m.size())
 	}
 	tuning := pick(m.Tuning, online.TuneEvidence, map[string]online.Tuning{"iterated": online.TuneIterated, "robust-cv": online.TuneRobustCV})
-	tuneSize := min(m.WorkingSet, 200)
+	tuneSize := min(m.size(), 200)
 	if !m.TuneWorkingSet.Auto {
 		tuneSize = m.TuneWorkingSet.Value
 	}
@@ -1162,7 +1180,7 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 		Model: narx.Config{
 			Embedding:    emb,
 			Kernel:       kern,
-			Size:         m.WorkingSet,
+			Size:         m.size(),
 			Gamma:        gamma,
 			Forgetting:   m.Forgetting,
 			Cutoff:       m.Cutoff,
@@ -1193,6 +1211,7 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 		TuneHorizon:   f.Horizon,
 		Robust:        r.online(),
 		Combine:       combine,
+		Growth:        m.growth(),
 	}
 }
 
@@ -1330,9 +1349,10 @@ func (a Auto[T]) String() string {
 }
 
 // typeError is a decoding error in yaml's own form, so that it is reported
-// with the decoder's other errors and carries the line.
+// with the decoder's other errors and carries the line; a scalar is quoted
+// as yaml quotes it, so that withPaths finds its key.
 func typeError(n *yaml.Node, want string) error {
-	v := n.Value
+	v := "`" + n.Value + "`"
 	if n.Kind != yaml.ScalarNode {
 		v = map[yaml.Kind]string{yaml.SequenceNode: "a list", yaml.MappingNode: "a mapping"}[n.Kind]
 	}

@@ -223,7 +223,7 @@ func demoDecoder() source.Decoder {
 func demoRegistry() online.RegistryConfig {
 	cfg := DefaultConfig()
 	cfg.Model.Lags = Lags{Count: 12}
-	cfg.Model.WorkingSet, cfg.Model.Warmup = 60, 400
+	cfg.Model.WorkingSet, cfg.Model.Warmup = Auto[int]{Value: 60}, 400
 	base := cfg.Model.Learner(cfg.Forecast, cfg.Robust)
 	plant := base
 	plant.Model.Embedding = narx.Embedding{YLags: narx.Lags(2), InputLags: [][]int{{0, 1}}}

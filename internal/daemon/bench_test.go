@@ -719,7 +719,7 @@ func defaultModel() online.Config {
 		Warmup: 500, Forms: []online.Form{{}, {Diff: true}, {Log: true}, {Log: true, Diff: true}},
 		Kernels: []narx.KernelType{narx.Linear, narx.RBF}, Horizon: 20, Calibrate: 20, Every: 1, Level: 0.95, Scale: online.ScaleRobust,
 		AutoSigma2: true, LagCandidates: lags, Tuning: online.TuneEvidence, TuneSize: 100, TuneHorizon: 20,
-		Combine: online.CombineAuto,
+		Combine: online.CombineAuto, Growth: online.Growth{Max: 400, Window: true, NoiseEvery: true, Patience: true},
 	}
 }
 

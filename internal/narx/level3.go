@@ -84,52 +84,17 @@ type WidthSearch struct {
 // O(N·M²)), so that the caller can pause a long search; the result does
 // not depend on it.
 func SearchSigma2(cfg Config, X, y []float64, center float64, yield func()) (WidthSearch, error) {
-	if cfg.Kernel.Type != RBF && cfg.Kernel.Type != LinearRBF {
-		return WidthSearch{}, fmt.Errorf("narx: width search needs a kernel with an RBF part")
-	}
-	if !(center > 0) || math.IsInf(center, 0) {
-		return WidthSearch{}, fmt.Errorf("narx: width search center %v", center)
-	}
-	var out WidthSearch
-	// Every trial fits the same working set, the one chosen at the centre
-	// width: the evidence then compares widths, not working sets. A
-	// selection per width (the greedy pivots move with the width) makes the
-	// evidence jump by tens of nats between neighbouring widths, and the
-	// search would follow those jumps.
-	c0 := cfg
-	c0.Kernel.Sigma2 = center
-	m0, err := NewModel(c0)
+	w, err := newWidthFits(cfg, X, y, center, yield)
 	if err != nil {
-		return out, err
+		return WidthSearch{}, err
 	}
-	rows := SelectWorkingSet(c0.Kernel, X, m0.n, cfg.Size, m0.rng, cfg.Select).Index
-	try := func(lnS float64) (float64, error) {
-		if yield != nil {
-			yield()
-		}
-		c := cfg
-		c.Kernel.Sigma2 = math.Exp(lnS)
-		m, err := NewModel(c)
-		if err != nil {
-			return 0, err
-		}
-		if err := m.fit(X, y, nil, rows); err != nil {
-			return 0, err
-		}
-		tr := WidthTrial{Sigma2: c.Kernel.Sigma2, LogEvidence: m.LogEvidence(), Gamma: m.rls.Gamma(),
-			NoiseStd: math.Sqrt(m.noiseVar)}
-		out.Trials = append(out.Trials, tr)
-		if len(out.Trials) == 1 || tr.LogEvidence > out.Best.LogEvidence {
-			out.Best = tr
-		}
-		return -tr.LogEvidence, nil
-	}
+	try := w.try
 	ln0 := math.Log(center)
 	best, bestK := math.Inf(1), 0
 	for k := -5; k <= 5; k++ {
 		f, err := try(ln0 + float64(k)*math.Ln2)
 		if err != nil {
-			return out, err
+			return w.out, err
 		}
 		if f < best {
 			best, bestK = f, k
@@ -140,26 +105,101 @@ func SearchSigma2(cfg Config, X, y []float64, center float64, yield func()) (Wid
 	c, d := hi-invPhi*(hi-lo), lo+invPhi*(hi-lo)
 	fc, err := try(c)
 	if err != nil {
-		return out, err
+		return w.out, err
 	}
 	fd, err := try(d)
 	if err != nil {
-		return out, err
+		return w.out, err
 	}
 	for hi-lo > 0.05 {
 		if fc < fd {
 			hi, d, fd = d, c, fc
 			c = hi - invPhi*(hi-lo)
 			if fc, err = try(c); err != nil {
-				return out, err
+				return w.out, err
 			}
 		} else {
 			lo, c, fc = c, d, fd
 			d = lo + invPhi*(hi-lo)
 			if fd, err = try(d); err != nil {
-				return out, err
+				return w.out, err
 			}
 		}
 	}
-	return out, nil
+	return w.out, nil
+}
+
+// TryWidths is SearchSigma2's evidence at the given widths only, on the
+// working set selected at the width center: len(widths) fits and one
+// selection. Its Best is a lower bound of what the search would find at
+// widths near them.
+func TryWidths(cfg Config, X, y []float64, center float64, widths []float64, yield func()) (WidthSearch, error) {
+	w, err := newWidthFits(cfg, X, y, center, yield)
+	if err != nil {
+		return WidthSearch{}, err
+	}
+	for _, s := range widths {
+		if !(s > 0) || math.IsInf(s, 0) {
+			return w.out, fmt.Errorf("narx: width %v", s)
+		}
+		if _, err := w.try(math.Log(s)); err != nil {
+			return w.out, err
+		}
+	}
+	return w.out, nil
+}
+
+// widthFits fits cfg at trial widths on one working set, keeping the
+// trials and the best.
+type widthFits struct {
+	cfg   Config
+	X, y  []float64
+	rows  []int
+	yield func()
+	out   WidthSearch
+}
+
+// newWidthFits selects the working set of every trial at the width center.
+// Every trial fits the same working set: the evidence then compares
+// widths, not working sets. A selection per width (the greedy pivots move
+// with the width) makes the evidence jump by tens of nats between
+// neighbouring widths, and a search would follow those jumps.
+func newWidthFits(cfg Config, X, y []float64, center float64, yield func()) (*widthFits, error) {
+	if cfg.Kernel.Type != RBF && cfg.Kernel.Type != LinearRBF {
+		return nil, fmt.Errorf("narx: width search needs a kernel with an RBF part")
+	}
+	if !(center > 0) || math.IsInf(center, 0) {
+		return nil, fmt.Errorf("narx: width search center %v", center)
+	}
+	c0 := cfg
+	c0.Kernel.Sigma2 = center
+	m0, err := NewModel(c0)
+	if err != nil {
+		return nil, err
+	}
+	rows := SelectWorkingSet(c0.Kernel, X, m0.n, cfg.Size, m0.rng, cfg.Select).Index
+	return &widthFits{cfg: cfg, X: X, y: y, rows: rows, yield: yield}, nil
+}
+
+// try fits the width e^lnS and returns minus its log evidence.
+func (w *widthFits) try(lnS float64) (float64, error) {
+	if w.yield != nil {
+		w.yield()
+	}
+	c := w.cfg
+	c.Kernel.Sigma2 = math.Exp(lnS)
+	m, err := NewModel(c)
+	if err != nil {
+		return 0, err
+	}
+	if err := m.fit(w.X, w.y, nil, w.rows); err != nil {
+		return 0, err
+	}
+	tr := WidthTrial{Sigma2: c.Kernel.Sigma2, LogEvidence: m.LogEvidence(), Gamma: m.rls.Gamma(),
+		NoiseStd: math.Sqrt(m.noiseVar)}
+	w.out.Trials = append(w.out.Trials, tr)
+	if len(w.out.Trials) == 1 || tr.LogEvidence > w.out.Best.LogEvidence {
+		w.out.Best = tr
+	}
+	return -tr.LogEvidence, nil
 }

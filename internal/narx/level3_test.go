@@ -69,21 +69,30 @@ func wavySurface(N int, seed uint64) (X, y []float64) {
 	return X, y
 }
 
+// wavySearch is the width search of 40 members on 300 samples of
+// wavySurface around their median squared distance center.
+func wavySearch(t *testing.T) (cfg Config, X, y []float64, center float64, res WidthSearch) {
+	t.Helper()
+	const N, n = 300, 2
+	X, y = wavySurface(N, 41)
+	cfg = baseConfig(n, 40)
+	cfg.Cutoff, cfg.AutoGamma = 1e-10, true
+	center = MedianSqDist(X, n, 2000, 1)
+	res, err := SearchSigma2(cfg, X, y, center, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, X, y, center, res
+}
+
 // SearchSigma2 compares widths on one working set, the one selected at the
 // centre width: each trial's evidence is exactly (bit for bit) that of a
 // fit at the trial's width on those rows, and the best trial is the
 // largest of them. A selection per width would make the evidence a
 // function of the members as much as of the width.
 func TestWidthSearchComparesOneWorkingSet(t *testing.T) {
-	const N, n = 300, 2
-	X, y := wavySurface(N, 41)
-	cfg := baseConfig(n, 40)
-	cfg.Cutoff, cfg.AutoGamma = 1e-10, true
-	center := MedianSqDist(X, n, 2000, 1)
-	res, err := SearchSigma2(cfg, X, y, center, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, X, y, center, res := wavySearch(t)
+	n := cfg.Embedding.Dim()
 	c0 := cfg
 	c0.Kernel.Sigma2 = center
 	rows := SelectWorkingSet(c0.Kernel, X, n, cfg.Size, nil, cfg.Select).Index
@@ -105,6 +114,37 @@ func TestWidthSearchComparesOneWorkingSet(t *testing.T) {
 	}
 	if res.Best.LogEvidence != best {
 		t.Errorf("best evidence %v, largest trial %v", res.Best.LogEvidence, best)
+	}
+}
+
+// TryWidths fits the widths it is given on the working set selected at
+// its centre, as SearchSigma2 does: its trials at the search's grid points
+// σ²·2^k carry the search's evidence bit for bit, and its best is the
+// largest of them.
+func TestTryWidthsAreTheSearchsTrials(t *testing.T) {
+	cfg, X, y, center, search := wavySearch(t)
+	widths := []float64{center / 4, center / 2, center}
+	got, err := TryWidths(cfg, X, y, center, widths, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Trials) != len(widths) {
+		t.Fatalf("%d trials for %d widths", len(got.Trials), len(widths))
+	}
+	best := math.Inf(-1)
+	for i, tr := range got.Trials {
+		// The search's grid point k = i−2 (its first 11 trials are k = −5..5).
+		want := search.Trials[5+i-2]
+		if tr.Sigma2 != widths[i] || tr.LogEvidence != want.LogEvidence {
+			t.Errorf("σ² = %g: evidence %v, the search's at σ² = %g: %v", tr.Sigma2, tr.LogEvidence, want.Sigma2, want.LogEvidence)
+		}
+		best = max(best, tr.LogEvidence)
+	}
+	if got.Best.LogEvidence != best {
+		t.Errorf("best %v, largest trial %v", got.Best.LogEvidence, best)
+	}
+	if _, err := TryWidths(cfg, X, y, center, []float64{0}, nil); err == nil {
+		t.Error("a width of 0 was tried")
 	}
 }
 

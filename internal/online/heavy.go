@@ -82,6 +82,17 @@ func (l *Learner) fitModel(cfg narx.Config, X, y, v []float64) (*narx.Model, err
 	return m, nil
 }
 
+// probeWidths is the level-3 evidence of cfg at its width σ² and at σ²/2
+// and σ²/4 on (X, N×n y), the working set selected at σ² (narx.TryWidths):
+// three fits where a search takes about 19. A larger working set resolves
+// narrower kernels, so grow tests a doubling there; its best is a lower
+// bound of the search's. Its trials are candidates (fitCandidate).
+func (l *Learner) probeWidths(cfg narx.Config, X, y []float64) (narx.WidthSearch, error) {
+	cfg.Window = candidateWindow(cfg.Window, len(y))
+	s := cfg.Kernel.Sigma2
+	return narx.TryWidths(cfg, X, y, s, []float64{s, s / 2, s / 4}, l.pause)
+}
+
 // searchSigma2 is the level-3 width search of cfg's RBF part on (X, N×n y)
 // around the median squared distance of the regressors, pausing before each
 // trial; its trials are candidates (fitCandidate).

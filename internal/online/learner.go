@@ -87,6 +87,9 @@ type Config struct {
 	// Combine says whether the forecasts average the NARX model's with a
 	// theta forecaster's (internal/theta).
 	Combine Combine
+	// Growth lets a re-choice choose a working set larger than Model.Size
+	// (grow); the zero value keeps Model.Size.
+	Growth Growth
 }
 
 // Combine names a rule for averaging the NARX model's forecasts with those

@@ -16,10 +16,10 @@ import (
 )
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
-// reads it and versions 6 to 12, which lack the fields tagged with a later
+// reads it and versions 6 to 13, which lack the fields tagged with a later
 // version (binenc.go), and rejects every other version with
 // ErrSnapshotVersion.
-const SnapshotVersion = 13
+const SnapshotVersion = 14
 
 // oldestSnapshot is the oldest version decoding reads.
 const oldestSnapshot = 6
@@ -84,6 +84,11 @@ type learnerState struct {
 	// Cal is the calibration over the horizon (horizonCal); before version
 	// 13 a restore calibrates from the next sample on.
 	Cal calState `snapshot:"13"`
+
+	// Size is the model's working-set size, which a re-choice may have
+	// grown beyond the configured one (Config.Growth); 0 before version 14,
+	// whose models have the configured size.
+	Size int `snapshot:"14"`
 }
 
 // MarshalBinary encodes the Learner's complete state: magic, version (uint16,
@@ -102,7 +107,8 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 		InputLags: l.model.Config().Embedding.InputLags,
 		Values:    l.values,
 		LastBig:   l.lastBig, GlitchSeen: l.glitchSeen, GlitchY: l.glitchY,
-		Cal: l.cal.state(),
+		Cal:  l.cal.state(),
+		Size: l.model.Config().Size,
 	}
 	if l.rscale != nil {
 		rs := l.rscale.State()
@@ -149,6 +155,9 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 			mc.Embedding.InputLags = st.InputLags
 		}
 		mc.Summed = st.Form.Diff
+		if st.Size > 0 && st.Size != mc.Size {
+			mc = fresh.cfg.Growth.resize(mc, st.Size)
+		}
 		m, err := narx.NewModel(mc)
 		if err != nil {
 			return fmt.Errorf("online: snapshot lags: %w", err)
@@ -265,7 +274,7 @@ func configKeys(c Config) []string {
 		{"calendar", fmt.Sprint(cal.Features, cal.Holidays, cal.Location)},
 		{"horizon", c.Horizon}, {"calibrate", c.Calibrate}, {"every", c.Every}, {"level", c.Level}, {"scale", c.Scale},
 		{"sigma2_auto", c.AutoSigma2}, {"tuning", c.Tuning}, {"retune_every", c.RetuneEvery},
-		{"tune_size", c.TuneSize}, {"tune_horizon", c.TuneHorizon}, {"robust", c.Robust}, {"combine", c.Combine},
+		{"tune_size", c.TuneSize}, {"tune_horizon", c.TuneHorizon}, {"robust", c.Robust}, {"combine", c.Combine}, {"growth", c.Growth},
 	}
 	out := make([]string, len(kv))
 	for i, p := range kv {

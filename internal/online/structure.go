@@ -245,6 +245,8 @@ type structure struct {
 	// whether or not its evidence is finite (a constant series fits
 	// exactly, and has none).
 	fits bool
+	// targets is the number of common targets it was ranked on.
+	targets int
 	// theta: the winner's forecasts are averaged with a theta forecaster's
 	// of seasonal period period, or, when profile > 0, one adjusted by a
 	// moving seasonal profile of that period and the shorter period sub
@@ -608,21 +610,29 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 	for i, f := range forms {
 		data[i] = l.makeForm(f, ys, us, floor)
 	}
-	try := func(d formData, c narx.Config, search bool) (structure, error) {
+	// try ranks c on d's common targets, its width fixed, searched or
+	// probed (rankHow), at the ranking's working-set size (TuneSize; the
+	// model's is then Model.Size), or at size when > 0 (a grown working
+	// set, grow: ranked and run at that size).
+	try := func(d formData, c narx.Config, how rankHow, size int) (structure, error) {
 		c.Summed = d.form.Diff // its forecasts are summed back to levels
 		X, y := embed(c.Embedding, d.ws, d.us, l.nu, from-d.off)
 		if len(y) < minTargets(c.Embedding.Dim()) {
 			return structure{score: math.Inf(-1)}, nil
 		}
 		l.tuneSize(&c)
+		if size > 0 {
+			c.Size = size
+		}
 		ev, bound := math.Inf(-1), false
-		if search {
-			s2, e, b, err := l.searchWidth(c, X, y)
+		switch how {
+		case rankSearch, rankProbe:
+			s2, e, b, err := l.searchWidth(c, X, y, how == rankProbe)
 			if err != nil {
 				return structure{}, err
 			}
 			c.Kernel.Sigma2, ev, bound = s2, e, b
-		} else {
+		default:
 			m, err := l.fitCandidate(c, X, y, nil)
 			if err != nil {
 				return structure{}, err
@@ -634,7 +644,10 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 			ev += j
 		}
 		c.Size = l.cfg.Model.Size
-		return structure{data: d, cfg: c, score: ev, searched: search, atBound: bound, fits: true}, nil
+		if size > 0 {
+			c = l.cfg.Growth.resize(c, size)
+		}
+		return structure{data: d, cfg: c, score: ev, searched: how != rankFit, atBound: bound, fits: true, targets: len(y)}, nil
 	}
 	base := l.cfg.Model
 	base.Embedding.InputLags = inLags
@@ -652,7 +665,7 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 			for _, s := range sets {
 				c := base
 				c.Embedding.YLags = s
-				st, err := try(d, c, false)
+				st, err := try(d, c, rankFit, 0)
 				if err != nil {
 					return structure{}, err
 				}
@@ -685,7 +698,7 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 				c := base
 				c.Kernel.Type = narx.RBF
 				c.Embedding.YLags = s
-				st, err := try(d, c, l.cfg.AutoSigma2)
+				st, err := try(d, c, l.widthRank(), 0)
 				if err != nil {
 					return structure{}, err
 				}
@@ -698,7 +711,7 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 			if slices.Contains(kernels, narx.Linear) && bestRBF.fits {
 				c := bestRBF.cfg
 				c.Kernel.Type = narx.LinearRBF
-				st, err := try(data[i], c, l.cfg.AutoSigma2)
+				st, err := try(data[i], c, l.widthRank(), 0)
 				if err != nil {
 					return structure{}, err
 				}
@@ -717,6 +730,10 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 	best, paths := l.validateForms(perForm, ys, v, ok)
 	if !best.fits {
 		return best, errNoStructure
+	}
+	best, err := l.grow(best, sets, try)
+	if err != nil {
+		return structure{}, err
 	}
 	cfg := best.cfg
 	if err := l.finishChoice(&best, sets); err != nil {
@@ -1191,11 +1208,37 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// rankHow says how a ranking treats a candidate's RBF width: fixed (the
+// configured σ²), searched (searchSigma2), or probed at its current width
+// and the two octaves below it (probeWidths: grow's test of a doubling).
+type rankHow int
+
+const (
+	rankFit rankHow = iota
+	rankSearch
+	rankProbe
+)
+
+// widthRank is how the re-choice ranks an RBF width: searched when it is
+// inferred (AutoSigma2), else fixed.
+func (l *Learner) widthRank() rankHow {
+	if l.cfg.AutoSigma2 {
+		return rankSearch
+	}
+	return rankFit
+}
+
 // searchWidth is the level-3 width search (searchSigma2) for c's lags on
-// (X, y): its best width and log evidence, and whether that width's γ ended
-// at a bound.
-func (l *Learner) searchWidth(c narx.Config, X, y []float64) (sigma2, logEv float64, bound bool, err error) {
-	res, err := l.searchSigma2(c, X, y)
+// (X, y), or with probe only c's width and the two octaves below it
+// (probeWidths): the best width and its log evidence, and whether that
+// width's γ ended at a bound.
+func (l *Learner) searchWidth(c narx.Config, X, y []float64, probe bool) (sigma2, logEv float64, bound bool, err error) {
+	var res narx.WidthSearch
+	if probe {
+		res, err = l.probeWidths(c, X, y)
+	} else {
+		res, err = l.searchSigma2(c, X, y)
+	}
 	if err != nil {
 		return 0, 0, false, err
 	}

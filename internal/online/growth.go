@@ -1,0 +1,131 @@
+package online
+
+import (
+	"math"
+
+	"github.com/streamd/streamd/internal/narx"
+)
+
+// Growth lets a re-choice give a series a larger working set than
+// Model.Size where its level-3 evidence pays for one (grow). The model's
+// settings that follow from its size — Window, NoiseEvery, the entropy
+// search's Patience — are derived again from the grown size when the
+// configuration derived them from Model.Size (the Auto* rules below).
+type Growth struct {
+	// Max is the largest working set a re-choice may choose, doubling from
+	// the ranking's size (TuneSize, else Model.Size); ≤ Model.Size: none.
+	Max int
+	// Window, NoiseEvery and Patience: the grown model's are AutoWindow,
+	// AutoNoiseEvery and AutoPatience of its size; false keeps the
+	// configured value.
+	Window, NoiseEvery, Patience bool
+}
+
+// AutoWindow is the window of W retained samples for a working set of M
+// and forgetting λ: max(min(6·M, 1600), 4·M, 200), and with λ < 1 at least
+// ⌈5/(1−λ)⌉ (capped at 10⁴). The more samples a swap re-expresses exactly,
+// the less it loses (docs/benchmarks.md, "The online core against
+// KRLS-T"), at W·n numbers per series and O(W·M) per swap, which beyond
+// 1600 samples sets the mean cost; with forgetting, the samples a swap
+// drops from the statistics weigh less than λ^W ≈ e⁻⁵ of the newest.
+func AutoWindow(M int, forgetting float64) int {
+	w := max(min(6*M, 1600), 4*M, 200)
+	if forgetting < 1 {
+		w = max(w, int(min(math.Ceil(5/(1-forgetting)), 1e4)))
+	}
+	return w
+}
+
+// AutoNoiseEvery is the level-2 refresh period for a working set of M:
+// 10·M. A refresh is O(M³) and an update O(M²), so a period proportional to
+// M keeps the amortised refresh cost a fixed fraction of the update
+// (docs/benchmarks.md, "Level-2 refresh").
+func AutoNoiseEvery(M int) int { return 10 * M }
+
+// AutoPatience is the entropy search's patience for a working set of M:
+// max(4·M, 100) consecutive rejections, by which time a random
+// member–candidate pair rarely raises the entropy.
+func AutoPatience(M int) int { return max(4*M, 100) }
+
+// resize returns c with working set size and the settings derived from it.
+func (g Growth) resize(c narx.Config, size int) narx.Config {
+	c.Size = size
+	if g.Window {
+		c.Window = AutoWindow(size, c.Forgetting)
+	}
+	if g.NoiseEvery {
+		c.NoiseEvery = AutoNoiseEvery(size)
+	}
+	if g.Patience {
+		c.Select.Patience = AutoPatience(size)
+	}
+	return c
+}
+
+// growMinGain is the log-evidence gain per target (nats) that a doubled
+// working set must bring to be kept: about what the one-step predictive
+// density gains where the budget binds (the Santa Fe laser: 0.16 nats per
+// target from 100 to 200 members on 500 values, 1.2 on 1 000; Mackey–Glass
+// 0.012, the monthly sunspots −0.01: docs/benchmarks.md, "The working set
+// binds"), where each doubling costs about four times the update.
+const growMinGain = 0.05
+
+// growTargets: a working set of M is ranked on at least growTargets·M
+// targets. Closer to one sample per member the Nyström map interpolates
+// the samples it was chosen from, and the evidence of the larger set
+// rises with little to forecast from.
+const growTargets = 2
+
+// rankFunc ranks c in form d at working-set size size (choose's try).
+type rankFunc func(d formData, c narx.Config, how rankHow, size int) (structure, error)
+
+// grow returns best (choose's winner, ranked at the ranking's size) with
+// its working set doubled while the doubled set's level-3 evidence on the
+// same targets beats the current one's by growMinGain per target, up to
+// Growth.Max and while there are growTargets targets per member; after each
+// doubling kept, the lag sets are ranked again at the new size (a larger
+// working set resolves other lags: on the laser lags 1..16 at 100 members,
+// 1..8 at 200). Only a kernel with an RBF part whose width is searched
+// grows: a linear kernel's features are its regressors. A doubling is
+// first probed at the current width and the two octaves below it (three
+// fits, rankProbe); only when that gains is the width searched
+// (rankSearch) with every lag set, and the best kept if it gains too.
+func (l *Learner) grow(best structure, sets [][]int, rank rankFunc) (structure, error) {
+	k := best.cfg.Kernel.Type
+	size := l.cfg.Model.Size
+	if l.cfg.TuneSize > 0 {
+		size = l.cfg.TuneSize
+	}
+	if l.cfg.Growth.Max <= l.cfg.Model.Size || !best.searched || (k != narx.RBF && k != narx.LinearRBF) ||
+		math.IsInf(best.score, 0) || best.atBound {
+		return best, nil
+	}
+	cur := best
+	gains := func(st structure) bool {
+		return st.fits && !st.atBound && st.score-cur.score > growMinGain*float64(st.targets)
+	}
+	for size *= 2; size <= l.cfg.Growth.Max && cur.targets >= growTargets*size; size *= 2 {
+		if p, err := rank(cur.data, cur.cfg, rankProbe, size); err != nil || !gains(p) {
+			return cur, err
+		}
+		var st structure
+		for _, s := range sets {
+			c := cur.cfg
+			c.Embedding.YLags = s
+			t, err := rank(cur.data, c, rankSearch, size)
+			if err != nil {
+				return structure{}, err
+			}
+			if t.better(st) {
+				st = t
+			}
+		}
+		// The search selects its working set at another width than the
+		// probe's, so its evidence is checked again.
+		if !gains(st) {
+			return cur, nil
+		}
+		cur = st
+	}
+	return cur, nil
+}
