@@ -129,3 +129,75 @@ func (l *Learner) grow(best structure, sets [][]int, rank rankFunc) (structure, 
 	}
 	return cur, nil
 }
+
+// growDue reports whether a series tests a doubling of its working set at
+// its n-th sample once settled (its last re-choice done, its values
+// released): at n = Warmup·2^k, k ≥ 1, while the model's kernel has an RBF
+// part whose width is inferred and twice its size is within Growth.Max.
+// A re-choice ranks on the values it keeps, which end at the last one; a
+// stream goes on, and where the working set binds, more samples let more
+// members gain (the laser: 0.16 nats per target from 100 to 200 members on
+// 500 values, 0.076 from 200 to 400 on 1 000; docs/benchmarks.md). The
+// schedule is the sample count's alone, so a restore keeps it; doubling, it
+// costs a bounded number of tests over a series' life.
+func (l *Learner) growDue(n int64) bool {
+	w := int64(l.cfg.Warmup)
+	if l.nextFit != 0 || w < 1 || n < 2*w || n%w != 0 || (n/w)&(n/w-1) != 0 || !l.model.Fitted() || !l.cfg.AutoSigma2 {
+		return false
+	}
+	c := l.model.Config()
+	return 2*c.Size <= l.cfg.Growth.Max && (c.Kernel.Type == narx.RBF || c.Kernel.Type == narx.LinearRBF)
+}
+
+// growSettled is a settled series' test of a doubled working set on the
+// samples its model's window holds (narx.Model.Window, in the model's
+// units), its lags kept. Both sizes are probed at the model's width and
+// the two octaves below (probeWidths) and, when the doubled set's best
+// beats the current size's by growMinGain per sample, both widths are
+// searched; when the doubled set's searched evidence beats the current
+// size's as much, the model is refitted on the window at the doubled size
+// and its width, as a retune refits: what it learned from samples before
+// the window is dropped. Both sizes get the same widths: the samples of
+// the window may have drifted from those the model's width was chosen on,
+// and a comparison with the model as it is would credit the doubling with
+// a better width (the monthly sunspots grew to 200 members with a width a
+// sixteenth of its own, for a worse forecast). It needs growTargets
+// samples per member of the doubled set. Cost: six fits, O(W·M²) each,
+// and 38 more and the refit when the probe gains. It reports whether the
+// model was replaced.
+func (l *Learner) growSettled() bool {
+	cfg := l.model.Config()
+	X, y, v := l.model.Window()
+	big := l.cfg.Growth.resize(cfg, 2*cfg.Size)
+	if len(y) < growTargets*big.Size {
+		return false
+	}
+	gains := func(now, doubled narx.WidthSearch, err error) bool {
+		return err == nil && doubled.Best.LogEvidence-now.Best.LogEvidence > growMinGain*float64(len(y))
+	}
+	now, err := l.probeWidths(cfg, X, y)
+	if err != nil {
+		return false
+	}
+	doubled, err := l.probeWidths(big, X, y)
+	if !gains(now, doubled, err) {
+		return false
+	}
+	if now, err = l.searchSigma2(cfg, X, y); err != nil {
+		return false
+	}
+	doubled, err = l.searchSigma2(big, X, y)
+	if !gains(now, doubled, err) {
+		return false
+	}
+	big.Kernel.Sigma2 = doubled.Best.Sigma2
+	m, err := l.fitModel(big, X, y, v)
+	if err != nil {
+		return false
+	}
+	if l.tuneGamma() {
+		_ = m.SetGamma(l.model.Info().Gamma) // the validated γ stays
+	}
+	l.model = m
+	return true
+}

@@ -9,7 +9,8 @@ import "github.com/streamd/streamd/internal/narx"
 // (Config.lastFit), and for a series still without a model a retry a
 // quarter of Warmup later), or the periodic
 // level-3 retune (retune, every RetuneEvery learned samples from the
-// series' retunePhase). Each costs from a few to hundreds of milliseconds
+// series' retunePhase), or a settled series' test of a larger working set
+// (growSettled, at Warmup·2^k samples). Each costs from a few to hundreds of milliseconds
 // (seconds for a large working set or warm-up); every other Observe is
 // the O(M²) online update and the periodic forecast.
 //
@@ -27,6 +28,9 @@ func (l *Learner) Heavy() bool {
 	}
 	if !l.model.Fitted() {
 		return false
+	}
+	if l.growDue(l.seen + 1) {
+		return true
 	}
 	n := int64(l.cfg.RetuneEvery)
 	return n > 0 && (l.learned+1+l.retunePhase(n))%n == 0

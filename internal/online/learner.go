@@ -343,7 +343,8 @@ type Result struct {
 	Outlier  bool
 	Swapped  bool // a working-set swap was accepted
 	// Retuned reports that the periodic level-3 re-run replaced the kernel
-	// width (Config.RetuneEvery).
+	// width (Config.RetuneEvery), or that a settled series' working set
+	// grew (Config.Growth, Learner.growSettled): the model was refitted.
 	Retuned bool
 	// Filled is how many missing samples before this one (a gap in t of
 	// more than one step) were filled with their predictions; see Observe.
@@ -708,6 +709,8 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	if due {
 		// A failed re-choice keeps the model it would have replaced.
 		_ = l.fit()
+	} else if l.growDue(l.seen) {
+		res.Retuned = l.growSettled()
 	} else if n := int64(l.cfg.RetuneEvery); n > 0 && (l.learned+l.retunePhase(n))%n == 0 {
 		res.Retuned = l.retune()
 	}
