@@ -680,7 +680,7 @@ func newMetrics() *metrics {
 	m.foreignCheckpoints = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_restore_foreign_checkpoints_total",
 		Help: "State topic records written by another consumer group and refused at restore (each deployment needs its own state topic)."})
 	m.heavyJobs = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_heavy_jobs_total",
-		Help: "Heavy Observes (fits and re-choices of the structure, retunes) run on the worker pool."})
+		Help: "Heavy Observes (fits and re-choices of the structure, retunes, tests of a larger working set) run on the worker pool."})
 	m.heavySeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamd_heavy_job_duration_seconds",
 		Help: "Time a worker spent on one heavy Observe.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)})
 	m.registry.MustRegister(m.heavyJobs, m.heavySeconds, m.fallbacks)
