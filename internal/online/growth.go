@@ -6,13 +6,14 @@ import (
 	"github.com/streamd/streamd/internal/narx"
 )
 
-// Growth lets a re-choice give a series a larger working set than
-// Model.Size where its level-3 evidence pays for one (grow). The model's
+// Growth lets a re-choice (grow), and a settled series' test at 2, 4, 8, …
+// × Warmup samples (growSettled), give a series a larger working set than
+// Model.Size where its level-3 evidence pays for one. The model's
 // settings that follow from its size — Window, NoiseEvery, the entropy
 // search's Patience — are derived again from the grown size when the
 // configuration derived them from Model.Size (the Auto* rules below).
 type Growth struct {
-	// Max is the largest working set a re-choice may choose, doubling from
+	// Max is the largest working set a series may grow to, doubling from
 	// the ranking's size (TuneSize, else Model.Size); ≤ Model.Size: none.
 	Max int
 	// Window, NoiseEvery and Patience: the grown model's are AutoWindow,
