@@ -14,21 +14,21 @@ import (
 // TestGrowFollowsTheEvidence checks grow's rule on scripted rankings: a
 // doubling is probed at the current lags, and only when the probe's
 // evidence beats the current one by more than growMinGain per target (not
-// at exactly that) are the lag sets searched at the doubled size, the best
-// kept if it gains as much too; no size beyond Growth.Max or with fewer
-// than growTargets targets per member is tried.
+// at exactly that) are the other lag sets probed at the doubled size,
+// each around the current width scaled by its dimension, the best of all
+// kept; no size beyond Growth.Max or with fewer than growTargets targets
+// per member is tried.
 func TestGrowFollowsTheEvidence(t *testing.T) {
 	const targets = 1000
 	margin := growMinGain * targets // nats a doubling must beat
 	type key struct {
-		how  rankHow
 		size int
 		lags int // the order p of lags 1..p
 	}
-	P, S := rankProbe, rankSearch
 	sets := [][]int{narx.Lags(4), narx.Lags(8), narx.Lags(16)}
-	searched := func(size int) []key { return []key{{S, size, 4}, {S, size, 8}, {S, size, 16}} }
-	base := structure{cfg: narx.Config{Kernel: narx.Kernel{Type: narx.RBF}, Embedding: narx.Embedding{YLags: narx.Lags(16)}, Size: 100},
+	others := func(size int) []key { return []key{{size, 4}, {size, 8}} }
+	const width = 16.0 // the current width, for lags 1..16
+	base := structure{cfg: narx.Config{Kernel: narx.Kernel{Type: narx.RBF, Sigma2: width}, Embedding: narx.Embedding{YLags: narx.Lags(16)}, Size: 100},
 		searched: true, fits: true}
 	cases := []struct {
 		name    string
@@ -36,26 +36,25 @@ func TestGrowFollowsTheEvidence(t *testing.T) {
 		targets int
 		kernel  narx.KernelType
 		scores  map[key]float64 // absent: −Inf
-		want    [2]int          // size, lag order
+		want    key
 		tried   []key
 	}{
 		{"a doubling that gains more than the margin is kept, the lags ranked again at its size", 400, targets, narx.RBF,
-			map[key]float64{{P, 200, 16}: margin + 1, {S, 200, 16}: margin + 2, {S, 200, 8}: margin + 5, {S, 200, 4}: margin - 1,
-				{P, 400, 8}: margin + 5 + margin/2},
-			[2]int{200, 8}, append(append([]key{{P, 200, 16}}, searched(200)...), key{P, 400, 8})},
+			map[key]float64{{200, 16}: margin + 1, {200, 8}: margin + 5, {200, 4}: margin - 1, {400, 8}: margin + 5 + margin/2},
+			key{200, 8}, append(append([]key{{200, 16}}, others(200)...), key{400, 8})},
 		{"exactly the margin is not enough", 400, targets, narx.LinearRBF,
-			map[key]float64{{P, 200, 16}: margin},
-			[2]int{100, 16}, []key{{P, 200, 16}}},
-		{"the search must gain as well as the probe", 400, targets, narx.RBF,
-			map[key]float64{{P, 200, 16}: margin + 1, {S, 200, 16}: margin - 1, {S, 200, 8}: 0, {S, 200, 4}: 0},
-			[2]int{100, 16}, append([]key{{P, 200, 16}}, searched(200)...)},
+			map[key]float64{{200, 16}: margin},
+			key{100, 16}, []key{{200, 16}}},
+		{"other lags win only by beating the current lags' probe", 400, targets, narx.RBF,
+			map[key]float64{{200, 16}: margin + 3, {200, 8}: margin + 2, {200, 4}: margin + 1},
+			key{200, 16}, append(append([]key{{200, 16}}, others(200)...), key{400, 16})},
 		{"no size beyond Max", 200, targets, narx.RBF,
-			map[key]float64{{P, 200, 16}: margin + 1, {S, 200, 16}: margin + 1, {S, 200, 8}: 0, {S, 200, 4}: 0},
-			[2]int{200, 16}, append([]key{{P, 200, 16}}, searched(200)...)},
+			map[key]float64{{200, 16}: margin + 1, {200, 8}: 0, {200, 4}: 0},
+			key{200, 16}, append([]key{{200, 16}}, others(200)...)},
 		{"no size with fewer than growTargets targets per member", 400, 799, narx.RBF,
-			map[key]float64{{P, 200, 16}: 1e9, {S, 200, 16}: 1e9, {S, 200, 8}: 0, {S, 200, 4}: 0, {P, 400, 16}: 1e10},
-			[2]int{200, 16}, append([]key{{P, 200, 16}}, searched(200)...)},
-		{"a linear kernel does not grow", 400, targets, narx.Linear, nil, [2]int{100, 16}, nil},
+			map[key]float64{{200, 16}: 1e9, {200, 8}: 0, {200, 4}: 0, {400, 16}: 1e10},
+			key{200, 16}, append([]key{{200, 16}}, others(200)...)},
+		{"a linear kernel does not grow", 400, targets, narx.Linear, nil, key{100, 16}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,8 +64,16 @@ func TestGrowFollowsTheEvidence(t *testing.T) {
 			best.targets = tc.targets
 			var tried []key
 			rank := func(d formData, c narx.Config, how rankHow, size int) (structure, error) {
-				k := key{how, size, len(c.Embedding.YLags)}
+				k := key{size, len(c.Embedding.YLags)}
 				tried = append(tried, k)
+				if how != rankProbe {
+					t.Errorf("%+v ranked by %v, want a probe", k, how)
+				}
+				// The probe's width: the current one scaled by the
+				// dimension (1 per lag here), or the probed winner's.
+				if w := c.Kernel.Sigma2 / float64(k.lags); k.size == 200 && w != width/16 {
+					t.Errorf("%+v probed around σ² = %v, want %v", k, c.Kernel.Sigma2, width/16*float64(k.lags))
+				}
 				s, ok := tc.scores[k]
 				if !ok {
 					s = math.Inf(-1)
@@ -78,8 +85,8 @@ func TestGrowFollowsTheEvidence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if g := [2]int{got.cfg.Size, len(got.cfg.Embedding.YLags)}; g != tc.want {
-				t.Errorf("grew to M = %d, lags 1..%d; want %d, 1..%d", g[0], g[1], tc.want[0], tc.want[1])
+			if g := (key{got.cfg.Size, len(got.cfg.Embedding.YLags)}); g != tc.want {
+				t.Errorf("grew to M = %d, lags 1..%d; want %d, 1..%d", g.size, g.lags, tc.want.size, tc.want.lags)
 			}
 			if !slices.Equal(tried, tc.tried) {
 				t.Errorf("ranked %v, want %v", tried, tc.tried)
