@@ -197,14 +197,5 @@ func (l *Learner) growSettled() bool {
 	if !gains(now, doubled, err) {
 		return false
 	}
-	big.Kernel.Sigma2 = doubled.Best.Sigma2
-	m, err := l.fitModel(big, X, y, v)
-	if err != nil {
-		return false
-	}
-	if l.tuneGamma() {
-		_ = m.SetGamma(l.model.Info().Gamma) // the validated γ stays
-	}
-	l.model = m
-	return true
+	return l.refitOnWindow(big, doubled.Best.Sigma2, X, y, v)
 }

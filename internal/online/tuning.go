@@ -136,7 +136,15 @@ func (l *Learner) retune() bool {
 	if err != nil || search.Best.LogEvidence < cur.LogEvidence()+retuneMinGain {
 		return false
 	}
-	cfg.Kernel.Sigma2 = search.Best.Sigma2
+	return l.refitOnWindow(cfg, search.Best.Sigma2, X, y, v)
+}
+
+// refitOnWindow replaces the model by cfg at width sigma2 fitted on the
+// samples of its window (X, y, v: narx.Model.Window), dropping what it
+// learned from older ones, and keeps a validated γ (tuneGamma); false,
+// the model kept, when the fit fails. O(W·M² + M³).
+func (l *Learner) refitOnWindow(cfg narx.Config, sigma2 float64, X, y, v []float64) bool {
+	cfg.Kernel.Sigma2 = sigma2
 	m, err := l.fitModel(cfg, X, y, v)
 	if err != nil {
 		return false
