@@ -216,14 +216,16 @@ type ModelConfig struct {
 	// list in which 0 (the current input) is allowed.
 	InputLags Lags `yaml:"input_lags"`
 	// Inputs is the number n_u of exogenous inputs.
-	Inputs     int           `yaml:"inputs"`
-	WorkingSet Auto[int]     `yaml:"working_set"`
-	Kernel     KernelConfig  `yaml:"kernel"`
-	Gamma      Auto[float64] `yaml:"gamma"`
-	Forgetting float64       `yaml:"forgetting"`
-	Warmup     int           `yaml:"warmup"`
-	Cutoff     float64       `yaml:"cutoff"`
-	Window     Auto[int]     `yaml:"window"`
+	Inputs     int       `yaml:"inputs"`
+	WorkingSet Auto[int] `yaml:"working_set"`
+	// MaxWorkingSet is the largest working set of working_set: auto.
+	MaxWorkingSet int           `yaml:"max_working_set"`
+	Kernel        KernelConfig  `yaml:"kernel"`
+	Gamma         Auto[float64] `yaml:"gamma"`
+	Forgetting    float64       `yaml:"forgetting"`
+	Warmup        int           `yaml:"warmup"`
+	Cutoff        float64       `yaml:"cutoff"`
+	Window        Auto[int]     `yaml:"window"`
 	// SwapInterval is the minimum number of samples between working-set swap
 	// tests; 0 freezes the working set after the fit.
 	SwapInterval int `yaml:"swap_interval"`
@@ -384,6 +386,7 @@ func DefaultConfig() Config {
 			InputLags:      Lags{},
 			Inputs:         0,
 			WorkingSet:     Auto[int]{Auto: true},
+			MaxWorkingSet:  DefaultMaxWorkingSet,
 			Kernel:         KernelConfig{Type: "auto", Sigma2: Auto[float64]{Auto: true}, Degree: 2, Offset: 1},
 			Gamma:          Auto[float64]{Auto: true},
 			Forgetting:     1,
@@ -777,6 +780,9 @@ func (m *ModelConfig) validate(p *problems, at string) {
 	if !m.WorkingSet.Auto && m.WorkingSet.Value < 2 {
 		p.add(at+".working_set", "must be auto or ≥ 2 (got %d)", m.WorkingSet.Value)
 	}
+	if m.MaxWorkingSet < 2 {
+		p.add(at+".max_working_set", "must be ≥ 2 (got %d)", m.MaxWorkingSet)
+	}
 	switch m.Kernel.Type {
 	case "rbf", "auto":
 		if !m.Kernel.Sigma2.Auto && (!(m.Kernel.Sigma2.Value > 0) || math.IsInf(m.Kernel.Sigma2.Value, 0)) {
@@ -1023,8 +1029,9 @@ func (m *ModelConfig) noiseEvery() int {
 }
 
 // Working-set sizes of working_set: auto: a series starts at
-// DefaultWorkingSet and its re-choices may double it up to
-// DefaultMaxWorkingSet where the evidence pays for it (online.Growth).
+// DefaultWorkingSet (at most max_working_set) and its re-choices may
+// double it up to max_working_set, DefaultMaxWorkingSet by default, where
+// the evidence pays for it (online.Growth).
 const (
 	DefaultWorkingSet    = 100
 	DefaultMaxWorkingSet = 400
@@ -1033,20 +1040,20 @@ const (
 // size resolves working_set to the size a series starts with.
 func (m *ModelConfig) size() int {
 	if m.WorkingSet.Auto {
-		return DefaultWorkingSet
+		return min(DefaultWorkingSet, m.MaxWorkingSet)
 	}
 	return m.WorkingSet.Value
 }
 
 // growth resolves working_set to the growth it allows: with auto up to
-// DefaultMaxWorkingSet, the settings derived from the size (window,
+// max_working_set, the settings derived from the size (window,
 // noise_every, select_patience auto) derived again from the grown one; a
 // number is the size.
 func (m *ModelConfig) growth() online.Growth {
 	if !m.WorkingSet.Auto {
 		return online.Growth{}
 	}
-	return online.Growth{Max: DefaultMaxWorkingSet, Window: m.Window.Auto, NoiseEvery: m.NoiseEvery.Auto, Patience: m.SelectPatience.Auto}
+	return online.Growth{Max: m.MaxWorkingSet, Window: m.Window.Auto, NoiseEvery: m.NoiseEvery.Auto, Patience: m.SelectPatience.Auto}
 }
 
 // yLags returns the lags of y of a valid model section; for auto, those of
@@ -1116,8 +1123,9 @@ func (m *ModelConfig) depth() int {
 //     DefaultAutoGamma; with tuning: iterated, the γ the winning structure
 //     was validated with is held from the fit on (the Learner's tuning);
 //   - working_set: auto → online.Config.Growth: M starts at
-//     DefaultWorkingSet and a re-choice may double it up to
-//     DefaultMaxWorkingSet by the level-3 evidence (online.Learner.grow);
+//     DefaultWorkingSet (at most max_working_set) and may double up to
+//     max_working_set by the level-3 evidence (online.Learner.grow,
+//     growSettled);
 //   - window: auto → online.AutoWindow(M, forgetting);
 //   - select_iter: auto → 20·warmup trials of the batch entropy search (each
 //     O(M·n): at M = 400, n = 20 about 0.2 s for warmup = 1000);

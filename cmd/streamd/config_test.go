@@ -327,6 +327,39 @@ func TestAutoWindow(t *testing.T) {
 	}
 }
 
+// TestWorkingSetGrowth: working_set: auto starts at 100 and may grow to
+// max_working_set, its derived settings following the grown size; a
+// smaller max is also the starting size; a number fixes M (no growth,
+// whatever max_working_set says); a max below 2 is refused.
+func TestWorkingSetGrowth(t *testing.T) {
+	for _, tc := range []struct {
+		yaml      string
+		size, max int
+	}{
+		{"model: {}", DefaultWorkingSet, DefaultMaxWorkingSet},
+		{"model: {max_working_set: 800}", DefaultWorkingSet, 800},
+		{"model: {max_working_set: 50}", 50, 50},
+		{"model: {working_set: 200, max_working_set: 800}", 200, 0},
+	} {
+		c, err := ParseConfig([]byte(tc.yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := c.Model.Learner(c.Forecast, c.Robust)
+		auto := c.Model.WorkingSet.Auto
+		if l.Model.Size != tc.size || l.Growth.Max != tc.max ||
+			l.Growth.Window != auto || l.Growth.NoiseEvery != auto || l.Growth.Patience != auto {
+			t.Errorf("%s: M = %d, growth %+v; want M = %d, up to %d", tc.yaml, l.Model.Size, l.Growth, tc.size, tc.max)
+		}
+		if err := l.Validate(); err != nil {
+			t.Errorf("%s: %v", tc.yaml, err)
+		}
+	}
+	if _, err := ParseConfig([]byte("model: {max_working_set: 1}")); err == nil || !strings.Contains(err.Error(), "model.max_working_set: must be ≥ 2 (got 1)") {
+		t.Errorf("max_working_set 1: %v", err)
+	}
+}
+
 // TestAutoLagCandidates: lags: auto offers the orders the warm-up can hold.
 func TestAutoLagCandidates(t *testing.T) {
 	for _, tc := range []struct {
