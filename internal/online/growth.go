@@ -95,9 +95,9 @@ type rankFunc func(d formData, c narx.Config, how rankHow, size int) (structure,
 // regressor dimension (the median squared distance of standardised
 // regressors grows with it), and the best kept (it gains at least as much
 // as the current lags' probe); its width is then searched on all its
-// targets (finishChoice). Probes, not
-// searches, rank the lag sets: a search per set (19 fits) took the laser's
-// re-choice at 500 values from 10 s to 19 s of CPU, the probes to 12 s.
+// targets (finishChoice). Probes, not searches, rank the lag sets: a
+// search per set (19 fits each) would double a growing series' re-choice
+// (docs/benchmarks.md, "The working set binds").
 func (l *Learner) grow(best structure, sets [][]int, rank rankFunc) (structure, error) {
 	k := best.cfg.Kernel.Type
 	size := l.cfg.Model.Size
