@@ -3,7 +3,6 @@ package daemon
 import (
 	"math"
 
-	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
 	"github.com/streamd/streamd/internal/theta"
@@ -56,7 +55,7 @@ func ModelInfoOf(l *online.Learner) sink.ModelInfo {
 	cfg := m.Config()
 	_, scale := l.Scale()
 	sigma2 := 0.0
-	if cfg.Kernel.Type == narx.RBF || cfg.Kernel.Type == narx.LinearRBF {
+	if cfg.Kernel.Type.HasRBF() {
 		sigma2 = cfg.Kernel.Sigma2
 	}
 	mi := sink.ModelInfo{

@@ -26,6 +26,9 @@ const (
 	LinearRBF
 )
 
+// HasRBF reports whether the kernel has an RBF part, and so a width σ².
+func (t KernelType) HasRBF() bool { return t == RBF || t == LinearRBF }
+
 func (t KernelType) String() string {
 	switch t {
 	case RBF:

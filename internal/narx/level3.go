@@ -88,11 +88,10 @@ func SearchSigma2(cfg Config, X, y []float64, center float64, yield func()) (Wid
 	if err != nil {
 		return WidthSearch{}, err
 	}
-	try := w.try
 	ln0 := math.Log(center)
 	best, bestK := math.Inf(1), 0
 	for k := -5; k <= 5; k++ {
-		f, err := try(ln0 + float64(k)*math.Ln2)
+		f, err := w.try(ln0 + float64(k)*math.Ln2)
 		if err != nil {
 			return w.out, err
 		}
@@ -103,11 +102,11 @@ func SearchSigma2(cfg Config, X, y []float64, center float64, yield func()) (Wid
 	lo, hi := ln0+float64(bestK-1)*math.Ln2, ln0+float64(bestK+1)*math.Ln2
 	const invPhi = 0.6180339887498949
 	c, d := hi-invPhi*(hi-lo), lo+invPhi*(hi-lo)
-	fc, err := try(c)
+	fc, err := w.try(c)
 	if err != nil {
 		return w.out, err
 	}
-	fd, err := try(d)
+	fd, err := w.try(d)
 	if err != nil {
 		return w.out, err
 	}
@@ -115,13 +114,13 @@ func SearchSigma2(cfg Config, X, y []float64, center float64, yield func()) (Wid
 		if fc < fd {
 			hi, d, fd = d, c, fc
 			c = hi - invPhi*(hi-lo)
-			if fc, err = try(c); err != nil {
+			if fc, err = w.try(c); err != nil {
 				return w.out, err
 			}
 		} else {
 			lo, c, fc = c, d, fd
 			d = lo + invPhi*(hi-lo)
-			if fd, err = try(d); err != nil {
+			if fd, err = w.try(d); err != nil {
 				return w.out, err
 			}
 		}
@@ -165,7 +164,7 @@ type widthFits struct {
 // with the width) makes the evidence jump by tens of nats between
 // neighbouring widths, and a search would follow those jumps.
 func newWidthFits(cfg Config, X, y []float64, center float64, yield func()) (*widthFits, error) {
-	if cfg.Kernel.Type != RBF && cfg.Kernel.Type != LinearRBF {
+	if !cfg.Kernel.Type.HasRBF() {
 		return nil, fmt.Errorf("narx: width search needs a kernel with an RBF part")
 	}
 	if !(center > 0) || math.IsInf(center, 0) {

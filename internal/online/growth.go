@@ -99,12 +99,11 @@ type rankFunc func(d formData, c narx.Config, how rankHow, size int) (structure,
 // search per set (19 fits each) would double a growing series' re-choice
 // (docs/benchmarks.md, "The working set binds").
 func (l *Learner) grow(best structure, sets [][]int, rank rankFunc) (structure, error) {
-	k := best.cfg.Kernel.Type
 	size := l.cfg.Model.Size
 	if l.cfg.TuneSize > 0 {
 		size = l.cfg.TuneSize
 	}
-	if l.cfg.Growth.Max <= l.cfg.Model.Size || !best.searched || (k != narx.RBF && k != narx.LinearRBF) ||
+	if l.cfg.Growth.Max <= l.cfg.Model.Size || !best.searched || !best.cfg.Kernel.Type.HasRBF() ||
 		math.IsInf(best.score, 0) || best.atBound {
 		return best, nil
 	}
@@ -153,7 +152,7 @@ func (l *Learner) growDue(n int64) bool {
 		return false
 	}
 	c := l.model.Config()
-	return 2*c.Size <= l.cfg.Growth.Max && (c.Kernel.Type == narx.RBF || c.Kernel.Type == narx.LinearRBF)
+	return 2*c.Size <= l.cfg.Growth.Max && c.Kernel.Type.HasRBF()
 }
 
 // growSettled is a settled series' test of a doubled working set on the
