@@ -731,11 +731,11 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 	if !best.fits {
 		return best, errNoStructure
 	}
+	cfg := best.cfg // the structure paths validated
 	best, err := l.grow(best, sets, try)
 	if err != nil {
 		return structure{}, err
 	}
-	cfg := best.cfg
 	if err := l.finishChoice(&best, sets); err != nil {
 		return structure{}, err
 	}
