@@ -3,7 +3,7 @@
 // protocol, in one run, and prints one markdown table per suite (issue 16's
 // and issue 17's acceptance benchmarks). See README.md in this directory.
 //
-//	go run ./bench/compare [flags] nn3|eunite|coldstart|classic|short|glitch|krlst|cost|all
+//	go run ./bench/compare [flags] nn3|eunite|coldstart|classic|short|glitch|load|krlst|cost|santafe|all
 package main
 
 import (
@@ -55,6 +55,10 @@ Suites:
   load       EUNITE's half-hourly loads of 1997-1998, day-ahead from 28
              midnights over 1998: streamd (defaults; config/load.yaml's calendar)
              against stlf (two seasons) and the seasonal naive forecasts
+  santafe    the Santa Fe laser (streamd only): 100 steps iterated from
+             point 1000 (config/santafe.yaml, --tune, the defaults at three
+             working-set seeds), the defaults' 100-step forecasts from many
+             origins over the whole record, and their one-step predictions
   all        nn3, eunite, coldstart and classic, in this order (not krlst:
              Octave)
 
@@ -106,7 +110,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() < 1 {
 		fs.Usage()
-		return errors.New("give a suite: nn3, eunite, coldstart, classic, short, glitch, krlst, cost or all")
+		return errors.New("give a suite: nn3, eunite, coldstart, classic, short, glitch, load, krlst, cost, santafe or all")
 	}
 	suite := fs.Arg(0)
 	if err := fs.Parse(fs.Args()[1:]); err != nil { // flags may also follow the suite
@@ -117,12 +121,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	var suites []string
 	switch suite {
-	case "nn3", "eunite", "coldstart", "classic", "short", "glitch", "load", "krlst", "cost":
+	case "nn3", "eunite", "coldstart", "classic", "short", "glitch", "load", "krlst", "cost", "santafe":
 		suites = []string{suite}
 	case "all":
 		suites = []string{"nn3", "eunite", "coldstart", "classic"}
 	default:
-		return fmt.Errorf("unknown suite %q: nn3, eunite, coldstart, classic, short, glitch, krlst, cost or all", suite)
+		return fmt.Errorf("unknown suite %q: nn3, eunite, coldstart, classic, short, glitch, load, krlst, cost, santafe or all", suite)
 	}
 	if e.jobs < 1 {
 		return fmt.Errorf("-j must be ≥ 1 (got %d)", e.jobs)
@@ -158,6 +162,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			err = e.krlst(ctx)
 		case "cost":
 			err = e.cost(ctx)
+		case "santafe":
+			err = e.santafe(ctx)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", s, err)
