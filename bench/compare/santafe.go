@@ -171,7 +171,7 @@ func (e *env) santafe(ctx context.Context) error {
 			if nmse, nlpd, cover, n, ok = pooled(rep.Metrics.ByHorizon, 2, vAll); !ok {
 				return fmt.Errorf("%s: the report has no steps h ≥ 2", r.name)
 			}
-			scored = fmt.Sprintf("h = 2..%d, %d forecasts", sfHorizon, n/(sfHorizon-1))
+			scored = fmt.Sprintf("h = 2..%d, %d steps", sfHorizon, n)
 		} else if len(rep.Metrics.ByHorizon) > 0 && rep.Metrics.ByHorizon[len(rep.Metrics.ByHorizon)-1].H == 1 {
 			scored = fmt.Sprintf("%d one-step", rep.Metrics.N)
 		}
