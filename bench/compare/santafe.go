@@ -88,11 +88,13 @@ func variance(y []float64) float64 {
 	return s / float64(len(y))
 }
 
-// sfRun is one backtest of the suite.
+// sfRun is one backtest of the suite: with the configuration file
+// repoConfig of the repository, else with config written out when not
+// empty, else with none (the defaults).
 type sfRun struct {
-	name, config string // config: the YAML to write, or a repository file ("@config/…")
-	args         []string
-	manyOrigins  bool
+	name, repoConfig, config string
+	args                     []string
+	manyOrigins              bool
 }
 
 func (e *env) santafe(ctx context.Context) error {
@@ -113,7 +115,7 @@ func (e *env) santafe(ctx context.Context) error {
 	}
 	iterated := []string{"--protocol", "iterated", "--train", strconv.Itoa(sfTrain), "--horizon", strconv.Itoa(sfHorizon)}
 	runs := []sfRun{
-		{name: "`config/santafe.yaml`", config: "@config/santafe.yaml", args: iterated},
+		{name: "`config/santafe.yaml`", repoConfig: "config/santafe.yaml", args: iterated},
 		{name: "`--tune` (batch search on the training values)", args: append([]string{"--tune"}, iterated...)},
 	}
 	for _, s := range sfSeeds {
@@ -132,8 +134,8 @@ func (e *env) santafe(ctx context.Context) error {
 		base := filepath.Join(dir, fmt.Sprintf("run%d", i))
 		args := []string{"backtest", "--data", data, "--report", base + ".json"}
 		switch {
-		case strings.HasPrefix(r.config, "@"):
-			args = append(args, "--config", filepath.Join(e.repo, r.config[1:]))
+		case r.repoConfig != "":
+			args = append(args, "--config", filepath.Join(e.repo, r.repoConfig))
 		case r.config != "":
 			if err := os.WriteFile(base+".yaml", []byte(r.config), 0o644); err != nil {
 				results[i] = runResult{Err: err}
