@@ -104,6 +104,18 @@ func (fw *forecastWorkspace) release() {
 // variance (calibrate.go).
 // Cost O(H·(M·(n+r) + r² + d² + d·r)), d the largest y lag. No allocation.
 func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
+	m.ForecastOffset(dst, hist, inputs, 0)
+}
+
+// ForecastOffset is Forecast with an intercept correction: offset (in the
+// model's output units) is added to every step's mean, and the corrected
+// mean is what is fed back into the lags, as a shifted intercept of the
+// model would be. For a linear autoregression with coefficients summing to
+// a, a one-step bias b so corrected moves the forecast's long-run level by
+// b/(1 − a): the correction of a location shift the model has not learned
+// yet. The variances are Forecast's (a constant does not change the
+// linearisation's gradients, only where they are taken).
+func (m *Model) ForecastOffset(dst []Step, hist *History, inputs [][]float64, offset float64) {
 	if !m.fitted {
 		panic(ErrNotFitted)
 	}
@@ -139,7 +151,7 @@ func (m *Model) Forecast(dst []Step, hist *History, inputs [][]float64) {
 		m.cfg.Kernel.Column(k, pts, x)
 		m.fm.apply(psi[:r], k)
 		psi[r] = 1
-		mean := m.rls.Predict(psi[:r+1])
+		mean := m.rls.Predict(psi[:r+1]) + offset
 		kxx := m.cfg.Kernel.Eval(x, x)
 		if first {
 			m.kxx, m.nextReady = kxx, true

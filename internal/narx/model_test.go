@@ -557,6 +557,60 @@ func TestForecastLinearAR1Closed(t *testing.T) {
 	}
 }
 
+// TestForecastOffsetShiftsTheIntercept: for ŷ = a·y + b (linear kernel,
+// one lag) ForecastOffset with offset c forecasts m_h = a·m_{h−1} + b + c
+// from the last value, the recursion of the model with intercept b + c,
+// whose level moves by c/(1 − a) over the horizon; its variances are
+// Forecast's at the means it passes (equal to them at step 1, where the
+// regressor is the same), and offset 0 is Forecast to the bit. Tolerance
+// 1e-9 absolute on means of order 1: rounding in the feature map.
+func TestForecastOffsetShiftsTheIntercept(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	N := 400
+	ys := make([]float64, N+1)
+	for i := 1; i <= N; i++ {
+		ys[i] = 0.8*ys[i-1] + 0.1 + 0.2*rng.NormFloat64()
+	}
+	cfg := Config{Embedding: Embedding{YLags: []int{1}}, Kernel: Kernel{Type: Linear}, Size: 5,
+		Gamma: 1e6, Forgetting: 1, Window: 100, Select: SelectOptions{MaxIter: 100, Patience: 50}}
+	m, err := NewModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Fit(ys[:N], ys[1:], nil); err != nil {
+		t.Fatal(err)
+	}
+	h := NewHistory(cfg.Embedding)
+	h.Push(ys[N], nil)
+	plain, zero, shifted := make([]Step, 12), make([]Step, 12), make([]Step, 12)
+	m.Forecast(plain, h, nil)
+	m.ForecastOffset(zero, h, nil, 0)
+	const c = 0.5
+	m.ForecastOffset(shifted, h, nil, c)
+	if !reflect.DeepEqual(plain, zero) {
+		t.Error("ForecastOffset with offset 0 differs from Forecast")
+	}
+	alpha, b := m.Dual()
+	var a float64
+	for i, s := range alpha {
+		a += s * m.ws.Point(i)[0]
+	}
+	prev := ys[N]
+	for i, s := range shifted {
+		want := a*prev + b + c
+		if math.Abs(s.Mean-want) > 1e-9 {
+			t.Errorf("h=%d mean %v, want %v", i+1, s.Mean, want)
+		}
+		prev = s.Mean
+	}
+	if shifted[0].Var != plain[0].Var {
+		t.Errorf("step 1's variance %v with the offset, %v without", shifted[0].Var, plain[0].Var)
+	}
+	if lr := c / (1 - a); math.Abs(shifted[11].Mean-plain[11].Mean-lr*(1-math.Pow(a, 12))) > 1e-9 {
+		t.Errorf("step 12 moved by %v, want c(1 − a¹²)/(1 − a) = %v", shifted[11].Mean-plain[11].Mean, lr*(1-math.Pow(a, 12)))
+	}
+}
+
 // TestSelectWorkingSetGramSame checks that the kernel-value cache of
 // SelectWorkingSet does not change the selection: the same rows, entropies
 // and trials as computing every column, for each kernel type.

@@ -417,6 +417,9 @@ type Learner struct {
 	// units); nil when robust reweighting is off.
 	rscale   *robust.StreamingScale
 	outliers int64
+	// shift watches the model's residuals for a location shift and
+	// corrects its predictions by it (shift.go); reset with every model.
+	shift shiftState
 
 	// th is the theta forecaster averaged with the model (Combine), in the
 	// series' units; nil when the last re-choice did not combine. thMean
@@ -656,7 +659,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	}
 	l.hist.Regressor(l.x, l.uNorm)
 	mean, variance := l.model.Observe(l.x)
-	st := l.back(base+l.yLoc+l.yScale*mean, l.yScale*math.Sqrt(variance))
+	st := l.back(base+l.yLoc+l.yScale*(mean+l.shift.correction()), l.yScale*math.Sqrt(variance))
 	own := st.Mean        // the model's own prediction, before any combination
 	_, df := l.quantile() // the distribution back just used
 	if l.th != nil {
@@ -678,6 +681,8 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	gross := l.grossError(o.Y, y, mean, variance, zY)
 	if gross {
 		res.Weight, res.Outlier = 0, true
+	} else if l.shift.update(y-mean, math.Sqrt(variance)) {
+		l.cal.reset(l.learned) // its scores are of the uncorrected forecasts (shift.go)
 	}
 	res.Swapped = l.model.Learn(y, res.Weight)
 	// A re-choice refits robustly on the values as observed (fitWeighted),
@@ -1061,7 +1066,7 @@ func (l *Learner) calendarNorm(u []float64, t int64) {
 // forecastNormalised fills dst from the model with normalised inputs.
 func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
 	steps := l.steps[:len(dst)]
-	l.model.Forecast(steps, l.hist, inputs)
+	l.model.ForecastOffset(steps, l.hist, inputs, l.shift.correction())
 	// With Diff the level is the last z plus the summed increments, whose
 	// variance counts their covariances (CumVar).
 	level := l.levelBase()
@@ -1364,6 +1369,7 @@ func (l *Learner) setStructure(m *narx.Model) {
 	l.model = m
 	l.hist = narx.NewHistory(e)
 	l.x = make([]float64, e.Dim())
+	l.shift = shiftState{}
 }
 
 // embed returns the regressors (row-major) and targets for targets k ≥ from

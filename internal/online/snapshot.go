@@ -16,10 +16,10 @@ import (
 )
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
-// reads it and versions 6 to 13, which lack the fields tagged with a later
+// reads it and versions 6 to 14, which lack the fields tagged with a later
 // version (binenc.go), and rejects every other version with
 // ErrSnapshotVersion.
-const SnapshotVersion = 14
+const SnapshotVersion = 15
 
 // oldestSnapshot is the oldest version decoding reads.
 const oldestSnapshot = 6
@@ -89,6 +89,11 @@ type learnerState struct {
 	// grown beyond the configured one (Config.Growth); 0 before version 14,
 	// whose models have the configured size.
 	Size int `snapshot:"14"`
+
+	// Shift is the watch for a location shift of the model's residuals
+	// (shiftState); zero before version 15, whose restore watches from the
+	// next sample.
+	Shift shiftState `snapshot:"15"`
 }
 
 // MarshalBinary encodes the Learner's complete state: magic, version (uint16,
@@ -107,8 +112,9 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 		InputLags: l.model.Config().Embedding.InputLags,
 		Values:    l.values,
 		LastBig:   l.lastBig, GlitchSeen: l.glitchSeen, GlitchY: l.glitchY,
-		Cal:  l.cal.state(),
-		Size: l.model.Config().Size,
+		Cal:   l.cal.state(),
+		Size:  l.model.Config().Size,
+		Shift: l.shift,
 	}
 	if l.rscale != nil {
 		rs := l.rscale.State()
@@ -192,6 +198,9 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	if !st.Values.valid() {
 		return fmt.Errorf("online: snapshot value statistics are not valid")
 	}
+	if !st.Shift.valid() {
+		return fmt.Errorf("online: snapshot shift watch is not valid")
+	}
 	for _, v := range st.Hist.Buf {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("online: snapshot history is not finite")
@@ -235,6 +244,7 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	}
 	fresh.form, fresh.lastZ, fresh.floor, fresh.gross = st.Form, st.LastZ, st.Floor, st.Gross
 	fresh.lastBig, fresh.glitchSeen, fresh.glitchY = st.LastBig, st.GlitchSeen, st.GlitchY
+	fresh.shift = st.Shift
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
 	fresh.lastT, fresh.haveT, fresh.step, fresh.seen, fresh.learned, fresh.sinceFc =
 		st.LastT, st.HaveT, st.Step, st.Seen, st.Learned, st.SinceForecast

@@ -338,17 +338,18 @@ func testOlderSnapshot(t *testing.T, version int) {
 	}
 }
 
-// Snapshots written by the builds of versions 6 to 13 themselves
+// Snapshots written by the builds of versions 6 to 14 themselves
 // (testdata/learner-v6.snap from 939e5e3^, learner-v7.snap from 45d7605,
 // learner-v8.snap from 8339c35, learner-v9.snap from 8c13a56,
 // learner-v10.snap from e62b660, learner-v11.snap from dee6fd4,
-// learner-v12.snap from e42fb79, learner-v13.snap from a6e3a27: the
+// learner-v12.snap from e42fb79, learner-v13.snap from a6e3a27,
+// learner-v14.snap from afba534: the
 // configuration below, 400 values of noisySine(900, 0.1, 5), gain rule) are
 // read by today's decoder: the fields added since (InputLags in v7, Theta
 // and the window's swap scores in v8, the value statistics in v9, the
 // calibration's κ in v10, the gate's memory of surprises in v11, the theta
 // method's moving profile in v12, the calibration over the horizon in v13,
-// the model's own working-set size in v14) are
+// the model's own working-set size in v14, the shift watch in v15) are
 // absent, and the Learner goes on as a working
 // model: before v8 with the combination configured but absent (the series
 // is past its last re-choice, value 100, and keeps no values to fit it
@@ -357,7 +358,7 @@ func testOlderSnapshot(t *testing.T, version int) {
 // least 90 % of the next 500 values: a model mis-restored from bytes read
 // out of place predicts nothing like a sine.
 func TestGoldenOlderSnapshots(t *testing.T) {
-	for _, file := range []string{"learner-v6.snap", "learner-v7.snap", "learner-v8.snap", "learner-v9.snap", "learner-v10.snap", "learner-v11.snap", "learner-v12.snap", "learner-v13.snap"} {
+	for _, file := range []string{"learner-v6.snap", "learner-v7.snap", "learner-v8.snap", "learner-v9.snap", "learner-v10.snap", "learner-v11.snap", "learner-v12.snap", "learner-v13.snap", "learner-v14.snap"} {
 		t.Run(file, func(t *testing.T) {
 			snap, err := os.ReadFile(filepath.Join("testdata", file))
 			if err != nil {
@@ -372,7 +373,7 @@ func TestGoldenOlderSnapshots(t *testing.T) {
 			if err := l.UnmarshalBinary(snap); err != nil {
 				t.Fatal(err)
 			}
-			valuesKept := file == "learner-v9.snap" || file == "learner-v10.snap" || file == "learner-v11.snap" || file == "learner-v12.snap" || file == "learner-v13.snap"
+			valuesKept := file == "learner-v9.snap" || file == "learner-v10.snap" || file == "learner-v11.snap" || file == "learner-v12.snap" || file == "learner-v13.snap" || file == "learner-v14.snap"
 			wantTheta := file == "learner-v8.snap" || valuesKept
 			if l.seen != 400 || !l.Fitted() || (l.Theta() != nil) != wantTheta || l.LastT() != 3990 {
 				t.Fatalf("restored: seen %d, fitted %v, theta %v, last t %d", l.seen, l.Fitted(), l.Theta() != nil, l.LastT())

@@ -153,6 +153,7 @@ func (l *Learner) refitOnWindow(cfg narx.Config, sigma2 float64, X, y, v []float
 		_ = m.SetGamma(l.model.Info().Gamma) // the validated γ stays
 	}
 	l.model = m
+	l.shift = shiftState{}
 	return true
 }
 

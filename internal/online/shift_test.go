@@ -1,0 +1,140 @@
+package online
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestShiftWatch checks the location-shift watch on scripted residuals of
+// unit standard deviation. Null: over 10⁶ N(0, 1) residuals the correction
+// applies on at most 1e-4 of the samples — the start is 5.3 standard
+// deviations of the clipped residuals' average (a normal tail of about
+// 10⁻⁷ per sample; an alarm lasts until the average falls below 2 of its
+// deviations, tens of samples, and the bound allows a hundred times that).
+// A shift of 5: the correction applies within 12 samples of it (the
+// average of clipped residuals passes 0.90 after 10), and 100 samples
+// later it is within 1.1 of 5 (four standard deviations of C,
+// √(α_C/(2 − α_C)) = 0.26). A burst of five residuals of 10 does not pass
+// (E reaches 2·(1 − (15/16)⁵) = 0.55).
+// Nothing applies before 16 residuals, and a non-finite residual or
+// deviation is ignored.
+func TestShiftWatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 2))
+	var s shiftState
+	alarms := 0
+	const n = 1_000_000
+	for range n {
+		s.update(rng.NormFloat64(), 1)
+		if s.correction() != 0 {
+			alarms++
+		}
+	}
+	if f := float64(alarms) / n; f > 1e-4 {
+		t.Errorf("null: the correction applied on %.2g of the samples, want ≤ 1e-4", f)
+	}
+
+	s = shiftState{}
+	for range 100 {
+		s.update(rng.NormFloat64(), 1)
+	}
+	first := -1
+	for i := range 100 {
+		s.update(5+rng.NormFloat64(), 1)
+		if first < 0 && s.correction() != 0 {
+			first = i
+		}
+	}
+	if first < 0 || first >= 12 {
+		t.Errorf("a shift of 5 was corrected from its sample %d, want within 12", first)
+	}
+	if c := s.correction(); math.Abs(c-5) > 1.1 {
+		t.Errorf("100 samples after a shift of 5 the correction is %v", c)
+	}
+
+	s = shiftState{}
+	for range 100 {
+		s.update(rng.NormFloat64(), 1)
+	}
+	for range 5 {
+		s.update(10, 1)
+		if c := s.correction(); c != 0 {
+			t.Fatalf("a burst of five errors of 10 was corrected by %v", c)
+		}
+	}
+
+	s = shiftState{}
+	for i := range 15 {
+		s.update(10, 1)
+		if c := s.correction(); c != 0 {
+			t.Fatalf("corrected by %v after %d residuals", c, i+1)
+		}
+	}
+	before := s
+	s.update(math.NaN(), 1)
+	s.update(1, 0)
+	s.update(math.Inf(1), 1)
+	if s != before {
+		t.Errorf("non-finite input changed the watch: %+v → %+v", before, s)
+	}
+}
+
+// TestLevelShiftIsCorrected: a Learner with the daemon's kind of
+// configuration (autoConfig) on white noise around 10 whose level steps by
+// 5 noise deviations after 150 values, its next re-choice at Warmup (200),
+// 50 values later. Without the correction its one-step errors over values
+// 170–199 would keep about 150/(150 + 35) of the shift, 4 on average (the
+// exact RLS moves its intercept as a running mean; docs/benchmarks.md,
+// "Level shifts", measured 3.95 with the defaults); with it the mean error
+// there must be below 2, and the forecasts' mean over the horizon must
+// have moved to the new level too (within 2 of 15 at every step). A
+// restore from a checkpoint taken while the correction applies gives the
+// same predictions to the bit.
+func TestLevelShiftIsCorrected(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	ys := make([]float64, 260)
+	for i := range ys {
+		ys[i] = 10 + rng.NormFloat64()
+		if i >= 150 {
+			ys[i] += 5
+		}
+	}
+	l, _ := NewLearner(autoConfig())
+	var restored *Learner
+	var sum float64
+	var n int
+	for i, y := range ys {
+		res, err := l.Observe(Observation{T: int64(i), Y: y})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if restored != nil {
+			rr, _ := restored.Observe(Observation{T: int64(i), Y: y})
+			if rr.Prediction != res.Prediction || math.IsNaN(res.Prediction) {
+				t.Fatalf("value %d: the restored learner predicts %v, the original %v", i, rr.Prediction, res.Prediction)
+			}
+		}
+		if i >= 170 && i < 200 {
+			sum += y - res.Prediction
+			n++
+		}
+		if i == 185 {
+			if l.shift.correction() == 0 {
+				t.Fatalf("no correction 35 values after the shift: %+v", l.shift)
+			}
+			for h, st := range res.Forecast {
+				if math.Abs(st.Mean-15) > 2 {
+					t.Errorf("step %d of the forecast after the shift: %v, want 15 ± 2", h+1, st.Mean)
+				}
+			}
+			snap, _ := l.MarshalBinary()
+			restored, _ = NewLearner(autoConfig())
+			if err := restored.UnmarshalBinary(snap); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if m := sum / float64(n); math.Abs(m) >= 2 {
+		t.Errorf("mean one-step error over values 170–199: %v, want below 2 (the shift is 5)", m)
+	}
+}
