@@ -713,9 +713,10 @@ type modelReport struct {
 	Outliers      int64           `json:"outliers"` // samples flagged by robust reweighting
 	SamplesWeight jsonFloat       `json:"samples_weight"`
 	Entropy       jsonFloat       `json:"entropy"`
-	Combine       string          `json:"combine"`              // none or theta (model.combine)
-	Theta         *sink.ThetaInfo `json:"theta,omitempty"`      // with combine theta
-	BandScale     jsonFloat       `json:"band_scale,omitempty"` // sink.ModelInfo.BandScale
+	Combine       string          `json:"combine"`               // none or theta (model.combine)
+	Theta         *sink.ThetaInfo `json:"theta,omitempty"`       // with combine theta
+	BandScale     jsonFloat       `json:"band_scale,omitempty"`  // sink.ModelInfo.BandScale
+	LevelShift    jsonFloat       `json:"level_shift,omitempty"` // sink.ModelInfo.LevelShift
 }
 
 func (b *backtest) report(protocol string, nTrain int) *report {
@@ -777,7 +778,7 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 		rep.Model = modelReport{M: info.M, Rank: info.Rank, Kernel: mi.Kernel, Form: mi.Form, Sigma2: jsonFloat(mi.Sigma2), Gamma: jsonFloat(info.Gamma),
 			NoiseStd: jsonFloat(mi.NoiseStd), DEff: jsonFloat(info.DEff), Swaps: info.Swaps, BasisRefresh: info.BasisRefresh, Outliers: b.l.Outliers(),
 			SamplesWeight: jsonFloat(info.SamplesWeight), Entropy: jsonFloat(info.Entropy), Combine: mi.Combine, Theta: mi.Theta,
-			BandScale: jsonFloat(mi.BandScale)}
+			BandScale: jsonFloat(mi.BandScale), LevelShift: jsonFloat(mi.LevelShift)}
 	} else {
 		// Not fitted yet: no model; the young forecast, if any, the theta
 		// method's alone.
@@ -814,6 +815,9 @@ func (r *report) summary(w io.Writer) error {
 		}
 		if s := float64(r.Model.BandScale); s != 0 {
 			fmt.Fprintf(&sb, "  band of step %d scaled by %.3g, calibrated on the series' realised errors\n", r.Config.Horizon, s)
+		}
+		if c := float64(r.Model.LevelShift); c != 0 {
+			fmt.Fprintf(&sb, "  forecasts corrected by %.4g for a shift of the level not learned yet\n", c)
 		}
 	}
 	fmt.Fprintf(&sb, "  %-12s %6s %10s %10s %10s %10s %10s\n", "", "n", "NMSE", "RMSE", "MAE", "cover95", "NLPD")

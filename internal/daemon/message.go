@@ -78,6 +78,7 @@ func ModelInfoOf(l *online.Learner) sink.ModelInfo {
 	if s, ok := l.BandScale(); ok {
 		mi.BandScale = s
 	}
+	mi.LevelShift = l.LevelShift()
 	return mi
 }
 

@@ -574,6 +574,11 @@ func (l *Learner) BandScale() (float64, bool) {
 	return l.cal.factor(l.cal.H), true
 }
 
+// LevelShift returns the correction the model's forecasts carry for a
+// shift of the series' level (shift.go), in the form's units (y, or ln y
+// for a log form; per step for a differenced form); 0 while none applies.
+func (l *Learner) LevelShift() float64 { return l.yScale * l.shift.correction() }
+
 // CombinationWeight returns the model's weight in the average with the
 // theta method from step 2 on (blend): ½ unless the calibration over the
 // horizon has chosen another from the shadows' errors.

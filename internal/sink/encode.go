@@ -124,6 +124,9 @@ func (w *jsonWriter) model(mi *ModelInfo) {
 	if mi.BandScale != 0 { // omitempty
 		w.float(`,"band_scale":`, mi.BandScale)
 	}
+	if mi.LevelShift != 0 { // omitempty
+		w.float(`,"level_shift":`, mi.LevelShift)
+	}
 	w.raw("}")
 }
 

@@ -92,6 +92,11 @@ type ModelInfo struct {
 	// over the horizon; absent when nothing is calibrated (a horizon of 1,
 	// forecast.calibrate off, a series not fitted).
 	BandScale float64 `json:"band_scale,omitempty"`
+	// LevelShift is the correction added to every step of the model's
+	// forecasts after a shift of the series' level it has not learned yet,
+	// in the model's form (y, or ln y for a log form; a differenced form's
+	// per step); absent while none applies (online's shift watch).
+	LevelShift float64 `json:"level_shift,omitempty"`
 }
 
 // ThetaInfo describes the theta method of a combination: its smoothing
