@@ -574,6 +574,27 @@ func (l *Learner) BandScale() (float64, bool) {
 	return l.cal.factor(l.cal.H), true
 }
 
+// seasonal reports whether the series' structure is seasonal: lags that
+// are not 1..p (a seasonal lag set), a theta partner with a season or a
+// seasonal profile, or calendar inputs. Such a series is not watched for
+// level shifts (shift.go): a run of one-sided errors within a cycle is the
+// season's misfit (a holiday, a changed daily shape), which its seasonal
+// lags and profile carry into the next cycle, and an intercept correction
+// would carry into every step of the horizon (the half-hourly load's
+// day-ahead MAE 15.84 → 16.01 with it; docs/benchmarks.md, "Level
+// shifts"). O(lags), no allocation.
+func (l *Learner) seasonal() bool {
+	if l.nu > l.nUser || (l.th != nil && (len(l.th.Season) > 0 || l.th.Profile > 0)) {
+		return true
+	}
+	for i, a := range l.model.Config().Embedding.YLags {
+		if a != i+1 {
+			return true
+		}
+	}
+	return false
+}
+
 // LevelShift returns the correction the model's forecasts carry for a
 // shift of the series' level (shift.go), in the form's units (y, or ln y
 // for a log form; per step for a differenced form); 0 while none applies.
@@ -686,7 +707,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	gross := l.grossError(o.Y, y, mean, variance, zY)
 	if gross {
 		res.Weight, res.Outlier = 0, true
-	} else if l.shift.update(y-mean, math.Sqrt(variance)) {
+	} else if !l.seasonal() && l.shift.update(y-mean, math.Sqrt(variance)) {
 		l.cal.reset(l.learned) // its scores are of the uncorrected forecasts (shift.go)
 	}
 	res.Swapped = l.model.Learn(y, res.Weight)

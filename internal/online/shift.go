@@ -41,7 +41,8 @@ import "math"
 // follows the remaining bias as the model learns it away. Residuals
 // correlated from one sample to the next pass the test more often; the
 // correction is then their recent mean, which the next ones are near.
-// Every new model (a re-choice, a refit) starts afresh, and tests nothing
+// A seasonal structure is not watched (Learner.seasonal). Every new model
+// (a re-choice, a refit) starts afresh, and tests nothing
 // before 1/shiftAlpha residuals, whose average is still dominated by its
 // start at 0. Cost O(1) per sample.
 type shiftState struct {
