@@ -494,27 +494,34 @@ func TestEntropySelection(t *testing.T) {
 	}
 }
 
-func TestForecastLinearAR1Closed(t *testing.T) {
-	// Linear kernel, one y lag: ŷ = a·y + b, so linearisation is exact.
-	rng := rand.New(rand.NewPCG(11, 12))
+// fitAR1 fits a linear-kernel model with one lag, ŷ = a·y + b, to 400
+// values of y_k = 0.8·y_{k−1} + 0.1 + 0.2·ε_k (seeds s1, s2), and returns
+// it with a history holding the last value.
+func fitAR1(t *testing.T, s1, s2 uint64) (*Model, *History, float64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(s1, s2))
 	N := 400
 	ys := make([]float64, N+1)
 	for i := 1; i <= N; i++ {
 		ys[i] = 0.8*ys[i-1] + 0.1 + 0.2*rng.NormFloat64()
 	}
-	X := ys[:N]
-	y := ys[1:]
 	cfg := Config{Embedding: Embedding{YLags: []int{1}}, Kernel: Kernel{Type: Linear}, Size: 5,
 		Gamma: 1e6, Forgetting: 1, Window: 100, Select: SelectOptions{MaxIter: 100, Patience: 50}}
 	m, err := NewModel(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Fit(X, y, nil); err != nil {
+	if err := m.Fit(ys[:N], ys[1:], nil); err != nil {
 		t.Fatal(err)
 	}
 	h := NewHistory(cfg.Embedding)
 	h.Push(ys[N], nil)
+	return m, h, ys[N]
+}
+
+func TestForecastLinearAR1Closed(t *testing.T) {
+	// Linear kernel, one y lag: ŷ = a·y + b, so linearisation is exact.
+	m, h, last := fitAR1(t, 11, 12)
 	steps := make([]Step, 8)
 	m.Forecast(steps, h, nil)
 	alpha, b := m.Dual()
@@ -531,7 +538,7 @@ func TestForecastLinearAR1Closed(t *testing.T) {
 	// N_h = τ(ζ⁻¹ + ρ·prior_h) + a²·N_{h−1}.
 	r := m.fm.r
 	psi, J := make([]float64, r+1), make([]float64, r+1)
-	prevMean, prevNoise := ys[N], 0.0
+	prevMean, prevNoise := last, 0.0
 	for i, s := range steps {
 		wantMean := a*prevMean + b
 		if math.Abs(s.Mean-wantMean) > 1e-9 {
@@ -565,23 +572,7 @@ func TestForecastLinearAR1Closed(t *testing.T) {
 // regressor is the same), and offset 0 is Forecast to the bit. Tolerance
 // 1e-9 absolute on means of order 1: rounding in the feature map.
 func TestForecastOffsetShiftsTheIntercept(t *testing.T) {
-	rng := rand.New(rand.NewPCG(13, 14))
-	N := 400
-	ys := make([]float64, N+1)
-	for i := 1; i <= N; i++ {
-		ys[i] = 0.8*ys[i-1] + 0.1 + 0.2*rng.NormFloat64()
-	}
-	cfg := Config{Embedding: Embedding{YLags: []int{1}}, Kernel: Kernel{Type: Linear}, Size: 5,
-		Gamma: 1e6, Forgetting: 1, Window: 100, Select: SelectOptions{MaxIter: 100, Patience: 50}}
-	m, err := NewModel(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Fit(ys[:N], ys[1:], nil); err != nil {
-		t.Fatal(err)
-	}
-	h := NewHistory(cfg.Embedding)
-	h.Push(ys[N], nil)
+	m, h, last := fitAR1(t, 13, 14)
 	plain, zero, shifted := make([]Step, 12), make([]Step, 12), make([]Step, 12)
 	m.Forecast(plain, h, nil)
 	m.ForecastOffset(zero, h, nil, 0)
@@ -595,7 +586,7 @@ func TestForecastOffsetShiftsTheIntercept(t *testing.T) {
 	for i, s := range alpha {
 		a += s * m.ws.Point(i)[0]
 	}
-	prev := ys[N]
+	prev := last
 	for i, s := range shifted {
 		want := a*prev + b + c
 		if math.Abs(s.Mean-want) > 1e-9 {
