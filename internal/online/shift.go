@@ -15,36 +15,32 @@ import "math"
 //
 // The test is an exponentially weighted moving average E (weight
 // shiftAlpha) of the standardised residuals u = (w − ŵ)/s, each clipped to
-// ±shiftClip so that one burst of large errors (a chaotic series' collapse,
-// a glitch) moves it little: five residuals at the clip take E to 0.55.
-// With uncorrelated residuals of unit variance, E's standard deviation is
-// at most √(α/(2 − α)) = 0.18; the correction starts when |E| exceeds
-// shiftLevel of those (0.90), about 5.3 standard deviations of clipped
-// normal residuals, and stops when |E| falls below shiftRelease of them
-// (0.36). A shift of two residual standard deviations or more passes it
-// after 10 samples. At 4 deviations (7 samples) the collapses of the
-// Santa Fe laser, runs of one-sided errors, started corrections that cost
-// its 100-step forecasts up to 3 % of their squared error; at 5 none of
-// its runs is worse (docs/benchmarks.md, "Level shifts"). The release is lower than the start because the model's
-// own deviation s grows after a shift it has not learned (level 2
-// re-estimates the noise on the biased residuals): with one bound, the
-// correction flickered off while the bias stayed, and the calibration
-// over the horizon widened every band for the jumps. When the correction
-// starts, the calibration over the horizon starts again (the Learner
-// resets it), as after a re-choice: its scores are of forecasts the shift
-// made wrong, and it kept them for its whole window (64 shadows, a
-// thousand samples or more), widening the corrected forecasts' bands
-// fourfold. The correction is
-// C, the exponentially weighted average (weight
+// ±shiftClip, so that one burst of large errors (a chaotic series'
+// collapse, a glitch) moves it little: five residuals at the clip take E
+// to 0.55. With uncorrelated residuals of unit variance E's standard
+// deviation is at most √(α/(2 − α)) = 0.18 (shiftSD). The correction
+// starts when |E| exceeds shiftLevel of those (0.90, about 5.3 deviations
+// of clipped normal residuals; a shift of two residual deviations or more
+// passes after 10 samples) and stops when |E| falls below shiftRelease of
+// them (0.36). The start is not lower because the Santa Fe laser's
+// collapses, runs of one-sided errors, pass 4 deviations; the release is
+// lower than the start because level 2 re-estimates the noise on the
+// biased residuals, s grows, and with one bound the correction flickered
+// off while the bias stayed (docs/benchmarks.md, "Level shifts"). When
+// the correction starts the Learner restarts the calibration over the
+// horizon, as after a re-choice: its scores, kept for a thousand samples
+// or more, are of the forecasts the shift made wrong.
+//
+// The correction is C, the exponentially weighted average (weight
 // shiftCAlpha, faster than the test's, so that it has followed most of
 // the shift when the test passes) of the unclipped residuals w − ŵ; it
 // follows the remaining bias as the model learns it away. Residuals
 // correlated from one sample to the next pass the test more often; the
-// correction is then their recent mean, which the next ones are near.
-// A seasonal structure is not watched (Learner.seasonal). Every new model
-// (a re-choice, a refit) starts afresh, and tests nothing
-// before 1/shiftAlpha residuals, whose average is still dominated by its
-// start at 0. Cost O(1) per sample.
+// correction is then their recent mean, which the next ones are near. A
+// seasonal structure is not watched (Learner.seasonal). Every new model (a
+// re-choice, a refit) starts afresh and tests nothing before 1/shiftAlpha
+// residuals, whose average is still dominated by its start at 0. Cost
+// O(1) per sample.
 type shiftState struct {
 	E, C float64 // weighted averages of the clipped standardised and the raw residuals
 	N    int64   // residuals seen since the model was set
