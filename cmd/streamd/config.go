@@ -269,6 +269,10 @@ type ModelConfig struct {
 	// auto (unless, at a re-choice, the model's validated forecasts alone
 	// are better than the average's by 20 %), theta (always) or none.
 	Combine string `yaml:"combine"`
+	// LevelShift: auto (a series whose one-step errors show a shift of
+	// its level that the model has not learned yet carries a correction
+	// until the model has; not for seasonal structures) or off.
+	LevelShift string `yaml:"level_shift"`
 	// TimeUnit is what an integer t is: sequence (a sequence number, no
 	// calendar), ms or s (Unix time). Timestamp strings are times whatever
 	// the unit. One for all series: the daemon reads t with one decoder.
@@ -407,6 +411,7 @@ func DefaultConfig() Config {
 			Difference:     Auto[int]{Auto: true},
 			Season:         Auto[int]{Auto: true},
 			Combine:        "auto",
+			LevelShift:     "auto",
 			TimeUnit:       "sequence",
 			PlannedInputs:  []int{},
 			Calendar:       CalendarConfig{Features: []string{}, Holidays: []string{}, TimeZone: "UTC"},
@@ -820,6 +825,9 @@ func (m *ModelConfig) validate(p *problems, at string) {
 	if m.Combine != "auto" && m.Combine != "theta" && m.Combine != "none" {
 		p.add(at+".combine", "must be auto, theta or none (got %q)", m.Combine)
 	}
+	if m.LevelShift != "auto" && m.LevelShift != "off" {
+		p.add(at+".level_shift", "must be auto or off (got %q)", m.LevelShift)
+	}
 	if !m.Difference.Auto && m.Difference.Value != 0 && m.Difference.Value != 1 {
 		p.add(at+".difference", "must be auto, 0 or 1 (got %d)", m.Difference.Value)
 	}
@@ -1220,6 +1228,7 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 		Robust:        r.online(),
 		Combine:       combine,
 		Growth:        m.growth(),
+		NoLevelShift:  m.LevelShift == "off",
 	}
 }
 

@@ -612,6 +612,8 @@ type metrics struct {
 	heavyJobs            prometheus.Counter
 	heavySeconds         prometheus.Histogram
 	fallbacks            prometheus.Counter
+	outliers             prometheus.Counter
+	levelShifts          prometheus.Counter
 }
 
 // BuildInfo labels streamd_build_info.
@@ -639,6 +641,10 @@ func newMetrics() *metrics {
 		Help: "Input records read again after a restart and skipped: their series' restored checkpoint holds them."})
 	m.fallbacks = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_forecast_fallbacks_total",
 		Help: "Forecasts with steps from the fallback: the model's forecast left the plausible (a band wider than ten ranges of the series' values, or a point that far beyond them)."})
+	m.outliers = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_outliers_total",
+		Help: "Values flagged as outliers (observed.outlier): beyond robust.c2 robust deviations of their prediction with robust.enabled, or gross errors, which the model learns as their predictions."})
+	m.levelShifts = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_level_shifts_total",
+		Help: "Level-shift corrections started: a series' one-step errors showed a shift of its level that its model has not learned, and its forecasts carry a correction until it has (model.level_shift)."})
 	m.gapFilled = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_gap_samples_filled_total",
 		Help: "Missing samples (gaps in t of more than one step) filled with their one-step predictions to keep the lags aligned."})
 	m.rebalances = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_rebalances_total",
@@ -683,7 +689,7 @@ func newMetrics() *metrics {
 		Help: "Heavy Observes (fits and re-choices of the structure, retunes, tests of a larger working set) run on the worker pool."})
 	m.heavySeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamd_heavy_job_duration_seconds",
 		Help: "Time a worker spent on one heavy Observe.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)})
-	m.registry.MustRegister(m.heavyJobs, m.heavySeconds, m.fallbacks)
+	m.registry.MustRegister(m.heavyJobs, m.heavySeconds, m.fallbacks, m.outliers, m.levelShifts)
 	m.registry.MustRegister(m.foreignCheckpoints, m.skipped, m.gapFilled, m.rebalances, m.latency, m.checkpointSeconds, m.checkpointBytes, m.checkpointSeries,
 		m.checkpointFailures, m.deadTruncated, m.dropped, m.restores, m.restoreSeconds, m.restored, m.restoreFailures, m.restoreConfigChanged)
 	for _, from := range []string{"state_topic", "memory"} {

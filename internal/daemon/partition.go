@@ -343,6 +343,12 @@ func (r *partitionRun) finish(l *online.Learner, m kafka.Message, rec source.Rec
 	if res.Filled > 0 {
 		d.metrics.gapFilled.Add(float64(res.Filled))
 	}
+	if res.Outlier {
+		d.metrics.outliers.Inc()
+	}
+	if res.ShiftStarted {
+		d.metrics.levelShifts.Inc()
+	}
 	// A young series' forecast is all fallback by design: the counter is
 	// of models that leave the plausible.
 	if l.Fitted() && (res.Fallback || slices.ContainsFunc(res.Forecast, func(s online.ForecastStep) bool { return s.Fallback })) {

@@ -808,3 +808,37 @@ func TestSwapScoreIsThePriorErrorTimesNovelty(t *testing.T) {
 	}
 	t.Logf("%d scores checked, %d swaps", checked, m.Info().Swaps)
 }
+
+// TestLearnOffsetScoresThePublishedPrediction checks LearnOffset's
+// contract: the model learns y as Learn does (the same predictions after
+// every update, to the bit), offset 0 is Learn to the bit (the same
+// variances too), and the calibration records y − (mean + offset), the
+// error of the prediction as published, where Learn records y − mean.
+func TestLearnOffsetScoresThePublishedPrediction(t *testing.T) {
+	plain, _, last := fitAR1(t, 15, 16)
+	zero, _, _ := fitAR1(t, 15, 16)
+	offset, _, _ := fitAR1(t, 15, 16)
+	rng := rand.New(rand.NewPCG(17, 18))
+	const c = 0.3
+	x := []float64{last}
+	for i := range 50 {
+		y := 0.8*x[0] + 0.1 + 0.2*rng.NormFloat64()
+		mp, vp := plain.Observe(x)
+		mz, vz := zero.Observe(x)
+		mo, _ := offset.Observe(x)
+		if mp != mz || vp != vz || mp != mo {
+			t.Fatalf("update %d: predictions %v, %v (offset 0), %v (offset %v); variances %v, %v", i, mp, mz, mo, c, vp, vz)
+		}
+		plain.Learn(y, 1)
+		zero.LearnOffset(y, 1, 0)
+		offset.LearnOffset(y, 1, c)
+		k := (plain.cal.head + calWindow - 1) % calWindow // the entry just added
+		if got, want := plain.cal.e2[k], (y-mp)*(y-mp); got != want {
+			t.Fatalf("update %d: Learn recorded e² %v, want %v", i, got, want)
+		}
+		if got, want := offset.cal.e2[k], (y-(mp+c))*(y-(mp+c)); got != want {
+			t.Fatalf("update %d: LearnOffset recorded e² %v, want (y − (mean + %v))² = %v", i, got, c, want)
+		}
+		x[0] = y
+	}
+}

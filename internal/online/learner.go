@@ -90,6 +90,10 @@ type Config struct {
 	// Growth lets a re-choice choose a working set larger than Model.Size
 	// (grow); the zero value keeps Model.Size.
 	Growth Growth
+	// NoLevelShift turns the level-shift watch off (shift.go): the
+	// forecasts are never corrected for a shift the model has not learned
+	// yet. The zero value watches.
+	NoLevelShift bool
 }
 
 // Combine names a rule for averaging the NARX model's forecasts with those
@@ -342,6 +346,10 @@ type Result struct {
 	Weight   float64 // robust weight given to the sample (1 when not robust)
 	Outlier  bool
 	Swapped  bool // a working-set swap was accepted
+	// ShiftStarted reports that the one-step errors up to this one showed
+	// a shift of the level the model has not learned, and that the
+	// forecasts from this one on carry the correction (LevelShift).
+	ShiftStarted bool
 	// Retuned reports that the periodic level-3 re-run replaced the kernel
 	// width (Config.RetuneEvery), or that a settled series' working set
 	// grew (Config.Growth, Learner.growSettled): the model was refitted.
@@ -574,6 +582,10 @@ func (l *Learner) BandScale() (float64, bool) {
 	return l.cal.factor(l.cal.H), true
 }
 
+// watchesShift reports whether the series watches for a level shift: not
+// with Config.NoLevelShift, nor with a seasonal structure (seasonal).
+func (l *Learner) watchesShift() bool { return !l.cfg.NoLevelShift && !l.seasonal() }
+
 // seasonal reports whether the series' structure is seasonal: lags that
 // are not 1..p (a seasonal lag set), a theta partner with a season or a
 // seasonal profile, or calendar inputs. Such a series is not watched for
@@ -705,12 +717,14 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 		zY = max(zY, math.Abs(o.Y-l.thMean[0])/l.thSD[0])
 	}
 	gross := l.grossError(o.Y, y, mean, variance, zY)
+	offset := l.shift.correction() // the one published: update may change it
 	if gross {
 		res.Weight, res.Outlier = 0, true
-	} else if !l.seasonal() && l.shift.update(y-mean, math.Sqrt(variance)) {
+	} else if l.watchesShift() && l.shift.update(y-mean, math.Sqrt(variance)) {
 		l.cal.reset(l.learned) // its scores are of the uncorrected forecasts (shift.go)
+		res.ShiftStarted = true
 	}
-	res.Swapped = l.model.Learn(y, res.Weight)
+	res.Swapped = l.model.LearnOffset(y, res.Weight, offset)
 	// A re-choice refits robustly on the values as observed (fitWeighted),
 	// all but gross errors.
 	lagValue, kept, thetaValue := y, o.Y, o.Y

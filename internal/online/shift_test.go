@@ -79,26 +79,35 @@ func TestShiftWatch(t *testing.T) {
 	}
 }
 
-// TestLevelShiftIsCorrected: a Learner with the daemon's kind of
-// configuration (autoConfig) on white noise around 10 whose level steps by
-// 5 noise deviations after 150 values, its next re-choice at Warmup (200),
-// 50 values later. Without the correction its one-step errors over values
-// 170–199 would keep about 150/(150 + 35) of the shift, 4 on average (the
-// exact RLS moves its intercept as a running mean; docs/benchmarks.md,
-// "Level shifts", measured 3.95 with the defaults); with it the mean error
-// there must be below 2, and the forecasts' mean over the horizon must
-// have moved to the new level too (within 2 of 15 at every step). A
-// restore from a checkpoint taken while the correction applies gives the
-// same predictions to the bit.
-func TestLevelShiftIsCorrected(t *testing.T) {
+// shiftedNoise returns n values of white noise around 10 (deviation 1)
+// whose level steps by 5 from value 150 on, the same for every n.
+func shiftedNoise(n int) []float64 {
 	rng := rand.New(rand.NewPCG(7, 7))
-	ys := make([]float64, 260)
+	ys := make([]float64, n)
 	for i := range ys {
 		ys[i] = 10 + rng.NormFloat64()
 		if i >= 150 {
 			ys[i] += 5
 		}
 	}
+	return ys
+}
+
+// TestLevelShiftIsCorrected: a Learner with the daemon's kind of
+// configuration (autoConfig) on white noise around 10 whose level steps by
+// 5 noise deviations after 150 values, its next re-choice at Warmup (200),
+// 50 values later. Without the correction its one-step errors over values
+// 170–199 keep 1.6 of the shift on average (TestLevelShiftOff; the exact
+// RLS moves its intercept as a running mean, and the model's lags follow
+// part of the shift); with it the mean error there must be within 1 of 0
+// (the mean of 30 errors of deviation 1 has a deviation of 0.18; the
+// correction lags the model's own adaptation, and over-corrects by 0.4
+// here), and the forecasts' mean over the horizon must
+// have moved to the new level too (within 2 of 15 at every step). A
+// restore from a checkpoint taken while the correction applies gives the
+// same predictions to the bit.
+func TestLevelShiftIsCorrected(t *testing.T) {
+	ys := shiftedNoise(260)
 	l, _ := NewLearner(autoConfig())
 	var restored *Learner
 	var sum float64
@@ -134,7 +143,64 @@ func TestLevelShiftIsCorrected(t *testing.T) {
 			}
 		}
 	}
-	if m := sum / float64(n); math.Abs(m) >= 2 {
-		t.Errorf("mean one-step error over values 170–199: %v, want below 2 (the shift is 5)", m)
+	if m := sum / float64(n); math.Abs(m) >= 1 {
+		t.Errorf("mean one-step error over values 170–199: %v, want within 1 of 0 (the shift is 5; 1.6 uncorrected)", m)
+	}
+}
+
+// TestLevelShiftOff: the series of TestLevelShiftIsCorrected. The watch
+// reports the correction's start once (Result.ShiftStarted, when
+// LevelShift becomes non-zero); with Config.NoLevelShift no correction
+// starts and the one-step errors over values 170–199 keep more than a
+// fifth of the shift (1.6 of 5 here: the model chosen at 128 values
+// follows part of it by its lags; the mean of 30 errors of deviation 1
+// has a deviation of 0.18, so 1 is three deviations from either); a
+// checkpoint taken while a correction applies, restored under
+// NoLevelShift, forecasts without it.
+func TestLevelShiftOff(t *testing.T) {
+	ys := shiftedNoise(200)
+	on, _ := NewLearner(autoConfig())
+	offCfg := autoConfig()
+	offCfg.NoLevelShift = true
+	off, _ := NewLearner(offCfg)
+	var starts int
+	var sum float64
+	for i, y := range ys {
+		before := on.LevelShift()
+		res, err := on.Observe(Observation{T: int64(i), Y: y})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ShiftStarted != (before == 0 && on.LevelShift() != 0) {
+			t.Fatalf("value %d: ShiftStarted %v, correction %v → %v", i, res.ShiftStarted, before, on.LevelShift())
+		}
+		if res.ShiftStarted {
+			starts++
+		}
+		r, err := off.Observe(Observation{T: int64(i), Y: y})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.ShiftStarted || off.LevelShift() != 0 {
+			t.Fatalf("value %d: NoLevelShift started a correction (%v)", i, off.LevelShift())
+		}
+		if i >= 170 {
+			sum += y - r.Prediction
+		}
+
+	}
+	if starts != 1 {
+		t.Errorf("%d corrections started, want 1", starts)
+	}
+	if m := sum / 30; m <= 1 {
+		t.Errorf("NoLevelShift: mean one-step error over values 170–199 %v, want above 1 (the shift is 5)", m)
+	}
+	snap, _ := on.MarshalBinary()
+	restored, _ := NewLearner(offCfg)
+	if err := restored.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	if c := restored.LevelShift(); c != 0 {
+		t.Errorf("restored under NoLevelShift with the correction %v, want none (the checkpoint's: %v)", c, on.LevelShift())
 	}
 }

@@ -244,7 +244,9 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	}
 	fresh.form, fresh.lastZ, fresh.floor, fresh.gross = st.Form, st.LastZ, st.Floor, st.Gross
 	fresh.lastBig, fresh.glitchSeen, fresh.glitchY = st.LastBig, st.GlitchSeen, st.GlitchY
-	fresh.shift = st.Shift
+	if !fresh.cfg.NoLevelShift {
+		fresh.shift = st.Shift // else a correction saved before the watch was turned off would stay
+	}
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
 	fresh.lastT, fresh.haveT, fresh.step, fresh.seen, fresh.learned, fresh.sinceFc =
 		st.LastT, st.HaveT, st.Step, st.Seen, st.Learned, st.SinceForecast
