@@ -812,10 +812,14 @@ func (v validation) score(ys, paths []float64) float64 { return v.crps(ys, paths
 // summed increments', covariances included), logs[k] telling a log form's
 // step (nil: none is). A log form's forecast is the median exp(z). As in
 // a published forecast (Learner.combine), a step that leaves the plausible
-// of the fitting part's values (ValueStats.plausible, its band the
+// of the values before its origin (ValueStats.plausible, its band the
 // interval's quantiles), and every later step of its path, is the
 // fallback instead: the normal of those values' mean and standard
-// deviation. So a form is validated on what it would publish: an iterated
+// deviation. (Judged by the fitting part's values alone, a growing
+// series' later paths fell back where a published forecast would not:
+// an exponential growth's log model scored as the marginal, and the
+// theta combination that halved its accuracy validated better.) So a
+// form is validated on what it would publish: an iterated
 // chaotic forecast whose linearised variance outgrows the attractor scores
 // as the marginal distribution, not as its band of ±20 000 (Santa Fe,
 // docs/benchmarks.md). nil when st cannot be fitted there.
@@ -831,7 +835,7 @@ func (l *Learner) validationPaths(st structure, ys []float64, v validation) (pat
 	if err != nil {
 		return nil, nil, nil
 	}
-	vals, floor := countValues(ys[:v.train], 0), l.logFloor(ys)
+	vals, floor, at := countValues(ys[:v.train], 0), l.logFloor(ys), v.train
 	steps := make([]narx.Step, v.H)
 	inputs := make([][]float64, v.H)
 	paths = make([]float64, 0, v.origins*v.H)
@@ -842,6 +846,9 @@ func (l *Learner) validationPaths(st structure, ys []float64, v validation) (pat
 	for o := range v.origins {
 		origin := v.train + o*v.step // first forecast sample
 		wo := origin - d.off         // its index in the form's series
+		for ; at < origin; at++ {
+			vals.add(ys[at]) // the values a forecast from the origin has seen
+		}
 		h := narx.NewHistory(c.Embedding)
 		for k := max(0, wo-depth-1); k < wo; k++ {
 			h.Push(d.ws[k], d.us[k*l.nu:(k+1)*l.nu])

@@ -1181,46 +1181,55 @@ func TestCRPSClosedForms(t *testing.T) {
 
 // TestValidationFallsBackWhereImplausible: a validation path is scored on
 // what the learner would publish (Learner.combine): from the first step
-// that leaves the plausible of the fitting part's values on, the path is
-// their marginal normal, and a log form's steps there are normal, not
-// lognormal. The series is a sine in [7, 13] up to the first origin, then
-// 1000: the path from the first origin starts from the sine (its steps
-// stand), every later one from 1000, which a linear model carries on
-// beyond ten ranges of the fitting values (its steps fall back from the
-// first on).
+// that leaves the plausible of the values before its origin on, the path
+// is their marginal normal, and a log form's steps there are normal, not
+// lognormal. The series doubles at every value, and a linear AR(1) in
+// levels (y = 2y₋₁) or in logs forecasts it exactly: from an origin whose
+// last value is Y, step h forecasts 2ʰY, plausible while 2ʰY is at most
+// Y + 10·(Y − 1) (the values' highest plus ten ranges), so steps 1–3
+// (8Y) stand and steps 4–10 (16Y on) fall back, at every origin. Judged by
+// the fitting part's values alone, every later origin's paths would fall
+// back from their first or second step.
 func TestValidationFallsBackWhereImplausible(t *testing.T) {
 	for _, f := range []Form{{}, {Log: true}} {
 		cfg := testConfig()
 		cfg.Horizon = 10
 		cfg.Model.Kernel = narx.Kernel{Type: narx.Linear}
+		cfg.Model.Embedding.YLags = []int{1}
+		cfg.Model.AutoGamma = true // γ by evidence: at the fixed γ the doubling is shrunk to a flat forecast
 		l, err := NewLearner(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ys := noisySine(100, 0.1, 1)
-		v, ok := l.planValidation(ys)
-		if !ok || v.origins < 2 {
-			t.Fatalf("plan %+v, %v: want one with two origins or more", v, ok)
+		ys := make([]float64, 60)
+		for k := range ys {
+			ys[k] = math.Exp2(float64(k))
 		}
-		for k := v.train; k < len(ys); k++ {
-			ys[k] = 1000
+		v, ok := l.planValidation(ys)
+		if !ok || v.origins < 2 || v.H != 10 {
+			t.Fatalf("plan %+v, %v: want one of 10 steps with two origins or more", v, ok)
 		}
 		st := structure{data: l.makeForm(f, ys, nil, l.logFloor(ys)), cfg: l.cfg.Model}
 		paths, sds, logs := l.validationPaths(st, ys, v)
 		if len(paths) != v.origins*v.H || len(sds) != len(paths) || (logs != nil) != f.Log || (logs != nil && len(logs) != len(paths)) {
 			t.Fatalf("%v: %d paths, %d sds, %d log flags; want %d each (log flags only for a log form)", f, len(paths), len(sds), len(logs), v.origins*v.H)
 		}
-		vals := countValues(ys[:v.train], 0)
 		for o := range v.origins {
+			origin := v.train + o*v.step
+			vals := countValues(ys[:origin], 0)
 			for i := range v.H {
 				k := o*v.H + i
 				fell := paths[k] == vals.Mean && sds[k] == vals.sd() && (logs == nil || !logs[k])
-				if want := o > 0; fell != want {
-					t.Errorf("%v: origin %d step %d: %v ± %v (log %v), fallen %v; want fallen %v (the marginal %v ± %v)",
+				if want := i >= 3; fell != want {
+					t.Errorf("%v: origin %d step %d: %v ± %v (log %v), fallen %v; want fallen %v (the marginal of the values before the origin %v ± %v)",
 						f, o, i+1, paths[k], sds[k], logs != nil && logs[k], fell, want, vals.Mean, vals.sd())
 				}
-				if o == 0 && !(paths[k] > vals.Lo-1 && paths[k] < vals.Hi+1) {
-					t.Errorf("%v: origin 0 step %d: %v, outside the sine's values [%v, %v] ± 1", f, i+1, paths[k], vals.Lo, vals.Hi)
+				// The standing steps are the doubling within 10 %: the
+				// regularised fit's ratio is a little below 2 (1.96–1.99
+				// here), and 10 % keeps the bound, 11Y, between steps 3
+				// and 4 whatever it is within that.
+				if want := ys[origin-1] * math.Exp2(float64(i+1)); i < 3 && math.Abs(paths[k]/want-1) > 0.1 {
+					t.Errorf("%v: origin %d step %d: %v, want 2^%d × %v = %v", f, o, i+1, paths[k], i+1, ys[origin-1], want)
 				}
 			}
 		}
