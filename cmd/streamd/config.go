@@ -269,9 +269,9 @@ type ModelConfig struct {
 	// auto (unless, at a re-choice, the model's validated forecasts alone
 	// are better than the average's by 20 %), theta (always) or none.
 	Combine string `yaml:"combine"`
-	// LevelShift: auto (a series whose one-step errors show a shift of
-	// its level that the model has not learned yet carries a correction
-	// until the model has; not for seasonal structures) or off.
+	// LevelShift: auto (the forecasts are corrected for a shift of the
+	// level the model has not learned yet; docs/design.md, "Level
+	// shifts") or off.
 	LevelShift string `yaml:"level_shift"`
 	// TimeUnit is what an integer t is: sequence (a sequence number, no
 	// calendar), ms or s (Unix time). Timestamp strings are times whatever

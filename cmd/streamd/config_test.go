@@ -131,6 +131,7 @@ func TestBadConfig(t *testing.T) {
 			[]string{"model.warmup", "must be ≥ 35", "15 regressors", "got 34"}}, // 2 + 6 + 7 regressors: depth 2 + 1 + 2·(15 + 1)
 		{"transform", "model: {transform: sqrt}\n", []string{"model.transform", `"sqrt"`}},
 		{"combine", "model: {combine: ets}\n", []string{"model.combine", `"ets"`}},
+		{"level_shift", "model: {level_shift: \"no\"}\n", []string{"model.level_shift", `"no"`}},
 		{"difference", "model: {difference: 2}\n", []string{"model.difference", "got 2"}},
 		{"season", "model: {season: 1}\n", []string{"model.season", "got 1"}},
 		{"cutoff", "model: {cutoff: 1}\n", []string{"model.cutoff", "got 1"}},
@@ -267,6 +268,7 @@ model:
   selection: entropy
   select_iter: 11
   select_patience: 12
+  level_shift: off
 forecast: {horizon: 5, every: 2, level: 0.9}
 `))
 	if err != nil {
@@ -290,8 +292,9 @@ forecast: {horizon: 5, every: 2, level: 0.9}
 		},
 		Warmup: 300, Horizon: 5, Calibrate: 5, Every: 2, Level: 0.9, Scale: online.ScaleStandard, TuneSize: 50, TuneHorizon: 5,
 		// transform, difference, season and combine: auto (the defaults).
-		Forms:   []online.Form{{}, {Diff: true}, {Log: true}, {Log: true, Diff: true}},
-		Combine: online.CombineAuto,
+		Forms:        []online.Form{{}, {Diff: true}, {Log: true}, {Log: true, Diff: true}},
+		Combine:      online.CombineAuto,
+		NoLevelShift: true,
 		Robust: online.Robust{Enabled: false, Window: 200, Scale: robust.ScaleIQR, Clean: true,
 			Weights: robust.Weights{Func: robust.Hampel, C1: 2.5, C2: 3, Floor: robust.DefaultFloor}},
 	}
@@ -301,7 +304,7 @@ forecast: {horizon: 5, every: 2, level: 0.9}
 
 	def := DefaultConfig()
 	d := def.Model.Learner(def.Forecast, def.Robust)
-	if d.Model.Gamma != DefaultAutoGamma || !d.Model.AutoGamma || !d.AutoSigma2 || d.Model.Kernel.Sigma2 != 2*30 ||
+	if d.Model.Gamma != DefaultAutoGamma || !d.Model.AutoGamma || !d.AutoSigma2 || d.Model.Kernel.Sigma2 != 2*30 || d.NoLevelShift ||
 		!slices.Equal(d.LagCandidates, autoLagOrders) ||
 		d.Model.Window != 600 || d.Model.Select.MaxIter != 20*500 || d.Model.Select.Patience != 400 {
 		t.Errorf("defaults resolve to %+v", d)

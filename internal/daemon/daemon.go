@@ -642,7 +642,7 @@ func newMetrics() *metrics {
 	m.fallbacks = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_forecast_fallbacks_total",
 		Help: "Forecasts with steps from the fallback: the model's forecast left the plausible (a band wider than ten ranges of the series' values, or a point that far beyond them)."})
 	m.outliers = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_outliers_total",
-		Help: "Values flagged as outliers (observed.outlier): beyond robust.c2 robust deviations of their prediction with robust.enabled, or gross errors, which the model learns as their predictions."})
+		Help: "Values flagged as outliers (observed.outlier in their forecast messages: the robust weighting's outliers and the gross errors)."})
 	m.levelShifts = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_level_shifts_total",
 		Help: "Level-shift corrections started: a series' one-step errors showed a shift of its level that its model has not learned, and its forecasts carry a correction until it has (model.level_shift)."})
 	m.gapFilled = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_gap_samples_filled_total",

@@ -444,13 +444,14 @@ func (m *Model) VarianceParts() (noise, param, nystrom float64) {
 	return m.cal.variance(noise, 0, 0), m.cal.variance(0, param, 0), m.cal.variance(0, 0, prior)
 }
 
-// Learn applies target y with weight v ≥ 0 to the regressor given to the last
-// Observe (LearnOffset with offset 0): every SwapInterval samples the swap test of Config.SwapRule (the
-// gain rule's newcomer among the samples since its last test
-// O(SwapInterval + M²), its member O(M²) and its border O(W·M); the entropy
-// rule's O(M)), then the RLS update O(r²) and the sample's swap score
-// O(r). Returns whether a swap was accepted. Non-finite y
-// or v (which the caller should have rejected) leave the model unchanged.
+// Learn applies target y with weight v ≥ 0 to the regressor given to the
+// last Observe (LearnOffset with offset 0): every SwapInterval samples the
+// swap test of Config.SwapRule (the gain rule's newcomer among the samples
+// since its last test O(SwapInterval + M²), its member O(M²) and its
+// border O(W·M); the entropy rule's O(M)), then the RLS update O(r²) and
+// the sample's swap score O(r). Returns whether a swap was accepted.
+// Non-finite y or v (which the caller should have rejected) leave the
+// model unchanged.
 // No allocation unless a swap is accepted (once the shared pools hold the
 // scratch space of the RLS update; see recursive.Pool).
 func (m *Model) Learn(y, v float64) (swapped bool) { return m.LearnOffset(y, v, 0) }
@@ -458,12 +459,10 @@ func (m *Model) Learn(y, v float64) (swapped bool) { return m.LearnOffset(y, v, 
 // LearnOffset is Learn for a caller that published the prediction of the
 // last Observe plus offset (in the model's output units; ForecastOffset's
 // intercept correction): the model learns y as Learn does, and the
-// calibration of the bars scores y against the prediction as published.
-// Scored against the uncorrected mean, the bars of a corrected prediction
-// would carry the bias the offset removed: on a chaotic series whose
-// corrections come and go, the 68 % band covered 0.80 while corrected
-// against 0.70 otherwise (docs/benchmarks.md, "The online core against
-// KRLS-T"). Offset 0 is Learn to the bit.
+// calibration of the bars scores y against the prediction as published:
+// against the uncorrected mean, the bars of a corrected prediction would
+// keep the width of the bias the offset removes (docs/benchmarks.md, "The
+// online core against KRLS-T"). Offset 0 is Learn to the bit.
 func (m *Model) LearnOffset(y, v, offset float64) (swapped bool) {
 	if !m.prepared {
 		panic("narx: Learn without Observe")

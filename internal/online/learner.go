@@ -348,7 +348,8 @@ type Result struct {
 	Swapped  bool // a working-set swap was accepted
 	// ShiftStarted reports that the one-step errors up to this one showed
 	// a shift of the level the model has not learned, and that the
-	// forecasts from this one on carry the correction (LevelShift).
+	// forecasts from this one on carry the correction (LevelShift): false
+	// when a new model replaced the one that showed it in the same call.
 	ShiftStarted bool
 	// Retuned reports that the periodic level-3 re-run replaced the kernel
 	// width (Config.RetuneEvery), or that a settled series' working set
@@ -697,7 +698,8 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	}
 	l.hist.Regressor(l.x, l.uNorm)
 	mean, variance := l.model.Observe(l.x)
-	st := l.back(base+l.yLoc+l.yScale*(mean+l.shift.correction()), l.yScale*math.Sqrt(variance))
+	offset := l.shift.correction() // the level-shift correction published with this prediction
+	st := l.back(base+l.yLoc+l.yScale*(mean+offset), l.yScale*math.Sqrt(variance))
 	own := st.Mean        // the model's own prediction, before any combination
 	_, df := l.quantile() // the distribution back just used
 	if l.th != nil {
@@ -717,7 +719,6 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 		zY = max(zY, math.Abs(o.Y-l.thMean[0])/l.thSD[0])
 	}
 	gross := l.grossError(o.Y, y, mean, variance, zY)
-	offset := l.shift.correction() // the one published: update may change it
 	if gross {
 		res.Weight, res.Outlier = 0, true
 	} else if l.watchesShift() && l.shift.update(y-mean, math.Sqrt(variance)) {
@@ -759,6 +760,9 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	} else if n := int64(l.cfg.RetuneEvery); n > 0 && (l.learned+l.retunePhase(n))%n == 0 {
 		res.Retuned = l.retune()
 	}
+	// A new model (a re-choice, a retune, a growth) watches afresh: a
+	// correction started on the old one's errors does not apply.
+	res.ShiftStarted = res.ShiftStarted && l.shift.On
 	// A shadow issued just now, with the model unchanged since (no
 	// re-choice: none is issued when one is due; no retune), is this
 	// record's periodic forecast before the calibration scales it.

@@ -3,6 +3,7 @@ package online
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -154,17 +155,21 @@ func TestLevelShiftIsCorrected(t *testing.T) {
 // starts and the one-step errors over values 170–199 keep more than a
 // fifth of the shift (1.6 of 5 here: the model chosen at 128 values
 // follows part of it by its lags; the mean of 30 errors of deviation 1
-// has a deviation of 0.18, so 1 is three deviations from either); a
-// checkpoint taken while a correction applies, restored under
-// NoLevelShift, forecasts without it.
+// has a deviation of 0.18, so 1 is three deviations from either). A
+// checkpoint taken while a correction applies keeps it when restored
+// under the same configuration, and drops it under NoLevelShift, which
+// the restore names as a changed key (and turning the watch back on too).
 func TestLevelShiftOff(t *testing.T) {
 	ys := shiftedNoise(200)
-	on, _ := NewLearner(autoConfig())
-	offCfg := autoConfig()
+	cfg := autoConfig()
+	cfg.Calibrate = cfg.Horizon // the bands over the horizon calibrated, as the daemon's are
+	on, _ := NewLearner(cfg)
+	offCfg := cfg
 	offCfg.NoLevelShift = true
 	off, _ := NewLearner(offCfg)
 	var starts int
 	var sum float64
+	var snap []byte
 	for i, y := range ys {
 		before := on.LevelShift()
 		res, err := on.Observe(Observation{T: int64(i), Y: y})
@@ -177,6 +182,12 @@ func TestLevelShiftOff(t *testing.T) {
 		if res.ShiftStarted {
 			starts++
 		}
+		if i == 185 {
+			if on.LevelShift() == 0 {
+				t.Fatal("no correction 35 values after the shift")
+			}
+			snap, _ = on.MarshalBinary()
+		}
 		r, err := off.Observe(Observation{T: int64(i), Y: y})
 		if err != nil {
 			t.Fatal(err)
@@ -187,7 +198,6 @@ func TestLevelShiftOff(t *testing.T) {
 		if i >= 170 {
 			sum += y - r.Prediction
 		}
-
 	}
 	if starts != 1 {
 		t.Errorf("%d corrections started, want 1", starts)
@@ -195,12 +205,76 @@ func TestLevelShiftOff(t *testing.T) {
 	if m := sum / 30; m <= 1 {
 		t.Errorf("NoLevelShift: mean one-step error over values 170–199 %v, want above 1 (the shift is 5)", m)
 	}
-	snap, _ := on.MarshalBinary()
-	restored, _ := NewLearner(offCfg)
-	if err := restored.UnmarshalBinary(snap); err != nil {
+	kept, _ := NewLearner(cfg)
+	dropped, _ := NewLearner(offCfg)
+	if err := kept.UnmarshalBinary(snap); err != nil {
 		t.Fatal(err)
 	}
-	if c := restored.LevelShift(); c != 0 {
-		t.Errorf("restored under NoLevelShift with the correction %v, want none (the checkpoint's: %v)", c, on.LevelShift())
+	if err := dropped.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	if kept.LevelShift() == 0 || kept.ConfigChanged() != nil {
+		t.Errorf("restored under the same configuration: correction %v, changed %v; want the checkpoint's, none", kept.LevelShift(), kept.ConfigChanged())
+	}
+	if c := dropped.LevelShift(); c != 0 || !slices.Equal(dropped.ConfigChanged(), []string{"level_shift"}) {
+		t.Errorf("restored under NoLevelShift: correction %v, changed %v; want none, [level_shift]", c, dropped.ConfigChanged())
+	}
+	// The key rendered only when off is named when turned back on too.
+	offSnap, _ := off.MarshalBinary()
+	back, _ := NewLearner(cfg)
+	if err := back.UnmarshalBinary(offSnap); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(back.ConfigChanged(), []string{"level_shift"}) {
+		t.Errorf("a checkpoint of NoLevelShift restored with the watch: changed %v, want [level_shift]", back.ConfigChanged())
+	}
+	// The calibration over the horizon scored the corrected forecasts: kept
+	// with the correction, started again without it.
+	scored := func(l *Learner) bool {
+		return slices.ContainsFunc(l.cal.n, func(n int) bool { return n > 0 }) || l.cal.live
+	}
+	if !scored(kept) || scored(dropped) {
+		t.Errorf("calibration over the horizon: scores or a live shadow kept %v, after the drop %v; want true, false", scored(kept), scored(dropped))
+	}
+}
+
+// TestShiftStartedNotAtAReChoice: when the errors show a shift at the very
+// sample whose re-choice replaces the model, the new model watches afresh
+// and no correction is reported started. Two learners differ only in
+// Warmup (200 and 400: the same re-choices up to 128 values, then at 200
+// for one and 256 for the other), so they predict alike up to the 200th
+// value; on this series (seed 4, a step of 5 from value 190) the watch
+// starts at that value, which the twin without a re-choice there reports.
+func TestShiftStartedNotAtAReChoice(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	l, _ := NewLearner(autoConfig())
+	twinCfg := autoConfig()
+	twinCfg.Warmup = 400
+	twin, _ := NewLearner(twinCfg)
+	for i := range 200 {
+		y := 10 + rng.NormFloat64()
+		if i >= 189 {
+			y += 5
+		}
+		res, err := l.Observe(Observation{T: int64(i), Y: y})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := twin.Observe(Observation{T: int64(i), Y: y})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Prediction != tr.Prediction {
+			t.Fatalf("value %d: the twins predict %v and %v", i+1, res.Prediction, tr.Prediction)
+		}
+		if i < 199 {
+			continue
+		}
+		if !tr.ShiftStarted || twin.LevelShift() == 0 {
+			t.Fatalf("the premise: the twin without a re-choice starts a correction at value 200 (started %v, correction %v)", tr.ShiftStarted, twin.LevelShift())
+		}
+		if res.ShiftStarted || l.LevelShift() != 0 {
+			t.Errorf("at the re-choice: ShiftStarted %v, correction %v; want false, 0", res.ShiftStarted, l.LevelShift())
+		}
 	}
 }

@@ -244,8 +244,12 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	}
 	fresh.form, fresh.lastZ, fresh.floor, fresh.gross = st.Form, st.LastZ, st.Floor, st.Gross
 	fresh.lastBig, fresh.glitchSeen, fresh.glitchY = st.LastBig, st.GlitchSeen, st.GlitchY
+	// Under NoLevelShift a correction the checkpoint held is dropped, and
+	// the calibration over the horizon, which scored the corrected
+	// forecasts since the correction started, starts again (below).
+	dropped := fresh.cfg.NoLevelShift && st.Shift.On
 	if !fresh.cfg.NoLevelShift {
-		fresh.shift = st.Shift // else a correction saved before the watch was turned off would stay
+		fresh.shift = st.Shift
 	}
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
 	fresh.lastT, fresh.haveT, fresh.step, fresh.seen, fresh.learned, fresh.sinceFc =
@@ -253,7 +257,7 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	// A calibration of another horizon or level (the configuration
 	// changed) or from before version 13 starts again at the next sample.
 	switch {
-	case v >= 13 && fresh.cal.fits(st.Cal):
+	case v >= 13 && fresh.cal.fits(st.Cal) && !dropped:
 		if !fresh.cal.setState(st.Cal, st.Learned, st.LastT) {
 			return fmt.Errorf("online: snapshot calibration is not valid")
 		}
@@ -288,15 +292,22 @@ func configKeys(c Config) []string {
 		{"sigma2_auto", c.AutoSigma2}, {"tuning", c.Tuning}, {"retune_every", c.RetuneEvery},
 		{"tune_size", c.TuneSize}, {"tune_horizon", c.TuneHorizon}, {"robust", c.Robust}, {"combine", c.Combine}, {"growth", c.Growth},
 	}
-	out := make([]string, len(kv))
+	out := make([]string, len(kv), len(kv)+1)
 	for i, p := range kv {
 		out[i] = fmt.Sprintf("%s=%v", p.name, p.v)
+	}
+	// Rendered only when not the default, so that checkpoints written
+	// before the key existed do not report it changed.
+	if c.NoLevelShift {
+		out = append(out, "level_shift=off")
 	}
 	return out
 }
 
 // changedKeys returns the names of the keys whose values differ between two
-// configKeys renderings (an old snapshot's may lack some).
+// configKeys renderings: present in both with other values, or in one only
+// (an old snapshot's may lack keys added since; a key rendered only when
+// not its default is absent at the default), now's order first.
 func changedKeys(was, now []string) []string {
 	old := make(map[string]string, len(was))
 	for _, kv := range was {
@@ -308,6 +319,14 @@ func changedKeys(was, now []string) []string {
 		k, v, _ := strings.Cut(kv, "=")
 		if w, ok := old[k]; !ok || w != v {
 			out = append(out, k)
+		}
+		delete(old, k)
+	}
+	for _, kv := range was {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := old[k]; ok { // in was only
+			out = append(out, k)
+			delete(old, k)
 		}
 	}
 	return out

@@ -815,11 +815,11 @@ func (v validation) score(ys, paths []float64) float64 { return v.crps(ys, paths
 // of the values before its origin (ValueStats.plausible, its band the
 // interval's quantiles), and every later step of its path, is the
 // fallback instead: the normal of those values' mean and standard
-// deviation. (Judged by the fitting part's values alone, a growing
-// series' later paths fell back where a published forecast would not:
-// an exponential growth's log model scored as the marginal, and the
-// theta combination that halved its accuracy validated better.) So a
-// form is validated on what it would publish: an iterated
+// deviation: not the fitting part's values alone, which a growing series
+// outgrows within the validation (its later paths would score as the
+// marginal where a published forecast stands; docs/benchmarks.md,
+// "Exponential growth"). So a form is validated on what it would
+// publish: an iterated
 // chaotic forecast whose linearised variance outgrows the attractor scores
 // as the marginal distribution, not as its band of ±20 000 (Santa Fe,
 // docs/benchmarks.md). nil when st cannot be fitted there.
