@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/streamd/streamd/internal/daemon"
+	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
 )
@@ -810,6 +811,14 @@ func (r *report) summary(w io.Writer) error {
 	default:
 		fmt.Fprintf(&sb, "  model: %s kernel, form %s, M = %d (rank %d), lags %s%s, γ = %.4g, noise std %.4g, d_eff %.1f, %d swaps\n",
 			r.Model.Kernel, r.Model.Form, r.Model.M, r.Model.Rank, lagString(r.Config.Lags), width, r.Model.Gamma, r.Model.NoiseStd, r.Model.DEff, r.Model.Swaps)
+		if r.Config.GammaAuto && narx.GammaAtBound(float64(r.Model.Gamma)) {
+			// The evidence has no interior optimum (narx.GammaAtBound).
+			what := "the lags carry nothing the ridge keeps, and the forecast is flat"
+			if r.Model.Gamma > 1 {
+				what = "the fit interpolates its samples, right for a noise-free series and otherwise a sign of a wrong structure"
+			}
+			fmt.Fprintf(&sb, "  γ at its search bound (%.4g): %s\n", float64(r.Model.Gamma), what)
+		}
 		if th != nil {
 			fmt.Fprintf(&sb, "  combined with the theta method: %s; the model's weight from step 2 %.4g\n", thetaString(th), th.ModelWeight)
 		}

@@ -566,3 +566,31 @@ func TestBacktestPlannedRows(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryNamesGammaAtItsBound: the backtest summary says when an
+// inferred γ sits at a bound of its search (narx.GammaAtBound), floor or
+// ceiling, and not for an interior γ nor for a configured one.
+func TestSummaryNamesGammaAtItsBound(t *testing.T) {
+	for _, tc := range []struct {
+		gamma float64
+		auto  bool
+		want  string // "" for no such line
+	}{
+		{1e-6, true, "γ at its search bound (1e-06): the lags carry nothing the ridge keeps"},
+		{1e10, true, "γ at its search bound (1e+10): the fit interpolates its samples"},
+		{37, true, ""},
+		{1e-6, false, ""},
+	} {
+		r := &report{Protocol: "prequential", Data: "x.txt"}
+		r.Config.GammaAuto = tc.auto
+		r.Model = modelReport{Kernel: "rbf", Form: "none", M: 10, Rank: 10, Gamma: jsonFloat(tc.gamma)}
+		var b strings.Builder
+		if err := r.summary(&b); err != nil {
+			t.Fatal(err)
+		}
+		got := b.String()
+		if has := strings.Contains(got, "search bound"); tc.want == "" && has || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("γ = %g (auto %v): summary\n%s\nwant the line %q", tc.gamma, tc.auto, got, tc.want)
+		}
+	}
+}
