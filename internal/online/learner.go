@@ -395,7 +395,8 @@ type Learner struct {
 	// The form of the series (Form) and the normalisation of w, fixed at
 	// each re-choice: w ← (w − yLoc)/yScale, likewise each input. lastZ is
 	// z of the last sample (the level increments are added to); floor the
-	// Log form's floor of y.
+	// Log form's stand-in for a y at or below zero: half the smallest
+	// positive value so far (logFloor, then followed by Observe).
 	form         Form
 	lastZ, floor float64
 	// gross counts the gross errors in a row (grossError); lastBig is seen
@@ -691,6 +692,9 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	}
 	filled := l.fillGap(prevT, o.T)
 	z := l.form.transformed(o.Y, l.floor)
+	if o.Y > 0 && o.Y/2 < l.floor {
+		l.floor = o.Y / 2 // logFloor of the values so far: a value at or below zero maps just below the lowest
+	}
 	base := l.levelBase()
 	y := standardise(z-base, l.yLoc, l.yScale)
 	for i, u := range l.uRaw {

@@ -192,7 +192,18 @@ func (f Form) transformed(y, floor float64) float64 {
 	if !f.Log {
 		return y
 	}
-	return math.Log(max(y, floor))
+	return math.Log(logArg(y, floor))
+}
+
+// logArg is what a Log form takes the logarithm of: y itself when
+// positive, however small (a series that decays far below the values its
+// form was chosen on keeps being followed: clipped at a floor, its model
+// saw a constant and its forecasts stalled there), else the floor.
+func logArg(y, floor float64) float64 {
+	if y > 0 {
+		return y
+	}
+	return floor
 }
 
 // makeForm builds the standardised series of form f from the raw samples.
@@ -224,7 +235,7 @@ func (l *Learner) makeForm(f Form, ys, us []float64, floor float64) formData {
 		d.ws[k] = standardise(w[k], d.loc, d.scale)
 		j := -math.Log(d.scale)
 		if f.Log {
-			j -= math.Log(max(ys[k+d.off], floor))
+			j -= math.Log(logArg(ys[k+d.off], floor))
 		}
 		d.jac[k] = j
 	}
