@@ -401,12 +401,13 @@ func (b *backtest) futureRows(k int) [][]float64 {
 			b.future[h] = make([]float64, len(b.cfg.Planned))
 		}
 	}
-	t, step := b.s.t, b.l.Step()
-	if step <= 0 {
-		step = t[k+1] - t[k]
+	t := b.s.t
+	at := func(h int64) int64 { return b.l.StepTime(t[k], h) }
+	if b.l.Step() <= 0 {
+		at = func(h int64) int64 { return t[k] + h*(t[k+1]-t[k]) }
 	}
 	n := 0
-	for ; n < H && k+1+n < b.s.len() && t[k+1+n]-t[k] == int64(n+1)*step; n++ {
+	for ; n < H && k+1+n < b.s.len() && t[k+1+n] == at(int64(n+1)); n++ {
 		u := b.s.inputs(k + 1 + n)
 		for j, i := range b.cfg.Planned {
 			b.future[n][j] = u[i]
