@@ -34,7 +34,7 @@ func TestStepTimeFollowsTheCalendar(t *testing.T) {
 		{"2021-10-01T00:00:00Z", quarter, 2, "2022-04-01T00:00:00Z"},
 		{"2020-02-29T00:00:00Z", year, 1, "2021-02-28T00:00:00Z"},
 		{"2020-02-29T00:00:00Z", year, 4, "2024-02-29T00:00:00Z"},
-		{"2022-01-01T00:00:00Z", 7 * day, 2, "2022-01-15T00:00:00Z"}, // weekly: fixed
+		{"2022-01-01T00:00:00Z", 7 * day, 2, "2022-01-15T00:00:00Z"},  // weekly: fixed
 		{"2022-01-01T00:00:00Z", 27 * day, 1, "2022-01-28T00:00:00Z"}, // not a calendar spacing
 	} {
 		got := stepTime(ms(tc.from), tc.h, tc.step)
