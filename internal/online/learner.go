@@ -1084,7 +1084,7 @@ func (l *Learner) youngSteps(dst []ForecastStep) bool {
 	l.young = th
 	step := timeStep(ts)
 	for h := range dst {
-		dst[h] = ForecastStep{H: h + 1, T: l.lastT + int64(h+1)*step, Mean: mean[h], Std: sd[h],
+		dst[h] = ForecastStep{H: h + 1, T: stepTime(l.lastT, int64(h+1), step), Mean: mean[h], Std: sd[h],
 			Lo: mean[h] - l.z*sd[h], Hi: mean[h] + l.z*sd[h], OneStepStd: sd[0], Fallback: true}
 	}
 	return true

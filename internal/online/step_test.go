@@ -52,30 +52,35 @@ func TestStepTimeFollowsTheCalendar(t *testing.T) {
 }
 
 // TestMonthlyForecastsLandOnTheMonths: a Learner on monthly dates (the
-// 1st of each month, UTC) labels every step of its forecast with the 1st
-// of the months ahead.
+// 1st of each month, UTC) labels every step of its forecasts with the 1st
+// of the months ahead: a young series' (the theta method's, before its
+// first fit at 16 values) and a fitted one's.
 func TestMonthlyForecastsLandOnTheMonths(t *testing.T) {
 	cfg := testConfig()
 	cfg.Horizon = 14
+	cfg.Combine = CombineAuto // young forecasts from the 4th value
 	l, err := NewLearner(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ys := noisySine(130, 0.1, 3)
-	var last Result
 	for i, y := range ys {
 		tt := time.Date(2010, time.Month(1+i), 1, 0, 0, 0, 0, time.UTC)
-		if last, err = l.Observe(Observation{T: tt.UnixMilli(), Y: y}); err != nil {
+		res, err := l.Observe(Observation{T: tt.UnixMilli(), Y: y})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if len(last.Forecast) != cfg.Horizon {
-		t.Fatalf("%d forecast steps, want %d", len(last.Forecast), cfg.Horizon)
-	}
-	for h, st := range last.Forecast {
-		want := time.Date(2010, time.Month(len(ys)+1+h), 1, 0, 0, 0, 0, time.UTC)
-		if got := time.UnixMilli(st.T).UTC(); !got.Equal(want) {
-			t.Errorf("step %d at %s, want %s", h+1, got.Format(time.DateOnly), want.Format(time.DateOnly))
+		if i != 10 && i != len(ys)-1 { // a young series, a fitted one
+			continue
+		}
+		if len(res.Forecast) != cfg.Horizon {
+			t.Fatalf("value %d: %d forecast steps, want %d", i+1, len(res.Forecast), cfg.Horizon)
+		}
+		for h, st := range res.Forecast {
+			want := time.Date(2010, time.Month(i+2+h), 1, 0, 0, 0, 0, time.UTC)
+			if got := time.UnixMilli(st.T).UTC(); !got.Equal(want) {
+				t.Errorf("value %d: step %d at %s, want %s", i+1, h+1, got.Format(time.DateOnly), want.Format(time.DateOnly))
+			}
 		}
 	}
 }
