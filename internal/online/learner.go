@@ -943,11 +943,7 @@ func (l *Learner) fillGap(prevT, t int64) int {
 	fill := int(min(k-1, uint64(l.model.Config().Embedding.Depth())))
 	for j := range fill {
 		copy(l.uNorm, l.hist.LastInputs())
-		tj := t - int64(fill-j)*l.step
-		if calendarMonths(l.step) > 0 {
-			tj = stepTime(prevT, int64(k)-int64(fill-j), l.step)
-		}
-		l.calendarNorm(l.uNorm, tj)
+		l.calendarNorm(l.uNorm, stepTime(t, -int64(fill-j), l.step))
 		l.hist.Regressor(l.x, l.uNorm)
 		p := l.model.Predict(l.x)
 		l.hist.Push(p, l.uNorm)
@@ -1556,7 +1552,8 @@ func calendarMonths(step int64) int {
 	return 0
 }
 
-// stepTime returns the time h steps of spacing step after t (ms): t + h·step,
+// stepTime returns the time h steps of spacing step after t (ms; h < 0:
+// before it): t + h·step,
 // or for a calendar spacing (calendarMonths) h times its months later in
 // UTC, at the same time of day and day of the month, or at the month's
 // last day when t is at its month's (a month-end series stays at month

@@ -46,6 +46,21 @@ func TestStepTimeFollowsTheCalendar(t *testing.T) {
 			t.Errorf("%s to %s: %d steps of %d days, want %d", tc.from, tc.want, k, tc.step/day, tc.h)
 		}
 	}
+	// Back in time (gap filling anchors at the value after the gap).
+	for _, tc := range []struct {
+		from string
+		step int64
+		h    int64
+		want string
+	}{
+		{"2022-03-31T00:00:00Z", month, -1, "2022-02-28T00:00:00Z"},
+		{"2022-03-01T00:00:00Z", month, -2, "2022-01-01T00:00:00Z"},
+		{"2022-01-15T00:00:00Z", 7 * day, -2, "2022-01-01T00:00:00Z"},
+	} {
+		if got, want := stepTime(ms(tc.from), tc.h, tc.step), ms(tc.want); got != want {
+			t.Errorf("%s %d × %d days: %s, want %s", tc.from, tc.h, tc.step/day, time.UnixMilli(got).UTC().Format(time.RFC3339), tc.want)
+		}
+	}
 	if got := stepTime(10, 3, 1); got != 13 {
 		t.Errorf("sequence numbers: 10 + 3 steps of 1 = %d", got)
 	}

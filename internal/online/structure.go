@@ -440,7 +440,6 @@ func stepPeriods(step, t0 int64) []int {
 	if t0 < 1e11 {
 		return nil
 	}
-	const day = int64(86_400_000)
 	switch {
 	case step < day && day%step == 0:
 		var out []int
@@ -455,9 +454,9 @@ func stepPeriods(step, t0 int64) []int {
 		return []int{7, 365}
 	case step == 7*day:
 		return []int{52}
-	case step >= 28*day && step <= 31*day:
+	case calendarMonths(step) == 1:
 		return []int{12}
-	case step >= 89*day && step <= 92*day:
+	case calendarMonths(step) == 3:
 		return []int{4}
 	}
 	return nil
