@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -415,9 +414,9 @@ type Learner struct {
 
 	lastT    int64
 	haveT    bool
-	step     int64 // time step between samples, frozen at the fit
-	seen     int64 // observations accepted
-	learned  int64 // samples learned online after the fit
+	sp       spacing // time between samples, frozen at the fit
+	seen     int64   // observations accepted
+	learned  int64   // samples learned online after the fit
 	sinceFc  int
 	x, uNorm []float64
 	uHold    [][]float64
@@ -622,13 +621,21 @@ func (l *Learner) CombinationWeight() float64 { return l.cal.weight }
 
 // Step returns the time step between samples, frozen at the fit (0 before
 // it): the median spacing of the times, from which StepTime gives the
-// forecast steps' times.
-func (l *Learner) Step() int64 { return l.step }
+// forecast steps' times. A business-day series' is a day (WeekdaysOff).
+func (l *Learner) Step() int64 { return l.sp.step }
 
 // StepTime returns the time of the h-th step after t in the series'
-// spacing: t + h·Step, or calendar months for monthly, quarterly and
-// yearly times (the forecast steps' times, ForecastStep.T).
-func (l *Learner) StepTime(t, h int64) int64 { return stepTime(t, h, l.step) }
+// spacing: t + h·Step, calendar months for monthly, quarterly and yearly
+// times, working days for a daily series with days off (the forecast
+// steps' times, ForecastStep.T).
+func (l *Learner) StepTime(t, h int64) int64 { return l.sp.after(t, h) }
+
+// WeekdaysOff returns the weekdays of a daily series that carry no values
+// (bit d for time.Weekday d, UTC; Saturday and Sunday for business days),
+// frozen at the fit: they are not steps (StepTime) nor gaps to fill, and a
+// week has 7 less their number of steps. 0 before the fit and for every
+// other series.
+func (l *Learner) WeekdaysOff() uint8 { return l.sp.off }
 
 // Model exposes the underlying model for diagnostics (read-only use).
 func (l *Learner) Model() *narx.Model { return l.model }
@@ -933,17 +940,17 @@ const retuneMinGain = 2
 // a re-choice, which the values kept feed). It returns the number of
 // samples filled.
 func (l *Learner) fillGap(prevT, t int64) int {
-	if l.step <= 0 {
+	if l.sp.step <= 0 {
 		return 0
 	}
-	k := l.stepsFrom(prevT, t)
+	k := l.sp.steps(prevT, t)
 	if k < 2 {
 		return 0
 	}
 	fill := int(min(k-1, uint64(l.model.Config().Embedding.Depth())))
 	for j := range fill {
 		copy(l.uNorm, l.hist.LastInputs())
-		l.calendarNorm(l.uNorm, stepTime(t, -int64(fill-j), l.step))
+		l.calendarNorm(l.uNorm, l.sp.after(t, -int64(fill-j)))
 		l.hist.Regressor(l.x, l.uNorm)
 		p := l.model.Predict(l.x)
 		l.hist.Push(p, l.uNorm)
@@ -993,7 +1000,7 @@ func (l *Learner) holdInputs(n int, future [][]float64) [][]float64 {
 				u[i] = standardise(future[h][j], l.uLoc[i], l.uScale[i])
 			}
 		}
-		l.calendarNorm(u, stepTime(l.lastT, int64(h+1), l.step))
+		l.calendarNorm(u, l.sp.after(l.lastT, int64(h+1)))
 		last = u
 	}
 	return l.uHold[:n]
@@ -1015,7 +1022,7 @@ func (l *Learner) calibrate(t int64, y float64, outlier, refit bool, future [][]
 	}
 	if c.live {
 		// In steps of time: a gap's missing values are steps not scored.
-		h := l.stepsFrom(c.origin, t)
+		h := l.sp.steps(c.origin, t)
 		c.score(int(min(h, uint64(c.H)+1)), y, !outlier)
 	}
 	if c.live || l.learned < c.due || refit {
@@ -1078,9 +1085,9 @@ func (l *Learner) youngSteps(dst []ForecastStep) bool {
 		}
 	}
 	l.young = th
-	step := timeStep(ts)
+	sp := spacingOf(ts)
 	for h := range dst {
-		dst[h] = ForecastStep{H: h + 1, T: stepTime(l.lastT, int64(h+1), step), Mean: mean[h], Std: sd[h],
+		dst[h] = ForecastStep{H: h + 1, T: sp.after(l.lastT, int64(h+1)), Mean: mean[h], Std: sd[h],
 			Lo: mean[h] - l.z*sd[h], Hi: mean[h] + l.z*sd[h], OneStepStd: sd[0], Fallback: true}
 	}
 	return true
@@ -1133,7 +1140,7 @@ func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
 			z, v = level, s.CumVar
 		}
 		st := l.back(z, l.yScale*math.Sqrt(v))
-		st.H, st.T = h+1, stepTime(l.lastT, int64(h+1), l.step)
+		st.H, st.T = h+1, l.sp.after(l.lastT, int64(h+1))
 		st.OneStepStd = l.yScale * math.Sqrt(s.OneStepVar)
 		if l.form.Log {
 			st.OneStepStd *= st.Mean // the delta method: d y = y d ln y
@@ -1272,7 +1279,7 @@ func (l *Learner) Forecast(dst []ForecastStep, inputs [][]float64) error {
 	norm := make([][]float64, len(dst))
 	for h := range norm {
 		norm[h] = make([]float64, l.nu)
-		l.calendarNorm(norm[h], stepTime(l.lastT, int64(h+1), l.step))
+		l.calendarNorm(norm[h], l.sp.after(l.lastT, int64(h+1)))
 		for i := 0; i < l.nUser; i++ {
 			norm[h][i] = standardise(inputs[h][i], l.uLoc[i], l.uScale[i])
 		}
@@ -1352,7 +1359,7 @@ func (l *Learner) fit() error {
 		return err
 	}
 	l.setStructure(m)
-	l.step = timeStep(l.warmT)
+	l.sp = spacingOf(l.warmT)
 	l.form, l.floor = d.form, l.logFloor(l.warmY)
 	l.yLoc, l.yScale, l.uLoc, l.uScale = d.loc, d.scale, uLoc, uScale
 	if l.rscale != nil {
@@ -1500,94 +1507,4 @@ func cleanGross(ys []float64) int {
 		}
 	}
 	return n
-}
-
-// stepsBetween returns how many time steps of step > 0 lead from a to b ≥
-// a, rounded to the nearest (half a step up): in uint64, so that neither
-// the difference nor the rounding overflows where int64 arithmetic would.
-func stepsBetween(a, b, step int64) uint64 {
-	d, s := uint64(b)-uint64(a), uint64(step)
-	q, r := d/s, d%s
-	if r >= (s+1)/2 {
-		q++
-	}
-	return q
-}
-
-// stepsFrom returns how many steps of the series' spacing t is after a
-// (stepTime's inverse, rounded).
-func (l *Learner) stepsFrom(a, t int64) uint64 {
-	m := calendarMonths(l.step)
-	if m == 0 {
-		return stepsBetween(a, t, l.step)
-	}
-	ta, tb := time.UnixMilli(a).UTC(), time.UnixMilli(t).UTC()
-	months := (tb.Year()-ta.Year())*12 + int(tb.Month()-ta.Month())
-	switch dd := tb.Day() - ta.Day(); { // to the nearest month
-	case dd > 15:
-		months++
-	case dd < -15:
-		months--
-	}
-	return uint64(max((months+m/2)/m, 0))
-}
-
-const day = 24 * 3600 * 1000 // ms
-
-// calendarMonths returns the calendar months a series' spacing step (ms)
-// stands for: 1, 3 or 12 for a median spacing of 28–31, 89–92 or 365–366
-// days (monthly, quarterly, yearly times), else 0 (a fixed spacing). The
-// months of a calendar have unequal lengths, and a fixed spacing of their
-// median drifts off them: monthly dates forecast 31 days apart were
-// labelled the 4th of March after the 1st of February.
-func calendarMonths(step int64) int {
-	switch {
-	case step >= 28*day && step <= 31*day:
-		return 1
-	case step >= 89*day && step <= 92*day:
-		return 3
-	case step >= 365*day && step <= 366*day:
-		return 12
-	}
-	return 0
-}
-
-// stepTime returns the time h steps of spacing step after t (ms; h < 0:
-// before it): t + h·step,
-// or for a calendar spacing (calendarMonths) h times its months later in
-// UTC, at the same time of day and day of the month, or at the month's
-// last day when t is at its month's (a month-end series stays at month
-// ends) or the day does not exist there.
-func stepTime(t, h, step int64) int64 {
-	m := calendarMonths(step)
-	if m == 0 {
-		return t + h*step
-	}
-	tt := time.UnixMilli(t).UTC()
-	y, mo, d := tt.Date()
-	first := time.Date(y, mo+time.Month(h*int64(m)), 1, tt.Hour(), tt.Minute(), tt.Second(), tt.Nanosecond(), time.UTC)
-	ty, tm, _ := first.Date()
-	if d == daysIn(y, mo) || d > daysIn(ty, tm) {
-		d = daysIn(ty, tm)
-	}
-	return first.AddDate(0, 0, d-1).UnixMilli()
-}
-
-// daysIn returns the number of days of month m of year y.
-func daysIn(y int, m time.Month) int {
-	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
-}
-
-// timeStep returns the median positive difference of consecutive times (1 if
-// none): the spacing assumed for forecast timestamps.
-func timeStep(t []int64) int64 {
-	d := make([]int64, 0, len(t))
-	for i := 1; i < len(t); i++ {
-		d = append(d, t[i]-t[i-1])
-	}
-	if len(d) == 0 {
-		return 1
-	}
-	slices.Sort(d)
-	return max(d[len(d)/2], 1)
 }

@@ -16,10 +16,10 @@ import (
 )
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
-// reads it and versions 6 to 14, which lack the fields tagged with a later
+// reads it and versions 6 to 15, which lack the fields tagged with a later
 // version (binenc.go), and rejects every other version with
 // ErrSnapshotVersion.
-const SnapshotVersion = 15
+const SnapshotVersion = 16
 
 // oldestSnapshot is the oldest version decoding reads.
 const oldestSnapshot = 6
@@ -94,6 +94,11 @@ type learnerState struct {
 	// (shiftState); zero before version 15, whose restore watches from the
 	// next sample.
 	Shift shiftState `snapshot:"15"`
+
+	// Off is the weekdays without values of a daily series (spacing); 0
+	// before version 16, whose restore steps by calendar days until the
+	// next fit.
+	Off uint8 `snapshot:"16"`
 }
 
 // MarshalBinary encodes the Learner's complete state: magic, version (uint16,
@@ -107,7 +112,7 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 		Form: l.form, LastZ: l.lastZ, Floor: l.floor, Gross: l.gross,
 		YLoc: l.yLoc, YScale: l.yScale, ULoc: slices.Clone(l.uLoc), UScale: slices.Clone(l.uScale),
 		Outliers: l.outliers,
-		LastT:    l.lastT, HaveT: l.haveT, Step: l.step, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
+		LastT:    l.lastT, HaveT: l.haveT, Step: l.sp.step, Off: l.sp.off, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
 		Config:    configKeys(l.cfg),
 		InputLags: l.model.Config().Embedding.InputLags,
 		Values:    l.values,
@@ -252,8 +257,8 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		fresh.shift = st.Shift
 	}
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
-	fresh.lastT, fresh.haveT, fresh.step, fresh.seen, fresh.learned, fresh.sinceFc =
-		st.LastT, st.HaveT, st.Step, st.Seen, st.Learned, st.SinceForecast
+	fresh.lastT, fresh.haveT, fresh.sp, fresh.seen, fresh.learned, fresh.sinceFc =
+		st.LastT, st.HaveT, spacing{st.Step, st.Off}, st.Seen, st.Learned, st.SinceForecast
 	// A calibration of another horizon or level (the configuration
 	// changed) or from before version 13 starts again at the next sample.
 	switch {

@@ -358,7 +358,7 @@ func testOlderSnapshot(t *testing.T, version int) {
 // least 90 % of the next 500 values: a model mis-restored from bytes read
 // out of place predicts nothing like a sine.
 func TestGoldenOlderSnapshots(t *testing.T) {
-	for _, file := range []string{"learner-v6.snap", "learner-v7.snap", "learner-v8.snap", "learner-v9.snap", "learner-v10.snap", "learner-v11.snap", "learner-v12.snap", "learner-v13.snap", "learner-v14.snap"} {
+	for _, file := range []string{"learner-v6.snap", "learner-v7.snap", "learner-v8.snap", "learner-v9.snap", "learner-v10.snap", "learner-v11.snap", "learner-v12.snap", "learner-v13.snap", "learner-v14.snap", "learner-v15.snap"} {
 		t.Run(file, func(t *testing.T) {
 			snap, err := os.ReadFile(filepath.Join("testdata", file))
 			if err != nil {
@@ -373,7 +373,7 @@ func TestGoldenOlderSnapshots(t *testing.T) {
 			if err := l.UnmarshalBinary(snap); err != nil {
 				t.Fatal(err)
 			}
-			valuesKept := file == "learner-v9.snap" || file == "learner-v10.snap" || file == "learner-v11.snap" || file == "learner-v12.snap" || file == "learner-v13.snap" || file == "learner-v14.snap"
+			valuesKept := file == "learner-v9.snap" || file == "learner-v10.snap" || file == "learner-v11.snap" || file == "learner-v12.snap" || file == "learner-v13.snap" || file == "learner-v14.snap" || file == "learner-v15.snap"
 			wantTheta := file == "learner-v8.snap" || valuesKept
 			if l.seen != 400 || !l.Fitted() || (l.Theta() != nil) != wantTheta || l.LastT() != 3990 {
 				t.Fatalf("restored: seen %d, fitted %v, theta %v, last t %d", l.seen, l.Fitted(), l.Theta() != nil, l.LastT())

@@ -8,7 +8,7 @@ import (
 // TestStepTimeFollowsTheCalendar: a median spacing of 28–31, 89–92 or
 // 365–366 days steps by calendar months (1, 3, 12), keeping the day of
 // the month and the time of day, a month end staying at month ends; any
-// other spacing adds h·step; stepsFrom inverts it.
+// other spacing adds h·step; spacing.steps inverts it.
 func TestStepTimeFollowsTheCalendar(t *testing.T) {
 	ms := func(s string) int64 {
 		tt, err := time.Parse(time.RFC3339, s)
@@ -37,12 +37,12 @@ func TestStepTimeFollowsTheCalendar(t *testing.T) {
 		{"2022-01-01T00:00:00Z", 7 * day, 2, "2022-01-15T00:00:00Z"},  // weekly: fixed
 		{"2022-01-01T00:00:00Z", 27 * day, 1, "2022-01-28T00:00:00Z"}, // not a calendar spacing
 	} {
-		got := stepTime(ms(tc.from), tc.h, tc.step)
+		got := spacing{step: tc.step}.after(ms(tc.from), tc.h)
 		if want := ms(tc.want); got != want {
 			t.Errorf("%s + %d × %d days: %s, want %s", tc.from, tc.h, tc.step/day, time.UnixMilli(got).UTC().Format(time.RFC3339), tc.want)
 		}
-		l := &Learner{step: tc.step}
-		if k := l.stepsFrom(ms(tc.from), got); k != uint64(tc.h) {
+		sp := spacing{step: tc.step}
+		if k := sp.steps(ms(tc.from), got); k != uint64(tc.h) {
 			t.Errorf("%s to %s: %d steps of %d days, want %d", tc.from, tc.want, k, tc.step/day, tc.h)
 		}
 	}
@@ -57,11 +57,11 @@ func TestStepTimeFollowsTheCalendar(t *testing.T) {
 		{"2022-03-01T00:00:00Z", month, -2, "2022-01-01T00:00:00Z"},
 		{"2022-01-15T00:00:00Z", 7 * day, -2, "2022-01-01T00:00:00Z"},
 	} {
-		if got, want := stepTime(ms(tc.from), tc.h, tc.step), ms(tc.want); got != want {
+		if got, want := (spacing{step: tc.step}).after(ms(tc.from), tc.h), ms(tc.want); got != want {
 			t.Errorf("%s %d × %d days: %s, want %s", tc.from, tc.h, tc.step/day, time.UnixMilli(got).UTC().Format(time.RFC3339), tc.want)
 		}
 	}
-	if got := stepTime(10, 3, 1); got != 13 {
+	if got := (spacing{step: 1}).after(10, 3); got != 13 {
 		t.Errorf("sequence numbers: 10 + 3 steps of 1 = %d", got)
 	}
 }
@@ -96,6 +96,192 @@ func TestMonthlyForecastsLandOnTheMonths(t *testing.T) {
 			if got := time.UnixMilli(st.T).UTC(); !got.Equal(want) {
 				t.Errorf("value %d: step %d at %s, want %s", i+1, h+1, got.Format(time.DateOnly), want.Format(time.DateOnly))
 			}
+		}
+	}
+}
+
+// walkDays is the reference for working-day steps: h steps after t (h < 0:
+// before), one calendar day at a time, skipping the days off.
+func walkDays(t, h int64, off uint8) int64 {
+	dir := int64(1)
+	if h < 0 {
+		dir, h = -1, -h
+	}
+	for h > 0 {
+		t += dir * day
+		if off&(1<<time.UnixMilli(t).UTC().Weekday()) == 0 {
+			h--
+		}
+	}
+	return t
+}
+
+// TestWorkingDaySteps: with days off, a step is the next working day
+// (Friday's is Monday), after agrees with a day-by-day walk from every
+// weekday for h in [−40, 40], and steps inverts it.
+func TestWorkingDaySteps(t *testing.T) {
+	const satSun = 1<<time.Saturday | 1<<time.Sunday
+	const friSat = 1<<time.Friday | 1<<time.Saturday
+	const sun = 1 << time.Sunday
+	mon := time.Date(2024, 3, 4, 16, 30, 0, 0, time.UTC).UnixMilli() // a Monday, at a market's close
+	for _, off := range []uint8{satSun, friSat, sun} {
+		sp := spacing{step: day, off: off}
+		for d := int64(0); d < 7; d++ {
+			t0 := mon + d*day
+			working := off&(1<<time.UnixMilli(t0).UTC().Weekday()) == 0
+			for h := int64(-40); h <= 40; h++ {
+				got, want := sp.after(t0, h), walkDays(t0, h, off)
+				if got != want {
+					t.Fatalf("off %07b: %s %+d working days: %s, want %s", off, time.UnixMilli(t0).UTC().Format(time.DateOnly), h,
+						time.UnixMilli(got).UTC().Format(time.DateOnly), time.UnixMilli(want).UTC().Format(time.DateOnly))
+				}
+				if working && h >= 0 {
+					if k := sp.steps(t0, got); k != uint64(h) {
+						t.Fatalf("off %07b: %s to %s: %d steps, want %d", off, time.UnixMilli(t0).UTC().Format(time.DateOnly),
+							time.UnixMilli(got).UTC().Format(time.DateOnly), k, h)
+					}
+				}
+			}
+		}
+	}
+	fri := mon + 4*day
+	if got := (spacing{step: day, off: satSun}).after(fri, 1); got != mon+7*day {
+		t.Errorf("Friday's next business day: %s", time.UnixMilli(got).UTC().Format(time.RFC3339))
+	}
+	// Jitter below half a day rounds, as for any spacing.
+	if k := (spacing{step: day, off: satSun}).steps(fri, mon+7*day+3*3600*1000); k != 1 {
+		t.Errorf("Friday to Monday 03:00 later: %d steps, want 1", k)
+	}
+}
+
+// TestWeekdaysOff: days off are the weekdays on which no time of a daily
+// series over two weeks or more falls, at most two of them; read in UTC,
+// so local midnights east of Greenwich put a business week on Sunday to
+// Thursday.
+func TestWeekdaysOff(t *testing.T) {
+	days := func(start time.Time, n int, keep func(time.Weekday) bool) []int64 {
+		var ts []int64
+		for d := start; len(ts) < n; d = d.AddDate(0, 0, 1) {
+			if keep(d.UTC().Weekday()) {
+				ts = append(ts, d.UnixMilli())
+			}
+		}
+		return ts
+	}
+	weekdays := func(w time.Weekday) bool { return w != time.Saturday && w != time.Sunday }
+	all := func(time.Weekday) bool { return true }
+	mon := time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC)
+	cet := time.FixedZone("CET", 3600)
+	for _, tc := range []struct {
+		name string
+		ts   []int64
+		want uint8
+	}{
+		{"business days, four weeks", days(mon, 20, weekdays), 1<<time.Saturday | 1<<time.Sunday},
+		{"business days, two weeks and a day", days(mon, 11, weekdays), 1<<time.Saturday | 1<<time.Sunday},
+		{"business days, under two weeks", days(mon, 10, weekdays), 0},
+		{"every day", days(mon, 60, all), 0},
+		{"Sundays off", days(mon, 30, func(w time.Weekday) bool { return w != time.Sunday }), 1 << time.Sunday},
+		{"three days off: sparse, not a week", days(mon, 30, func(w time.Weekday) bool { return w%2 == 1 || w == time.Sunday+2 }), 0},
+		{"local midnights, CET", days(time.Date(2024, 3, 4, 0, 0, 0, 0, cet), 20, func(w time.Weekday) bool { return w != time.Friday && w != time.Saturday }),
+			1<<time.Friday | 1<<time.Saturday},
+		{"sequence numbers", []int64{1, 2, 3, 6, 7, 8, 9, 10, 13, 14, 15, 16, 17, 20, 21, 22, 23, 24}, 0},
+	} {
+		if got := weekdaysOff(tc.ts, timeStep(tc.ts)); got != tc.want {
+			t.Errorf("%s: off %07b, want %07b", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestBusinessDaySeries: a series of business days (values Monday to
+// Friday, dated) steps from Friday to Monday: no weekend is filled as a
+// gap (a missing Wednesday is, once), its forecasts are dated on working
+// days, its week is five steps long, and a restore keeps all of it.
+func TestBusinessDaySeries(t *testing.T) {
+	cfg := testConfig()
+	cfg.Horizon = 8
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ys := noisySine(200, 0.1, 4)
+	const satSun = 1<<time.Saturday | 1<<time.Sunday
+	holiday := time.Date(2024, 7, 3, 0, 0, 0, 0, time.UTC) // a Wednesday
+	d := time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC)
+	var prev time.Time
+	var snap []byte
+	var after []Observation // the observations after the snapshot
+	var last Result
+	for i := 0; i < len(ys); d = d.AddDate(0, 0, 1) {
+		if w := d.Weekday(); w == time.Saturday || w == time.Sunday || d.Equal(holiday) {
+			continue
+		}
+		obs := Observation{T: d.UnixMilli(), Y: ys[i]}
+		if snap != nil {
+			after = append(after, obs)
+		}
+		res, err := l.Observe(obs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = res
+		i++
+		if !l.Fitted() {
+			prev = d
+			continue
+		}
+		if l.WeekdaysOff() != satSun {
+			t.Fatalf("value %d: weekdays off %07b, want Saturday and Sunday", i, l.WeekdaysOff())
+		}
+		wantFilled := 0
+		if prev.AddDate(0, 0, 2).Equal(d) && prev.Weekday() == time.Tuesday {
+			wantFilled = 1 // the holiday
+		}
+		if res.Filled != wantFilled {
+			t.Errorf("%s (after %s): filled %d, want %d", d.Format(time.DateOnly), prev.Format(time.DateOnly), res.Filled, wantFilled)
+		}
+		last := d
+		for _, st := range res.Forecast {
+			next := last.AddDate(0, 0, 1)
+			for next.Weekday() == time.Saturday || next.Weekday() == time.Sunday {
+				next = next.AddDate(0, 0, 1)
+			}
+			if got := time.UnixMilli(st.T).UTC(); !got.Equal(next) {
+				t.Fatalf("forecast from %s: step %d at %s, want %s", d.Format(time.DateOnly), st.H, got.Format("Mon 2006-01-02"), next.Format("Mon 2006-01-02"))
+			}
+			last = next
+		}
+		prev = d
+		if i == 150 {
+			if snap, err = l.MarshalBinary(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if p := l.cfg.knownPeriods(l.warmT); len(p) == 0 || p[0] != 5 {
+		t.Errorf("calendar periods %v, want the five-day week first", p)
+	}
+	// A restore keeps the days off: the forecasts after it are the
+	// original's, to the bit.
+	r, _ := NewLearner(cfg)
+	if err := r.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	if r.WeekdaysOff() != satSun {
+		t.Fatalf("restored weekdays off %07b", r.WeekdaysOff())
+	}
+	var res Result
+	for _, obs := range after {
+		if res, err = r.Observe(obs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(res.Forecast) != len(last.Forecast) {
+		t.Fatalf("restored: %d forecast steps, want %d", len(res.Forecast), len(last.Forecast))
+	}
+	for h, st := range res.Forecast {
+		if st != last.Forecast[h] {
+			t.Errorf("restored: step %d %+v, want %+v", h+1, st, last.Forecast[h])
 		}
 	}
 }

@@ -139,7 +139,7 @@ func (c Config) knownPeriods(ts []int64) []int {
 	case c.Season < 0 || len(ts) < 2:
 		return nil
 	}
-	return stepPeriods(timeStep(ts), ts[0])
+	return stepPeriods(spacingOf(ts), ts[0])
 }
 
 // keptMax is the most raw samples kept for the re-choices: Warmup, or, while
@@ -423,10 +423,8 @@ func (l *Learner) periodsOf(ys []float64, ts []int64) []int {
 	return detectPeriods(ys)
 }
 
-// stepPeriods returns the calendar periods of a sampling step, main one
-// first, when t (of the first sample) reads as Unix milliseconds: a
-// sequence number is not a time, and one past 1e11 (March 1973 in
-// milliseconds) would be a counter of implausible size. A step that
+// stepPeriods returns the calendar periods of a sampling spacing, main one
+// first, when t (of the first sample) is a time (isTime). A step that
 // divides a day: the day in steps while two of its cycles fit in
 // maxLastFit values, so that a re-choice can rank its lag (a second: none),
 // and the week while seasonCycles of its cycles do, so that the weekly
@@ -435,12 +433,13 @@ func (l *Learner) periodsOf(ys []float64, ts []int64) []int {
 // and 504; five minutes 288 alone (its week, 2 016, would hold every
 // sample until the re-choice at 4 096, where two weeks cannot validate a
 // weekly profile, and a profile ring of 12 weeks: 24 192 numbers); daily
-// (7, 365); weekly (52); monthly (12); quarterly (4).
-func stepPeriods(step, t0 int64) []int {
-	if t0 < 1e11 {
+// (7, 365; with days off, the working days of a week and a year: 5 and
+// 261 for business days); weekly (52); monthly (12); quarterly (4).
+func stepPeriods(sp spacing, t0 int64) []int {
+	if !isTime(t0) {
 		return nil
 	}
-	switch {
+	switch step := sp.step; {
 	case step < day && day%step == 0:
 		var out []int
 		if d := day / step; 2*(d+3) <= maxLastFit {
@@ -451,7 +450,8 @@ func stepPeriods(step, t0 int64) []int {
 		}
 		return out
 	case step == day:
-		return []int{7, 365}
+		w := sp.week()
+		return []int{w, int(365.25*float64(w)/7 + 0.5)}
 	case step == 7*day:
 		return []int{52}
 	case calendarMonths(step) == 1:

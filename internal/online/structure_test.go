@@ -875,7 +875,7 @@ func TestPeriodsFromTheStep(t *testing.T) {
 	if got := l.periods(ys[:100]); !slices.Equal(got, []int{24}) {
 		t.Errorf("hourly, 100 samples: periods %v, want [24]", got)
 	}
-	if got := stepPeriods(1, 5); got != nil {
+	if got := stepPeriods(spacing{step: 1}, 5); got != nil {
 		t.Errorf("sequence numbers: periods %v", got)
 	}
 	const minute, day = int64(60_000), 24 * hour
@@ -899,7 +899,7 @@ func TestPeriodsFromTheStep(t *testing.T) {
 		{31 * day, []int{12}},
 		{92 * day, []int{4}},
 	} {
-		if got := stepPeriods(c.step, start); !slices.Equal(got, c.want) {
+		if got := stepPeriods(spacing{step: c.step}, start); !slices.Equal(got, c.want) {
 			t.Errorf("step %d ms: periods %v, want %v", c.step, got, c.want)
 		}
 	}

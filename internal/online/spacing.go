@@ -1,0 +1,198 @@
+package online
+
+import (
+	"math/bits"
+	"slices"
+	"time"
+)
+
+// spacing is the time between a series' consecutive values, frozen at its
+// fit (spacingOf): step, the median difference of the times, read as
+// calendar months where calendarMonths says so; and, for a daily series,
+// the weekdays that carry no values (off, bit d for time.Weekday d in
+// UTC): a business-day series, Monday to Friday, has off Saturday and
+// Sunday, so that Friday's next step is Monday, its week five steps
+// (stepPeriods), and a weekend is no gap to fill. Without off the weekend
+// would be two missing values a week, filled with predictions that lags
+// and seasons then count as values (one-step NMSE 0.50 against 0.16 for
+// the same values without their dates, docs/benchmarks.md "Business
+// days").
+type spacing struct {
+	step int64
+	off  uint8
+}
+
+// spacingOf returns the spacing of samples at times ts.
+func spacingOf(ts []int64) spacing {
+	step := timeStep(ts)
+	return spacing{step: step, off: weekdaysOff(ts, step)}
+}
+
+// minOffSpan is how many days the times must span before weekdays without
+// values are read as days off: two weeks, so that every weekday had two
+// chances at least (a young series' forecasts, from its 4th value, are
+// dated in calendar days until then). A daily series with a missing day
+// here and there is no business-day series; one whose Saturdays and
+// Sundays never carried a value in two weeks or more is.
+const minOffSpan = 14
+
+// weekdaysOff returns the weekdays (bit d for time.Weekday d, UTC) on which
+// none of the times ts fall, for a daily step (step one day, ts times) over
+// at least minOffSpan days; 0 otherwise, and 0 when more than two weekdays
+// are missing (a sparse series, not a working week: its gaps are gaps).
+func weekdaysOff(ts []int64, step int64) uint8 {
+	if step != day || len(ts) < 2 || !isTime(ts[0]) || ts[len(ts)-1]-ts[0] < minOffSpan*day {
+		return 0
+	}
+	var seen uint8
+	for _, t := range ts {
+		seen |= 1 << weekday(t)
+	}
+	off := ^seen & 0x7f
+	if bits.OnesCount8(off) > 2 {
+		return 0
+	}
+	return off
+}
+
+// weekday returns t's day of the week in UTC (time.Weekday).
+func weekday(t int64) int { return int(time.UnixMilli(t).UTC().Weekday()) }
+
+// isTime reports whether t (of a series' first sample) reads as Unix
+// milliseconds: a sequence number is not a time, and one past 1e11 (March
+// 1973 in milliseconds) would be a counter of implausible size.
+func isTime(t int64) bool { return t >= 1e11 }
+
+// week returns the steps in a week of a daily spacing: 7 less the days off.
+func (s spacing) week() int { return 7 - bits.OnesCount8(s.off) }
+
+// after returns the time h steps after t (ms; h < 0: before it):
+// t + h·step; for a calendar spacing (calendarMonths) h times its months
+// later in UTC, at the same time of day and day of the month, or at the
+// month's last day when t is at its month's (a month-end series stays at
+// month ends) or the day does not exist there; with days off, h working
+// days later at the same time of day. O(1): whole weeks are counted, at
+// most six days walked.
+func (s spacing) after(t, h int64) int64 {
+	if s.off != 0 {
+		return t + s.workingDays(t, h)*day
+	}
+	m := calendarMonths(s.step)
+	if m == 0 {
+		return t + h*s.step
+	}
+	tt := time.UnixMilli(t).UTC()
+	y, mo, d := tt.Date()
+	first := time.Date(y, mo+time.Month(h*int64(m)), 1, tt.Hour(), tt.Minute(), tt.Second(), tt.Nanosecond(), time.UTC)
+	ty, tm, _ := first.Date()
+	if d == daysIn(y, mo) || d > daysIn(ty, tm) {
+		d = daysIn(ty, tm)
+	}
+	return first.AddDate(0, 0, d-1).UnixMilli()
+}
+
+// workingDays returns the calendar days (negative for h < 0) from t to the
+// h-th day after it, or before it for h < 0, that is not off: any seven
+// consecutive days hold week() of them, and the rest of h, 1 to week() of
+// them, is walked (so that the step lands on a working day where t is not
+// one).
+func (s spacing) workingDays(t, h int64) int64 {
+	if h == 0 {
+		return 0
+	}
+	dir := int64(1)
+	if h < 0 {
+		dir, h = -1, -h
+	}
+	w := int64(s.week())
+	q := (h - 1) / w
+	days := q * 7
+	d := int64(weekday(t))
+	for r := h - q*w; r > 0; {
+		days++
+		if s.off&(1<<((d+dir*days%7+7)%7)) == 0 {
+			r--
+		}
+	}
+	return dir * days
+}
+
+// steps returns how many steps t is after a (after's inverse, rounded to
+// the nearest step; 0 for t before a).
+func (s spacing) steps(a, t int64) uint64 {
+	if s.off != 0 {
+		k := stepsBetween(a, t, day) // calendar days, rounded
+		n := k / 7 * uint64(s.week())
+		d := weekday(a)
+		for j := uint64(1); j <= k%7; j++ {
+			if s.off&(1<<((d+int(j))%7)) == 0 {
+				n++
+			}
+		}
+		return n
+	}
+	m := calendarMonths(s.step)
+	if m == 0 {
+		return stepsBetween(a, t, s.step)
+	}
+	ta, tb := time.UnixMilli(a).UTC(), time.UnixMilli(t).UTC()
+	months := (tb.Year()-ta.Year())*12 + int(tb.Month()-ta.Month())
+	switch dd := tb.Day() - ta.Day(); { // to the nearest month
+	case dd > 15:
+		months++
+	case dd < -15:
+		months--
+	}
+	return uint64(max((months+m/2)/m, 0))
+}
+
+// stepsBetween returns how many time steps of step > 0 lead from a to b ≥
+// a, rounded to the nearest (half a step up): in uint64, so that neither
+// the difference nor the rounding overflows where int64 arithmetic would.
+func stepsBetween(a, b, step int64) uint64 {
+	d, s := uint64(b)-uint64(a), uint64(step)
+	q, r := d/s, d%s
+	if r >= (s+1)/2 {
+		q++
+	}
+	return q
+}
+
+const day = 24 * 3600 * 1000 // ms
+
+// calendarMonths returns the calendar months a series' spacing step (ms)
+// stands for: 1, 3 or 12 for a median spacing of 28–31, 89–92 or 365–366
+// days (monthly, quarterly, yearly times), else 0 (a fixed spacing). The
+// months of a calendar have unequal lengths, and a fixed spacing of their
+// median drifts off them: monthly dates forecast 31 days apart were
+// labelled the 4th of March after the 1st of February.
+func calendarMonths(step int64) int {
+	switch {
+	case step >= 28*day && step <= 31*day:
+		return 1
+	case step >= 89*day && step <= 92*day:
+		return 3
+	case step >= 365*day && step <= 366*day:
+		return 12
+	}
+	return 0
+}
+
+// daysIn returns the number of days of month m of year y.
+func daysIn(y int, m time.Month) int {
+	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}
+
+// timeStep returns the median positive difference of consecutive times (1 if
+// none): the spacing assumed for forecast timestamps.
+func timeStep(t []int64) int64 {
+	d := make([]int64, 0, len(t))
+	for i := 1; i < len(t); i++ {
+		d = append(d, t[i]-t[i-1])
+	}
+	if len(d) == 0 {
+		return 1
+	}
+	slices.Sort(d)
+	return max(d[len(d)/2], 1)
+}
