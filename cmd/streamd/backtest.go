@@ -719,6 +719,7 @@ type modelReport struct {
 	Theta         *sink.ThetaInfo `json:"theta,omitempty"`       // with combine theta
 	BandScale     jsonFloat       `json:"band_scale,omitempty"`  // sink.ModelInfo.BandScale
 	LevelShift    jsonFloat       `json:"level_shift,omitempty"` // sink.ModelInfo.LevelShift
+	DaysOff       []string        `json:"days_off,omitempty"`    // sink.ModelInfo.DaysOff
 }
 
 func (b *backtest) report(protocol string, nTrain int) *report {
@@ -780,7 +781,7 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 		rep.Model = modelReport{M: info.M, Rank: info.Rank, Kernel: mi.Kernel, Form: mi.Form, Sigma2: jsonFloat(mi.Sigma2), Gamma: jsonFloat(info.Gamma),
 			NoiseStd: jsonFloat(mi.NoiseStd), DEff: jsonFloat(info.DEff), Swaps: info.Swaps, BasisRefresh: info.BasisRefresh, Outliers: b.l.Outliers(),
 			SamplesWeight: jsonFloat(info.SamplesWeight), Entropy: jsonFloat(info.Entropy), Combine: mi.Combine, Theta: mi.Theta,
-			BandScale: jsonFloat(mi.BandScale), LevelShift: jsonFloat(mi.LevelShift)}
+			BandScale: jsonFloat(mi.BandScale), LevelShift: jsonFloat(mi.LevelShift), DaysOff: mi.DaysOff}
 	} else {
 		// Not fitted yet: no model; the young forecast, if any, the theta
 		// method's alone.
@@ -828,6 +829,9 @@ func (r *report) summary(w io.Writer) error {
 		}
 		if c := float64(r.Model.LevelShift); c != 0 {
 			fmt.Fprintf(&sb, "  forecasts corrected by %.4g for a shift of the level not learned yet\n", c)
+		}
+		if len(r.Model.DaysOff) > 0 {
+			fmt.Fprintf(&sb, "  days off (no values, not steps): %s\n", strings.Join(r.Model.DaysOff, ", "))
 		}
 	}
 	fmt.Fprintf(&sb, "  %-12s %6s %10s %10s %10s %10s %10s\n", "", "n", "NMSE", "RMSE", "MAE", "cover95", "NLPD")

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
@@ -563,6 +564,55 @@ func TestBacktestPlannedRows(t *testing.T) {
 	for _, h := range r.Metrics.ByHorizon {
 		if nmse := val(h.NMSE); !(nmse < 0.05) || h.N < 190 {
 			t.Errorf("step %d: NMSE %v over %d targets, want < 0.05 (the planned u used)", h.H, nmse, h.N)
+		}
+	}
+}
+
+// TestBacktestBusinessDays: a series dated Monday to Friday with a planned
+// input steps from Friday to Monday, so that every forecast step lands on
+// a row of the file: the iterated forecast takes its planned inputs from
+// the rows that follow (the build before refused it, its step 1 a
+// Saturday), the prequential run scores every step of every forecast
+// (before, the steps dated on weekends had no value), and the report and
+// summary name the days off.
+func TestBacktestBusinessDays(t *testing.T) {
+	const n, H = 400, 3
+	rng := rand.New(rand.NewPCG(5, 4))
+	var csv strings.Builder
+	csv.WriteString("date,y,u\n")
+	for d, k := time.Date(2023, 1, 2, 0, 0, 0, 0, time.UTC), 0; k < n; d = d.AddDate(0, 0, 1) {
+		if d.Weekday() == time.Saturday || d.Weekday() == time.Sunday {
+			continue
+		}
+		u := rng.NormFloat64()
+		fmt.Fprintf(&csv, "%s,%.10g,%.10g\n", d.Format(time.DateOnly), 3*u+0.05*rng.NormFloat64(), u)
+		k++
+	}
+	data := writeFile(t, "bd.csv", csv.String())
+	cfg := writeFile(t, "u.yaml", "model: {inputs: 1, input_lags: [0], planned_inputs: [0], lags: [1], combine: none}\n")
+	common := []string{"--data", data, "--time", "date", "--column", "y", "--inputs", "u", "--config", cfg, "--horizon", fmt.Sprint(H)}
+	stdout, stderr, code := backtestRun(t, append(common, "--protocol", "iterated", "--train", "300", "--report", "-")...)
+	if code != 0 {
+		t.Fatalf("iterated: exit %d: %s", code, stderr)
+	}
+	r := readReport(t, []byte(stdout))
+	if nmse := val(r.Metrics.NMSE); r.NEval != H || !(nmse < 0.05) {
+		t.Errorf("iterated: %d steps scored, NMSE %v; want %d, < 0.05 (the planned u used)", r.NEval, nmse, H)
+	}
+	if got := fmt.Sprint(r.Model["days_off"]); got != "[Saturday Sunday]" {
+		t.Errorf("report's model.days_off %s, want [Saturday Sunday]", got)
+	}
+	stdout, stderr, code = backtestRun(t, append(common, "--eval-from", "201")...)
+	if code != 0 {
+		t.Fatalf("prequential: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "days off (no values, not steps): Saturday, Sunday") {
+		t.Errorf("summary does not name the days off:\n%s", stdout)
+	}
+	stdout, _, _ = backtestRun(t, append(common, "--eval-from", "201", "--report", "-")...)
+	for _, h := range readReport(t, []byte(stdout)).Metrics.ByHorizon {
+		if nmse := val(h.NMSE); !(nmse < 0.05) || h.N < 200-h.H {
+			t.Errorf("step %d: NMSE %v over %d targets, want < 0.05 over %d (every forecast's step scored)", h.H, nmse, h.N, 200-h.H)
 		}
 	}
 }

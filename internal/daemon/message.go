@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"math"
+	"time"
 
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
@@ -79,8 +80,23 @@ func ModelInfoOf(l *online.Learner) sink.ModelInfo {
 		mi.BandScale = s
 	}
 	mi.LevelShift = l.LevelShift()
+	mi.DaysOff = daysOff[l.WeekdaysOff()&0x7f]
 	return mi
 }
+
+// daysOff names the weekdays of each set of days off (bit d for
+// time.Weekday d), built once so that a message takes its names without
+// allocating.
+var daysOff = func() (names [128][]string) {
+	for off := range names {
+		for i := 1; i <= 7; i++ { // Monday first, as ISO 8601's week
+			if d := time.Weekday(i % 7); off&(1<<d) != 0 {
+				names[off] = append(names[off], d.String())
+			}
+		}
+	}
+	return names
+}()
 
 // thetaInfo describes the theta method th, averaged with the model's weight
 // w, for a forecast message.

@@ -127,6 +127,16 @@ func (w *jsonWriter) model(mi *ModelInfo) {
 	if mi.LevelShift != 0 { // omitempty
 		w.float(`,"level_shift":`, mi.LevelShift)
 	}
+	if len(mi.DaysOff) > 0 { // omitempty
+		w.raw(`,"days_off":[`)
+		for i, d := range mi.DaysOff {
+			if i > 0 {
+				w.raw(",")
+			}
+			w.b = appendString(w.b, d)
+		}
+		w.raw("]")
+	}
 	w.raw("}")
 }
 

@@ -97,6 +97,11 @@ type ModelInfo struct {
 	// in the model's form (y, or ln y for a log form; a differenced form's
 	// per step); absent while none applies (online's shift watch).
 	LevelShift float64 `json:"level_shift,omitempty"`
+	// DaysOff are the weekdays a daily series has no values on (English
+	// names, Monday first; online.Learner.WeekdaysOff): its steps skip them
+	// (Saturday and Sunday for business days); absent for every other
+	// series.
+	DaysOff []string `json:"days_off,omitempty"`
 }
 
 // ThetaInfo describes the theta method of a combination: its smoothing
