@@ -77,7 +77,7 @@ func (c *backtestCommand) flags(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.protocol, "protocol", "prequential", "`NAME` of the protocol: prequential or iterated")
 	fs.StringVar(&c.column, "column", "", "CSV column of y: `NAME|INDEX` (default: the only column not used otherwise)")
 	fs.StringVar(&c.inputs, "inputs", "", "CSV columns of the exogenous inputs, comma-separated `COLS`")
-	fs.StringVar(&c.timeColumn, "time", "", "CSV column of the time `COL` (integer, RFC 3339 or date; default: the sample number)")
+	fs.StringVar(&c.timeColumn, "time", "", "CSV column of the time `COL` (integer, RFC 3339, date or month YYYY-MM; default: the sample number)")
 	fs.StringVar(&c.truthColumn, "truth", "", "CSV column `COL` to score against instead of y (e.g. the clean signal behind contaminated observations); the model still learns y")
 	fs.IntVar(&c.train, "train", 0, "iterated: learn the first `N` values, missing ones not counted (default: all but the last --horizon)")
 	fs.IntVar(&c.horizon, "horizon", 0, "forecast horizon `H` (default: forecast.horizon of the configuration)")

@@ -99,7 +99,7 @@ func readSeries(r io.Reader, cols columns) (*series, error) {
 		if cols.time != "" {
 			what = fmt.Sprintf("--time %s holds sequence numbers (model.time_unit: sequence)", cols.time)
 		}
-		return nil, fmt.Errorf("%w: model.calendar derives features from t, but %s: give --time a column of RFC 3339 times or dates YYYY-MM-DD, or of Unix times with model.time_unit: ms or s",
+		return nil, fmt.Errorf("%w: model.calendar derives features from t, but %s: give --time a column of RFC 3339 times, dates YYYY-MM-DD or months YYYY-MM, or of Unix times with model.time_unit: ms or s",
 			errData, what)
 	}
 	return s, err

@@ -40,9 +40,12 @@ func (u Unit) String() string {
 }
 
 // timestampLayouts are the text forms of a time, tried in order. Parsing
-// accepts fractional seconds after the seconds of any of them. The last
-// three have no zone and are read as UTC.
-var timestampLayouts = [...]string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", time.DateOnly}
+// accepts fractional seconds after the seconds of any of them. All but the
+// first have no zone and are read as UTC. Times to the minute and months
+// (ISO 8601's reduced precision, as spreadsheets and monthly data sets
+// write them: "1949-01") are the first of their minute or month.
+var timestampLayouts = [...]string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05",
+	"2006-01-02T15:04", "2006-01-02 15:04", time.DateOnly, "2006-01"}
 
 // ParseTime reads a sample's time t, in one of two kinds:
 //
@@ -52,8 +55,9 @@ var timestampLayouts = [...]string{time.RFC3339Nano, "2006-01-02T15:04:05", "200
 //     whose milliseconds overflow int64 are an error, not a wrapped value;
 //   - a timestamp, whatever the unit: RFC 3339 with or without fractional
 //     seconds ("2024-12-25T06:30:00Z", "2024-12-25T06:30:00.5+01:00"),
-//     "2006-01-02T15:04:05" or "2006-01-02 15:04:05" (UTC), or an ISO date
-//     YYYY-MM-DD (midnight UTC); returned in Unix milliseconds (fractions of
+//     "2006-01-02T15:04:05" or "2006-01-02 15:04:05" (UTC), the same to the
+//     minute ("2006-01-02 15:04"), an ISO date YYYY-MM-DD (midnight UTC) or
+//     a month YYYY-MM (its first day); returned in Unix milliseconds (fractions of
 //     a millisecond truncated toward the past), isTime true.
 //
 // A time in milliseconds feeds the calendar features; a sequence number has
@@ -78,7 +82,7 @@ func ParseTime(s string, unit Unit) (t int64, isTime bool, err error) {
 	if t, err := ParseTimestamp(s); err == nil {
 		return t, true, nil
 	}
-	return 0, false, fmt.Errorf("%q is not an integer, an RFC 3339 time or a date YYYY-MM-DD", strings.Clone(s))
+	return 0, false, fmt.Errorf("%q is not an integer, an RFC 3339 time, a date YYYY-MM-DD or a month YYYY-MM", strings.Clone(s))
 }
 
 // ParseTimestamp reads the timestamp forms of ParseTime only (not an
@@ -90,5 +94,5 @@ func ParseTimestamp(s string) (int64, error) {
 			return ts.UnixMilli(), nil
 		}
 	}
-	return 0, fmt.Errorf("%q is not an RFC 3339 time or a date YYYY-MM-DD", strings.Clone(s))
+	return 0, fmt.Errorf("%q is not an RFC 3339 time, a date YYYY-MM-DD or a month YYYY-MM", strings.Clone(s))
 }

@@ -31,6 +31,10 @@ func TestParseTime(t *testing.T) {
 		{"2024-12-25T06:30:00", Sequence, xmas + 6*3600_000 + 1800_000, true}, // no zone: UTC
 		{"2024-12-25 06:30:00", Sequence, xmas + 6*3600_000 + 1800_000, true},
 		{"2024-12-25 06:30:00.25", Sequence, xmas + 6*3600_000 + 1800_000 + 250, true},
+		{"2024-12-25 06:30", Sequence, xmas + 6*3600_000 + 1800_000, true}, // to the minute
+		{"2024-12-25T06:30", Millis, xmas + 6*3600_000 + 1800_000, true},
+		{"2024-12", Sequence, time.Date(2024, 12, 1, 0, 0, 0, 0, time.UTC).UnixMilli(), true}, // a month: its first day
+		{"1949-01", Seconds, time.Date(1949, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli(), true},
 		{"1969-12-31T23:59:59.9995Z", Sequence, -1, true}, // truncated toward the past
 		{strconv.FormatInt(math.MaxInt64/1000, 10), Seconds, math.MaxInt64 / 1000 * 1000, true},
 		{strconv.FormatInt(math.MaxInt64, 10), Millis, math.MaxInt64, true},
@@ -51,6 +55,9 @@ func TestParseTime(t *testing.T) {
 		{" 5", Sequence, `" 5"`},
 		{"", Sequence, `""`},
 		{"2024-13-01", Sequence, `"2024-13-01"`},
+		{"2024-13", Sequence, `"2024-13"`},
+		{"2024-1", Sequence, `"2024-1"`},
+		{"24-12", Sequence, `"24-12"`},
 		{"9223372036854775808", Sequence, "9223372036854775808"}, // beyond int64
 		{strconv.FormatInt(math.MaxInt64/1000+1, 10), Seconds, "overflow"},
 		{strconv.FormatInt(math.MinInt64/1000-1, 10), Seconds, "overflow"},

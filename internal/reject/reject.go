@@ -32,7 +32,7 @@ const (
 	NonFiniteInput  Reason = "non_finite_input"    // an input not finite
 	BadFuture       Reason = "bad_future"          // future not a list of rows of the planned inputs' number, or too many rows
 	NonFiniteFuture Reason = "non_finite_future"   // a planned input in future not finite
-	BadTime         Reason = "bad_time"            // t not an integer, an RFC 3339 time or a date (or seconds overflowing ms), or of another kind than the series' earlier t
+	BadTime         Reason = "bad_time"            // t not an integer, an RFC 3339 time, a date or a month (or seconds overflowing ms), or of another kind than the series' earlier t
 	TNotIncreasing  Reason = "t_not_increasing"    // t not after the series' last t
 )
 

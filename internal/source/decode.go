@@ -88,8 +88,8 @@ type Record struct {
 //
 // t is read with calendar's parser: a JSON number must be an integer, in
 // Unit (a sequence number, or Unix ms or s); a JSON string must be a
-// timestamp (RFC 3339, "2006-01-02T15:04:05" or "2006-01-02 15:04:05" in
-// UTC, or a date YYYY-MM-DD at midnight UTC), whatever the Unit, and a
+// timestamp (calendar.ParseTimestamp: RFC 3339, or in UTC a time without a
+// zone, a date YYYY-MM-DD or a month YYYY-MM), whatever the Unit, and a
 // string holding an integer is not one. Seconds that overflow int64
 // milliseconds are rejected.
 //
