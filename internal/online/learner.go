@@ -1085,7 +1085,7 @@ func (l *Learner) youngSteps(dst []ForecastStep) bool {
 		}
 	}
 	l.young = th
-	sp := spacingOf(ts)
+	sp := spacingOf(ts, l.cfg.Calendar.Location)
 	for h := range dst {
 		dst[h] = ForecastStep{H: h + 1, T: sp.after(l.lastT, int64(h+1)), Mean: mean[h], Std: sd[h],
 			Lo: mean[h] - l.z*sd[h], Hi: mean[h] + l.z*sd[h], OneStepStd: sd[0], Fallback: true}
@@ -1359,7 +1359,7 @@ func (l *Learner) fit() error {
 		return err
 	}
 	l.setStructure(m)
-	l.sp = spacingOf(l.warmT)
+	l.sp = spacingOf(l.warmT, l.cfg.Calendar.Location)
 	l.form, l.floor = d.form, l.logFloor(l.warmY)
 	l.yLoc, l.yScale, l.uLoc, l.uScale = d.loc, d.scale, uLoc, uScale
 	if l.rscale != nil {

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/robust"
@@ -95,10 +96,12 @@ type learnerState struct {
 	// next sample.
 	Shift shiftState `snapshot:"15"`
 
-	// Off is the weekdays without values of a daily series (spacing); 0
-	// before version 16, whose restore steps by calendar days until the
-	// next fit.
-	Off uint8 `snapshot:"16"`
+	// Off is the weekdays without values of a daily series, and Local
+	// whether its spacing is read on the wall clock of the calendar's time
+	// zone (spacing); 0 and false before version 16, whose restore steps
+	// by calendar days of UTC until the next fit.
+	Off   uint8 `snapshot:"16"`
+	Local bool  `snapshot:"16"`
 }
 
 // MarshalBinary encodes the Learner's complete state: magic, version (uint16,
@@ -112,7 +115,7 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 		Form: l.form, LastZ: l.lastZ, Floor: l.floor, Gross: l.gross,
 		YLoc: l.yLoc, YScale: l.yScale, ULoc: slices.Clone(l.uLoc), UScale: slices.Clone(l.uScale),
 		Outliers: l.outliers,
-		LastT:    l.lastT, HaveT: l.haveT, Step: l.sp.step, Off: l.sp.off, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
+		LastT:    l.lastT, HaveT: l.haveT, Step: l.sp.step, Off: l.sp.off, Local: l.sp.loc != nil, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
 		Config:    configKeys(l.cfg),
 		InputLags: l.model.Config().Embedding.InputLags,
 		Values:    l.values,
@@ -258,7 +261,12 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	}
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
 	fresh.lastT, fresh.haveT, fresh.sp, fresh.seen, fresh.learned, fresh.sinceFc =
-		st.LastT, st.HaveT, spacing{st.Step, st.Off}, st.Seen, st.Learned, st.SinceForecast
+		st.LastT, st.HaveT, spacing{st.Step, st.Off, nil}, st.Seen, st.Learned, st.SinceForecast
+	if st.Local && fresh.cfg.Calendar.Location != time.UTC {
+		// The zone is the configuration's: under another one (a changed
+		// key the restore names) the wall clock is the new zone's.
+		fresh.sp.loc = fresh.cfg.Calendar.Location
+	}
 	// A calibration of another horizon or level (the configuration
 	// changed) or from before version 13 starts again at the next sample.
 	switch {

@@ -17,15 +17,75 @@ import (
 // and seasons then count as values (one-step NMSE 0.50 against 0.16 for
 // the same values without their dates, docs/benchmarks.md "Business
 // days").
+//
+// The spacing is read on a clock: UTC's, or, with loc, the wall clock of
+// the calendar's time zone (model.calendar.time_zone), when the values
+// keep a local time of day that UTC's shifts by the zone's daylight-saving
+// changes (daily values at local midnight are at 22:00 UTC in a Paris
+// summer and 23:00 in its winter). On that clock a day is a calendar day
+// of the zone, 23 or 25 hours across a change: steps keep the local time
+// of day, days off are local weekdays, and a change is no gap. Values at
+// a constant UTC time of day (dates) keep UTC's clock whatever the zone.
 type spacing struct {
 	step int64
 	off  uint8
+	loc  *time.Location // nil: UTC
 }
 
-// spacingOf returns the spacing of samples at times ts.
-func spacingOf(ts []int64) spacing {
-	step := timeStep(ts)
-	return spacing{step: step, off: weekdaysOff(ts, step)}
+// spacingOf returns the spacing of samples at times ts, on the wall clock
+// of loc (nil: UTC) when their times of day are constant there, unless
+// they are UTC midnights (dates); else on UTC's. Values that have not yet
+// crossed a daylight-saving change keep their time of day on both clocks:
+// the zone is configured for the series, so its clock is taken, but dates
+// parse to UTC midnights and stay on UTC's. O(len(ts)), and it allocates
+// the wall times with a zone.
+func spacingOf(ts []int64, loc *time.Location) spacing {
+	s := spacing{}
+	if loc != nil && loc != time.UTC && len(ts) > 1 && isTime(ts[0]) && !(sameTimeOfDay(ts) && ts[0]%day == 0) {
+		local := spacing{loc: loc}
+		walls := make([]int64, len(ts))
+		for i, t := range ts {
+			walls[i] = local.wall(t)
+		}
+		if sameTimeOfDay(walls) {
+			s, ts = local, walls
+		}
+	}
+	s.step = timeStep(ts)
+	s.off = weekdaysOff(ts, s.step)
+	return s
+}
+
+// sameTimeOfDay reports whether every time of ts is at the same time of
+// day in UTC.
+func sameTimeOfDay(ts []int64) bool {
+	tod := func(t int64) int64 { return ((t % day) + day) % day }
+	for _, t := range ts[1:] {
+		if tod(t) != tod(ts[0]) {
+			return false
+		}
+	}
+	return true
+}
+
+// wall returns t as s's clock reads it, in milliseconds of a UTC that
+// keeps no daylight saving: t plus loc's offset at t (t itself on UTC's).
+func (s spacing) wall(t int64) int64 {
+	if s.loc == nil {
+		return t
+	}
+	_, off := time.UnixMilli(t).In(s.loc).Zone()
+	return t + int64(off)*1000
+}
+
+// instant returns the time at which s's clock reads w (wall's inverse; a
+// wall time that a change skips or repeats resolves as time.Date does).
+func (s spacing) instant(w int64) int64 {
+	if s.loc == nil {
+		return w
+	}
+	u := time.UnixMilli(w).UTC()
+	return time.Date(u.Year(), u.Month(), u.Day(), u.Hour(), u.Minute(), u.Second(), u.Nanosecond(), s.loc).UnixMilli()
 }
 
 // minOffSpan is how many days the times must span before weekdays without
@@ -37,7 +97,7 @@ func spacingOf(ts []int64) spacing {
 const minOffSpan = 14
 
 // weekdaysOff returns the weekdays (bit d for time.Weekday d, UTC) on which
-// none of the times ts fall, for a daily step (step one day, ts times) over
+// none of the times ts (on the spacing's clock) fall, for a daily step (step one day, ts times) over
 // at least minOffSpan days; 0 otherwise, and 0 when more than two weekdays
 // are missing (a sparse series, not a working week: its gaps are gaps).
 func weekdaysOff(ts []int64, step int64) uint8 {
@@ -66,14 +126,19 @@ func isTime(t int64) bool { return t >= 1e11 }
 // week returns the steps in a week of a daily spacing: 7 less the days off.
 func (s spacing) week() int { return 7 - bits.OnesCount8(s.off) }
 
-// after returns the time h steps after t (ms; h < 0: before it):
-// t + h·step; for a calendar spacing (calendarMonths) h times its months
-// later in UTC, at the same time of day and day of the month, or at the
+// after returns the time h steps after t (ms; h < 0: before it), counted
+// on the spacing's clock: t + h·step; for a calendar spacing
+// (calendarMonths) h times its months later, at the same time of day and day of the month, or at the
 // month's last day when t is at its month's (a month-end series stays at
 // month ends) or the day does not exist there; with days off, h working
 // days later at the same time of day. O(1): whole weeks are counted, at
 // most six days walked.
 func (s spacing) after(t, h int64) int64 {
+	return s.instant(s.afterWall(s.wall(t), h))
+}
+
+// afterWall is after on the spacing's clock.
+func (s spacing) afterWall(t, h int64) int64 {
 	if s.off != 0 {
 		return t + s.workingDays(t, h)*day
 	}
@@ -120,6 +185,7 @@ func (s spacing) workingDays(t, h int64) int64 {
 // steps returns how many steps t is after a (after's inverse, rounded to
 // the nearest step; 0 for t before a).
 func (s spacing) steps(a, t int64) uint64 {
+	a, t = s.wall(a), s.wall(t)
 	if s.off != 0 {
 		k := stepsBetween(a, t, day) // calendar days, rounded
 		n := k / 7 * uint64(s.week())

@@ -1,6 +1,10 @@
 package online
 
 import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/streamd/streamd/internal/calendar"
 	"testing"
 	"time"
 )
@@ -191,6 +195,21 @@ func TestWeekdaysOff(t *testing.T) {
 			t.Errorf("%s: off %07b, want %07b", tc.name, got, tc.want)
 		}
 	}
+	// On the wall clock of the zone the same local midnights have their
+	// local days off (spacingOf).
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Local midnights kept on UTC's Sunday to Thursday: Paris's Monday to
+	// Friday, across the change of 27 October.
+	local := days(time.Date(2024, 10, 7, 0, 0, 0, 0, paris), 20, func(w time.Weekday) bool { return w != time.Friday && w != time.Saturday })
+	if sp := spacingOf(local, paris); sp.loc != paris || sp.off != 1<<time.Saturday|1<<time.Sunday {
+		t.Errorf("Paris business days on Paris's clock: off %07b (clock %v), want Saturday and Sunday", sp.off, sp.loc)
+	}
+	if sp := spacingOf(local, nil); sp.off != 1<<time.Friday|1<<time.Saturday {
+		t.Errorf("Paris business days on UTC's clock: off %07b, want Friday and Saturday", sp.off)
+	}
 }
 
 // TestBusinessDaySeries: a series of business days (values Monday to
@@ -283,5 +302,93 @@ func TestBusinessDaySeries(t *testing.T) {
 		if st != last.Forecast[h] {
 			t.Errorf("restored: step %d %+v, want %+v", h+1, st, last.Forecast[h])
 		}
+	}
+}
+
+// TestStepsKeepTheZonesDays: daily values at midnight in Paris (22:00 UTC
+// in summer, 23:00 in winter) with the calendar in Europe/Paris step by
+// the zone's calendar days across both daylight-saving changes: every
+// forecast step is at a local midnight, no change is a gap, the day of
+// the week of each step is its local one (the level is 5 higher on
+// Saturdays and Sundays), and a restore keeps the clock. Dates (midnight
+// UTC) keep UTC's days in the same zone, and without the zone the local
+// midnights drift by the change's hour.
+func TestStepsKeepTheZonesDays(t *testing.T) {
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Fatal(err)
+	}
+	level := func(tt time.Time) float64 {
+		if wd := tt.Weekday(); wd == time.Saturday || wd == time.Sunday {
+			return 15
+		}
+		return 10
+	}
+	run := func(loc *time.Location, in *time.Location, check func(i int, res Result)) *Learner {
+		cfg := autoConfig()
+		cfg.LagCandidates = nil
+		cfg.Model.Embedding.YLags = []int{1}
+		cfg.Calendar = calendar.Spec{Features: []calendar.Feature{calendar.DayOfWeek}, Location: loc}
+		cfg.Horizon = 14
+		l, err := NewLearner(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(8, 9))
+		for i := range 320 { // 3 June 2024 to 19 April 2025: both changes
+			d := time.Date(2024, 6, 3+i, 0, 0, 0, 0, in)
+			res, err := l.Observe(Observation{T: d.UnixMilli(), Y: level(d) + 0.1*rng.NormFloat64()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Fitted() {
+				check(i, res)
+			}
+		}
+		return l
+	}
+	midnights := func(name string, in *time.Location) func(int, Result) {
+		return func(i int, res Result) {
+			if res.Filled != 0 {
+				t.Fatalf("%s, value %d: %d filled", name, i, res.Filled)
+			}
+			for _, st := range res.Forecast {
+				tt := time.UnixMilli(st.T).In(in)
+				if tt.Hour() != 0 || tt.Minute() != 0 {
+					t.Fatalf("%s, forecast from value %d: step %d at %s", name, i, st.H, tt.Format(time.RFC3339))
+				}
+				if i == 319 && math.Abs(st.Mean-level(tt)) > 1 {
+					t.Errorf("%s: step %d (%v): forecast %.2f, level %v", name, st.H, tt.Weekday(), st.Mean, level(tt))
+				}
+			}
+		}
+	}
+	l := run(paris, paris, midnights("local midnights", paris))
+	if l.sp.loc != paris {
+		t.Fatalf("local midnights: the spacing's clock is %v, want Paris", l.sp.loc)
+	}
+	snap, err := l.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := NewLearner(l.Config())
+	if err := r.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	// From the last value (19 April) back across the change of 30 March.
+	for h := int64(-30); h <= 200; h += 10 {
+		if tt := time.UnixMilli(r.StepTime(l.LastT(), h)).In(paris); tt.Hour() != 0 {
+			t.Fatalf("restored: step %d at %s", h, tt.Format(time.RFC3339))
+		}
+	}
+	run(paris, time.UTC, midnights("dates", time.UTC))
+	drifted := false
+	run(nil, paris, func(i int, res Result) {
+		for _, st := range res.Forecast {
+			drifted = drifted || time.UnixMilli(st.T).In(paris).Hour() != 0
+		}
+	})
+	if !drifted {
+		t.Error("without the zone every step stayed at a local midnight: the test shows nothing")
 	}
 }

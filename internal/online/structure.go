@@ -139,7 +139,7 @@ func (c Config) knownPeriods(ts []int64) []int {
 	case c.Season < 0 || len(ts) < 2:
 		return nil
 	}
-	return stepPeriods(spacingOf(ts), ts[0])
+	return stepPeriods(spacingOf(ts, c.Calendar.Location), ts[0])
 }
 
 // keptMax is the most raw samples kept for the re-choices: Warmup, or, while
