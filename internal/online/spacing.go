@@ -1,6 +1,7 @@
 package online
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 	"time"
@@ -97,9 +98,17 @@ func (s spacing) instant(w int64) int64 {
 const minOffSpan = 14
 
 // weekdaysOff returns the weekdays (bit d for time.Weekday d, UTC) on which
-// none of the times ts (on the spacing's clock) fall, for a daily step (step one day, ts times) over
-// at least minOffSpan days; 0 otherwise, and 0 when more than two weekdays
-// are missing (a sparse series, not a working week: its gaps are gaps).
+// none of the times ts (on the spacing's clock) fall, for a daily step
+// (step one day, ts times) over at least minOffSpan days, when chance
+// cannot explain it; 0 otherwise, and 0 when more than two weekdays are
+// missing (a sparse series, not a working week: its gaps are gaps).
+// Chance: were each day missing independently at the rate the other
+// weekdays are, a weekday that occurs k times in the span would be missing
+// every time with probability (1 − r)^k, r their rate of values; the sum
+// over the days off must be below offChance. Business days with a holiday
+// or two pass at once (r ≈ 0.95: 10⁻⁵ over four weeks); daily values
+// missing one day in five do not, where a weekday missing three times in
+// three weeks is a 1 % chance.
 func weekdaysOff(ts []int64, step int64) uint8 {
 	if step != day || len(ts) < 2 || !isTime(ts[0]) || ts[len(ts)-1]-ts[0] < minOffSpan*day {
 		return 0
@@ -109,10 +118,44 @@ func weekdaysOff(ts []int64, step int64) uint8 {
 		seen |= 1 << weekday(t)
 	}
 	off := ^seen & 0x7f
-	if bits.OnesCount8(off) > 2 {
+	if off == 0 || bits.OnesCount8(off) > 2 {
+		return 0
+	}
+	// Occurrences of each weekday in the span's days.
+	var k [7]float64
+	first, last := floorDiv(ts[0], day), floorDiv(ts[len(ts)-1], day)
+	for d := first; d <= min(last, first+6); d++ {
+		k[weekday(d*day)] = float64((last-d)/7 + 1)
+	}
+	var possible, p float64
+	for d, n := range k {
+		if off&(1<<d) == 0 {
+			possible += n
+		}
+	}
+	r := min(float64(len(ts))/possible, 1)
+	for d, n := range k {
+		if off&(1<<d) != 0 {
+			p += math.Pow(1-r, n)
+		}
+	}
+	if p >= offChance {
 		return 0
 	}
 	return off
+}
+
+// offChance is the probability below which weekdays without values are
+// not taken for chance (weekdaysOff).
+const offChance = 1e-3
+
+// floorDiv returns ⌊a/b⌋ for b > 0.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b < 0 {
+		q--
+	}
+	return q
 }
 
 // weekday returns t's day of the week in UTC (time.Weekday).

@@ -186,6 +186,16 @@ func TestWeekdaysOff(t *testing.T) {
 		{"business days, under two weeks", days(mon, 10, weekdays), 0},
 		{"every day", days(mon, 60, all), 0},
 		{"Sundays off", days(mon, 30, func(w time.Weekday) bool { return w != time.Sunday }), 1 << time.Sunday},
+		{"business days, a holiday", func() []int64 { ts := days(mon, 20, weekdays); return append(ts[:7], ts[8:]...) }(), 1<<time.Saturday | 1<<time.Sunday},
+		{"every day, one in five missing: Wednesdays by chance", func() []int64 {
+			var ts []int64
+			for i, t := range days(mon, 21, all) { // three weeks
+				if w := time.UnixMilli(t).UTC().Weekday(); w != time.Wednesday && i%5 != 3 {
+					ts = append(ts, t)
+				}
+			}
+			return ts
+		}(), 0},
 		{"three days off: sparse, not a week", days(mon, 30, func(w time.Weekday) bool { return w%2 == 1 || w == time.Sunday+2 }), 0},
 		{"local midnights, CET", days(time.Date(2024, 3, 4, 0, 0, 0, 0, cet), 20, func(w time.Weekday) bool { return w != time.Friday && w != time.Saturday }),
 			1<<time.Friday | 1<<time.Saturday},
