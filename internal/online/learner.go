@@ -626,11 +626,11 @@ func (l *Learner) Step() int64 { return l.sp.step }
 
 // StepTime returns the time of the h-th step after t in the series'
 // spacing: t + h·Step, calendar months for monthly, quarterly and yearly
-// times, working days for a daily series with days off (the forecast
+// times, steps on working days only for a series with days off (the forecast
 // steps' times, ForecastStep.T).
 func (l *Learner) StepTime(t, h int64) int64 { return l.sp.after(t, h) }
 
-// WeekdaysOff returns the weekdays of a daily series that carry no values
+// WeekdaysOff returns the weekdays of a daily or finer series that carry no values
 // (bit d for time.Weekday d, UTC; Saturday and Sunday for business days),
 // frozen at the fit: they are not steps (StepTime) nor gaps to fill, and a
 // week has 7 less their number of steps. 0 before the fit and for every

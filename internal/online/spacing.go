@@ -9,11 +9,12 @@ import (
 
 // spacing is the time between a series' consecutive values, frozen at its
 // fit (spacingOf): step, the median difference of the times, read as
-// calendar months where calendarMonths says so; and, for a daily series,
-// the weekdays that carry no values (off, bit d for time.Weekday d in
-// UTC): a business-day series, Monday to Friday, has off Saturday and
-// Sunday, so that Friday's next step is Monday, its week five steps
-// (stepPeriods), and a weekend is no gap to fill. Without off the weekend
+// calendar months where calendarMonths says so; and, for a step of a day
+// or one that divides a day, the weekdays that carry no values (off, bit
+// d for time.Weekday d in UTC): a business-day series, Monday to Friday,
+// has off Saturday and Sunday, so that Friday's next step is Monday (an
+// hourly one's Friday 23:00 is followed by Monday 00:00), its week five
+// days of steps (stepPeriods), and a weekend is no gap to fill. Without off the weekend
 // would be two missing values a week, filled with predictions that lags
 // and seasons then count as values (one-step NMSE 0.50 against 0.16 for
 // the same values without their dates, docs/benchmarks.md "Business
@@ -90,32 +91,36 @@ func (s spacing) instant(w int64) int64 {
 }
 
 // minOffSpan is how many days the times must span before weekdays without
-// values are read as days off: two weeks, so that every weekday had two
-// chances at least (a young series' forecasts, from its 4th value, are
-// dated in calendar days until then). A daily series with a missing day
-// here and there is no business-day series; one whose Saturdays and
-// Sundays never carried a value in two weeks or more is.
+// values can be read as days off: two weeks, so that every weekday had two
+// chances (one missing Saturday in a week of otherwise daily values is no
+// weekend off); whether their absence is more than chance is weekdaysOff's
+// test. A business-day series' young forecasts are dated in calendar days
+// until then.
 const minOffSpan = 14
 
 // weekdaysOff returns the weekdays (bit d for time.Weekday d, UTC) on which
-// none of the times ts (on the spacing's clock) fall, for a daily step
-// (step one day, ts times) over at least minOffSpan days, when chance
+// none of the times ts (on the spacing's clock) fall, for a step of a day
+// or one that divides a day (ts times) over at least minOffSpan days, when chance
 // cannot explain it; 0 otherwise, and 0 when more than two weekdays are
 // missing (a sparse series, not a working week: its gaps are gaps).
 // Chance: were each day missing independently at the rate the other
 // weekdays are, a weekday that occurs k times in the span would be missing
-// every time with probability (1 − r)^k, r their rate of values; the sum
+// every time with probability (1 − r)^k, r their rate of days with a value; the sum
 // over the days off must be below offChance. Business days with a holiday
 // or two pass at once (r ≈ 0.95: 10⁻⁵ over four weeks); daily values
 // missing one day in five do not, where a weekday missing three times in
 // three weeks is a 1 % chance.
 func weekdaysOff(ts []int64, step int64) uint8 {
-	if step != day || len(ts) < 2 || !isTime(ts[0]) || ts[len(ts)-1]-ts[0] < minOffSpan*day {
+	if step > day || day%step != 0 || len(ts) < 2 || !isTime(ts[0]) || ts[len(ts)-1]-ts[0] < minOffSpan*day {
 		return 0
 	}
 	var seen uint8
+	days, prev := 0, int64(math.MinInt64) // the days with a value (ts increase)
 	for _, t := range ts {
 		seen |= 1 << weekday(t)
+		if d := floorDiv(t, day); d != prev {
+			days, prev = days+1, d
+		}
 	}
 	off := ^seen & 0x7f
 	if off == 0 || bits.OnesCount8(off) > 2 {
@@ -133,7 +138,7 @@ func weekdaysOff(ts []int64, step int64) uint8 {
 			possible += n
 		}
 	}
-	r := min(float64(len(ts))/possible, 1)
+	r := min(float64(days)/possible, 1)
 	for d, n := range k {
 		if off&(1<<d) != 0 {
 			p += math.Pow(1-r, n)
@@ -183,7 +188,29 @@ func (s spacing) after(t, h int64) int64 {
 // afterWall is after on the spacing's clock.
 func (s spacing) afterWall(t, h int64) int64 {
 	if s.off != 0 {
-		return t + s.workingDays(t, h)*day
+		if h == 0 {
+			return t
+		}
+		P := day / s.step
+		if s.off&(1<<weekday(t)) != 0 {
+			// A time on a day off lies between the last step of the
+			// working day before and the first of the one after (on the
+			// grid of its time within a step, o): its first step either
+			// way is one of those.
+			D := floorDiv(t, day)
+			o := (t - D*day) % s.step
+			if h > 0 {
+				t, h = (D+s.workingDays(t, 1))*day+o, h-1
+			} else {
+				t, h = (D+s.workingDays(t, -1))*day+(P-1)*s.step+o, h+1
+			}
+		}
+		// t is step j of its day (P steps a day, one for a daily
+		// series): step j + h is step j2 of the dd-th working day after.
+		j := (t - floorDiv(t, day)*day) / s.step
+		dd := floorDiv(j+h, P)
+		j2 := j + h - dd*P
+		return t + s.workingDays(t, dd)*day + (j2-j)*s.step
 	}
 	m := calendarMonths(s.step)
 	if m == 0 {
@@ -225,10 +252,33 @@ func (s spacing) workingDays(t, h int64) int64 {
 	return dir * days
 }
 
+// workingBetween returns how many of the days (Unix day numbers) a+1..b
+// are not off, for b ≥ a; O(1).
+func (s spacing) workingBetween(a, b int64) int64 {
+	k := b - a
+	n := k / 7 * int64(s.week())
+	for d := a + k/7*7 + 1; d <= b; d++ {
+		if s.off&(1<<weekday(d*day)) == 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // steps returns how many steps t is after a (after's inverse, rounded to
 // the nearest step; 0 for t before a).
 func (s spacing) steps(a, t int64) uint64 {
 	a, t = s.wall(a), s.wall(t)
+	if s.off != 0 && s.step < day {
+		// Whole working days between their days, and the steps within
+		// them (rounded): a day of P steps counts P.
+		P := day / s.step
+		Da, Dt := floorDiv(a, day), floorDiv(t, day)
+		ja := int64(stepsBetween(Da*day, a, s.step))
+		jt := int64(stepsBetween(Dt*day, t, s.step))
+		n := s.workingBetween(Da, Dt)*P + jt - ja
+		return uint64(max(n, 0))
+	}
 	if s.off != 0 {
 		k := stepsBetween(a, t, day) // calendar days, rounded
 		n := k / 7 * uint64(s.week())

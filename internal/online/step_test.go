@@ -3,10 +3,11 @@ package online
 import (
 	"math"
 	"math/rand/v2"
-
-	"github.com/streamd/streamd/internal/calendar"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/streamd/streamd/internal/calendar"
 )
 
 // TestStepTimeFollowsTheCalendar: a median spacing of 28–31, 89–92 or
@@ -104,15 +105,15 @@ func TestMonthlyForecastsLandOnTheMonths(t *testing.T) {
 	}
 }
 
-// walkDays is the reference for working-day steps: h steps after t (h < 0:
-// before), one calendar day at a time, skipping the days off.
-func walkDays(t, h int64, off uint8) int64 {
+// walkSteps is the reference for steps with days off: h steps of step
+// after t (h < 0: before), one at a time, skipping the times on days off.
+func walkSteps(t, h, step int64, off uint8) int64 {
 	dir := int64(1)
 	if h < 0 {
 		dir, h = -1, -h
 	}
 	for h > 0 {
-		t += dir * day
+		t += dir * step
 		if off&(1<<time.UnixMilli(t).UTC().Weekday()) == 0 {
 			h--
 		}
@@ -122,7 +123,9 @@ func walkDays(t, h int64, off uint8) int64 {
 
 // TestWorkingDaySteps: with days off, a step is the next working day
 // (Friday's is Monday), after agrees with a day-by-day walk from every
-// weekday for h in [−40, 40], and steps inverts it.
+// weekday for h in [−40, 40], and steps inverts it; the same of hourly
+// and half-hourly steps on working days only (Friday 23:00's next hour is
+// Monday 00:00), from every hour of a week for h in [−200, 200].
 func TestWorkingDaySteps(t *testing.T) {
 	const satSun = 1<<time.Saturday | 1<<time.Sunday
 	const friSat = 1<<time.Friday | 1<<time.Saturday
@@ -134,7 +137,7 @@ func TestWorkingDaySteps(t *testing.T) {
 			t0 := mon + d*day
 			working := off&(1<<time.UnixMilli(t0).UTC().Weekday()) == 0
 			for h := int64(-40); h <= 40; h++ {
-				got, want := sp.after(t0, h), walkDays(t0, h, off)
+				got, want := sp.after(t0, h), walkSteps(t0, h, day, off)
 				if got != want {
 					t.Fatalf("off %07b: %s %+d working days: %s, want %s", off, time.UnixMilli(t0).UTC().Format(time.DateOnly), h,
 						time.UnixMilli(got).UTC().Format(time.DateOnly), time.UnixMilli(want).UTC().Format(time.DateOnly))
@@ -143,6 +146,25 @@ func TestWorkingDaySteps(t *testing.T) {
 					if k := sp.steps(t0, got); k != uint64(h) {
 						t.Fatalf("off %07b: %s to %s: %d steps, want %d", off, time.UnixMilli(t0).UTC().Format(time.DateOnly),
 							time.UnixMilli(got).UTC().Format(time.DateOnly), k, h)
+					}
+				}
+			}
+		}
+	}
+	for _, step := range []int64{3600 * 1000, 1800 * 1000} {
+		sp := spacing{step: step, off: satSun}
+		for t0 := mon - 16*3600*1000; t0 < mon+7*day; t0 += 3 * step { // from Monday 00:30 on
+			working := satSun&(1<<time.UnixMilli(t0).UTC().Weekday()) == 0
+			for h := int64(-200); h <= 200; h += 7 {
+				got, want := sp.after(t0, h), walkSteps(t0, h, step, satSun)
+				if got != want {
+					t.Fatalf("step %v: %s %+d: %s, want %s", time.Duration(step)*time.Millisecond, time.UnixMilli(t0).UTC().Format(time.RFC3339), h,
+						time.UnixMilli(got).UTC().Format(time.RFC3339), time.UnixMilli(want).UTC().Format(time.RFC3339))
+				}
+				if working && h >= 0 {
+					if k := sp.steps(t0, got); k != uint64(h) {
+						t.Fatalf("step %v: %s to %s: %d steps, want %d", time.Duration(step)*time.Millisecond, time.UnixMilli(t0).UTC().Format(time.RFC3339),
+							time.UnixMilli(got).UTC().Format(time.RFC3339), k, h)
 					}
 				}
 			}
@@ -400,5 +422,55 @@ func TestStepsKeepTheZonesDays(t *testing.T) {
 	})
 	if !drifted {
 		t.Error("without the zone every step stayed at a local midnight: the test shows nothing")
+	}
+}
+
+// TestHourlyWorkingDays: hourly values on working days only (24 a day,
+// Monday to Friday, as a currency market's) have Saturday and Sunday off
+// from the re-choice at which they span two weeks: from then on Friday
+// 23:00's next step is Monday 00:00, no weekend is filled as a gap, and
+// the week is 120 steps.
+func TestHourlyWorkingDays(t *testing.T) {
+	cfg := testConfig()
+	cfg.Warmup = 300
+	cfg.Horizon = 30
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ys := noisySine(420, 0.1, 6)
+	working := func(tt time.Time) bool { return tt.Weekday() != time.Saturday && tt.Weekday() != time.Sunday }
+	tm := time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC) // a Monday
+	detected := false
+	for i := 0; i < len(ys); tm = tm.Add(time.Hour) {
+		if !working(tm) {
+			continue
+		}
+		res, err := l.Observe(Observation{T: tm.UnixMilli(), Y: ys[i]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i++
+		if l.WeekdaysOff() == 0 {
+			continue
+		}
+		detected = true
+		if res.Filled != 0 {
+			t.Fatalf("%s: %d filled", tm.Format(time.RFC3339), res.Filled)
+		}
+		want := tm
+		for _, st := range res.Forecast {
+			for want = want.Add(time.Hour); !working(want); want = want.Add(time.Hour) {
+			}
+			if got := time.UnixMilli(st.T).UTC(); !got.Equal(want) {
+				t.Fatalf("forecast from %s: step %d at %s, want %s", tm.Format(time.RFC3339), st.H, got.Format("Mon 15:04"), want.Format("Mon 15:04"))
+			}
+		}
+	}
+	if !detected || l.WeekdaysOff() != 1<<time.Saturday|1<<time.Sunday {
+		t.Fatalf("weekdays off %07b at the end", l.WeekdaysOff())
+	}
+	if p := l.cfg.knownPeriods(l.warmT); !slices.Equal(p, []int{24, 120}) {
+		t.Errorf("calendar periods %v, want [24 120]", p)
 	}
 }

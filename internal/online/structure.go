@@ -444,7 +444,7 @@ func stepPeriods(sp spacing, t0 int64) []int {
 		var out []int
 		if d := day / step; 2*(d+3) <= maxLastFit {
 			out = append(out, int(d))
-			if w := 7 * d; seasonCycles*w <= maxLastFit {
+			if w := int64(sp.week()) * d; seasonCycles*w <= maxLastFit {
 				out = append(out, int(w))
 			}
 		}

@@ -97,7 +97,7 @@ type ModelInfo struct {
 	// in the model's form (y, or ln y for a log form; a differenced form's
 	// per step); absent while none applies (online's shift watch).
 	LevelShift float64 `json:"level_shift,omitempty"`
-	// DaysOff are the weekdays a daily series has no values on (English
+	// DaysOff are the weekdays a daily or finer series has no values on (English
 	// names, Monday first; online.Learner.WeekdaysOff): its steps skip them
 	// (Saturday and Sunday for business days); absent for every other
 	// series.
