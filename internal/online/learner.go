@@ -631,7 +631,8 @@ func (l *Learner) Step() int64 { return l.sp.step }
 func (l *Learner) StepTime(t, h int64) int64 { return l.sp.after(t, h) }
 
 // WeekdaysOff returns the weekdays of a daily or finer series that carry no values
-// (bit d for time.Weekday d, UTC; Saturday and Sunday for business days),
+// (bit d for time.Weekday d, in UTC or, on a zone's clock, in the zone;
+// Saturday and Sunday for business days),
 // frozen at the fit: they are not steps (StepTime) nor gaps to fill, and a
 // week has 7 less their number of steps. 0 before the fit and for every
 // other series.

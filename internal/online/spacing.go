@@ -35,21 +35,23 @@ type spacing struct {
 }
 
 // spacingOf returns the spacing of samples at times ts, on the wall clock
-// of loc (nil: UTC) when their times of day are constant there, unless
-// they are UTC midnights (dates); else on UTC's. Values that have not yet
-// crossed a daylight-saving change keep their time of day on both clocks:
-// the zone is configured for the series, so its clock is taken, but dates
-// parse to UTC midnights and stay on UTC's. O(len(ts)), and it allocates
-// the wall times with a zone.
+// of loc (nil: UTC) when their times of day are constant there and either
+// not in UTC (they have crossed a daylight-saving change) or at local
+// midnight where UTC's are not; else on UTC's. Values that have not yet
+// crossed a change keep their time of day on both clocks, and only a
+// local midnight says which they keep: dates parse to UTC midnights, and
+// a time such as 22:30 UTC may be either. O(len(ts)), and it allocates the
+// wall times with a zone.
 func spacingOf(ts []int64, loc *time.Location) spacing {
 	s := spacing{}
-	if loc != nil && loc != time.UTC && len(ts) > 1 && isTime(ts[0]) && !(sameTimeOfDay(ts) && ts[0]%day == 0) {
+	if loc != nil && loc != time.UTC && len(ts) > 1 && isTime(ts[0]) {
 		local := spacing{loc: loc}
 		walls := make([]int64, len(ts))
 		for i, t := range ts {
 			walls[i] = local.wall(t)
 		}
-		if sameTimeOfDay(walls) {
+		utc := sameTimeOfDay(ts)
+		if sameTimeOfDay(walls) && (!utc || floorMod(walls[0], day) == 0 && floorMod(ts[0], day) != 0) {
 			s, ts = local, walls
 		}
 	}
@@ -61,14 +63,16 @@ func spacingOf(ts []int64, loc *time.Location) spacing {
 // sameTimeOfDay reports whether every time of ts is at the same time of
 // day in UTC.
 func sameTimeOfDay(ts []int64) bool {
-	tod := func(t int64) int64 { return ((t % day) + day) % day }
 	for _, t := range ts[1:] {
-		if tod(t) != tod(ts[0]) {
+		if floorMod(t, day) != floorMod(ts[0], day) {
 			return false
 		}
 	}
 	return true
 }
+
+// floorMod returns a − b·⌊a/b⌋ for b > 0: in [0, b).
+func floorMod(a, b int64) int64 { return a - b*floorDiv(a, b) }
 
 // wall returns t as s's clock reads it, in milliseconds of a UTC that
 // keeps no daylight saving: t plus loc's offset at t (t itself on UTC's).
@@ -98,56 +102,88 @@ func (s spacing) instant(w int64) int64 {
 // until then.
 const minOffSpan = 14
 
-// weekdaysOff returns the weekdays (bit d for time.Weekday d, UTC) on which
-// none of the times ts (on the spacing's clock) fall, for a step of a day
-// or one that divides a day (ts times) over at least minOffSpan days, when chance
-// cannot explain it; 0 otherwise, and 0 when more than two weekdays are
-// missing (a sparse series, not a working week: its gaps are gaps).
-// Chance: were each day missing independently at the rate the other
-// weekdays are, a weekday that occurs k times in the span would be missing
-// every time with probability (1 − r)^k, r their rate of days with a value; the sum
-// over the days off must be below offChance. Business days with a holiday
-// or two pass at once (r ≈ 0.95: 10⁻⁵ over four weeks); daily values
-// missing one day in five do not, where a weekday missing three times in
-// three weeks is a 1 % chance.
+// weekdaysOff returns the weekdays (bit d for time.Weekday d, on the
+// spacing's clock) that carry no values, for a step of a day or one that
+// divides a day (ts times) over at least minOffSpan days; 0 otherwise, and
+// 0 when more than two weekdays are off (a sparse series, not a working
+// week: its gaps are gaps). A weekday is off when values fell on at most
+// one in offStrays of its days in the span (a stray record on a Saturday
+// does not make Saturdays working days), and chance cannot explain it:
+// were days missing independently at the rate r of the other weekdays
+// (Laplace's estimate, (days with values + 1)/(days + 2)), a weekday that
+// occurs k times in the span would have as few values with probability
+// P(Binomial(k, r) ≤ its count); the product over the days off, times the
+// sets of as many weekdays there are to test (7 single days, 21 pairs),
+// must be below offChance. Clean business days pass over two weeks
+// (21·(1/13)⁴ = 7·10⁻⁴ at eleven values) and with a holiday over four;
+// a daily series that missed the same weekday twice in two and a half
+// weeks does not (7·(1/18)² = 0.02), nor one missing a day in five.
 func weekdaysOff(ts []int64, step int64) uint8 {
-	if step > day || day%step != 0 || len(ts) < 2 || !isTime(ts[0]) || ts[len(ts)-1]-ts[0] < minOffSpan*day {
+	if step <= 0 || step > day || day%step != 0 || len(ts) < 2 || !isTime(ts[0]) || ts[len(ts)-1]-ts[0] < minOffSpan*day {
 		return 0
 	}
-	var seen uint8
-	days, prev := 0, int64(math.MinInt64) // the days with a value (ts increase)
+	// Days with values (ts increase) and days in the span, by weekday.
+	var seen, k [7]int
+	prev := int64(math.MinInt64)
 	for _, t := range ts {
-		seen |= 1 << weekday(t)
 		if d := floorDiv(t, day); d != prev {
-			days, prev = days+1, d
+			seen[weekday(t)]++
+			prev = d
 		}
 	}
-	off := ^seen & 0x7f
+	first, last := floorDiv(ts[0], day), floorDiv(ts[len(ts)-1], day)
+	for d := first; d <= min(last, first+6); d++ {
+		k[weekday(d*day)] = int((last-d)/7 + 1)
+	}
+	var off uint8
+	var with, days int
+	for d := range 7 {
+		if offStrays*seen[d] <= k[d] {
+			off |= 1 << d
+		} else {
+			with, days = with+seen[d], days+k[d]
+		}
+	}
 	if off == 0 || bits.OnesCount8(off) > 2 {
 		return 0
 	}
-	// Occurrences of each weekday in the span's days.
-	var k [7]float64
-	first, last := floorDiv(ts[0], day), floorDiv(ts[len(ts)-1], day)
-	for d := first; d <= min(last, first+6); d++ {
-		k[weekday(d*day)] = float64((last-d)/7 + 1)
+	r := float64(with+1) / float64(days+2)
+	p := 7.0 // sets of one weekday
+	if bits.OnesCount8(off) == 2 {
+		p = 21 // of two
 	}
-	var possible, p float64
-	for d, n := range k {
-		if off&(1<<d) == 0 {
-			possible += n
-		}
-	}
-	r := min(float64(days)/possible, 1)
-	for d, n := range k {
+	for d := range 7 {
 		if off&(1<<d) != 0 {
-			p += math.Pow(1-r, n)
+			p *= binomialCDF(seen[d], k[d], r)
 		}
 	}
 	if p >= offChance {
 		return 0
 	}
 	return off
+}
+
+// validOff reports whether off can be a spacing's days off with step:
+// none, or one or two weekdays of a step of a day or one that divides a
+// day (what weekdaysOff returns; after divides by the days' steps).
+func validOff(off uint8, step int64) bool {
+	return off == 0 || off&0x80 == 0 && bits.OnesCount8(off) <= 2 && step > 0 && step <= day && day%step == 0
+}
+
+// offStrays: a weekday off may carry values on one in offStrays of its
+// days.
+const offStrays = 20
+
+// binomialCDF returns P(X ≤ n) for X ~ Binomial(k, r), 0 < r < 1.
+func binomialCDF(n, k int, r float64) float64 {
+	p := 0.0
+	for i := 0; i <= min(n, k); i++ {
+		lc, _ := math.Lgamma(float64(k + 1))
+		li, _ := math.Lgamma(float64(i + 1))
+		lk, _ := math.Lgamma(float64(k - i + 1))
+		p += math.Exp(lc - li - lk + float64(i)*math.Log(r) + float64(k-i)*math.Log1p(-r))
+	}
+	return p
 }
 
 // offChance is the probability below which weekdays without values are
@@ -180,7 +216,7 @@ func (s spacing) week() int { return 7 - bits.OnesCount8(s.off) }
 // month's last day when t is at its month's (a month-end series stays at
 // month ends) or the day does not exist there; with days off, h working
 // days later at the same time of day. O(1): whole weeks are counted, at
-// most six days walked.
+// most seven days walked.
 func (s spacing) after(t, h int64) int64 {
 	return s.instant(s.afterWall(s.wall(t), h))
 }
@@ -266,9 +302,13 @@ func (s spacing) workingBetween(a, b int64) int64 {
 }
 
 // steps returns how many steps t is after a (after's inverse, rounded to
-// the nearest step; 0 for t before a).
+// the nearest step; 0 for t before a, which a zone's clock can read of
+// two times less than an hour apart across the autumn change).
 func (s spacing) steps(a, t int64) uint64 {
 	a, t = s.wall(a), s.wall(t)
+	if t < a {
+		return 0
+	}
 	if s.off != 0 && s.step < day {
 		// Whole working days between their days, and the steps within
 		// them (rounded): a day of P steps counts P.

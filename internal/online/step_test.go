@@ -209,6 +209,21 @@ func TestWeekdaysOff(t *testing.T) {
 		{"every day", days(mon, 60, all), 0},
 		{"Sundays off", days(mon, 30, func(w time.Weekday) bool { return w != time.Sunday }), 1 << time.Sunday},
 		{"business days, a holiday", func() []int64 { ts := days(mon, 20, weekdays); return append(ts[:7], ts[8:]...) }(), 1<<time.Saturday | 1<<time.Sunday},
+		{"every day but two Fridays in two and a half weeks: chance", func() []int64 {
+			var ts []int64
+			for _, t := range days(mon, 18, all) {
+				if d := time.UnixMilli(t).UTC().Day(); d != 8 && d != 15 {
+					ts = append(ts, t)
+				}
+			}
+			return ts
+		}(), 0},
+		{"business days and a stray Saturday", func() []int64 {
+			ts := days(mon, 300, weekdays)
+			sat := mon.AddDate(0, 0, 40).UnixMilli()
+			i, _ := slices.BinarySearch(ts, sat)
+			return slices.Insert(ts, i, sat)
+		}(), 1<<time.Saturday | 1<<time.Sunday},
 		{"every day, one in five missing: Wednesdays by chance", func() []int64 {
 			var ts []int64
 			for i, t := range days(mon, 21, all) { // three weeks
@@ -241,6 +256,13 @@ func TestWeekdaysOff(t *testing.T) {
 	}
 	if sp := spacingOf(local, nil); sp.off != 1<<time.Friday|1<<time.Saturday {
 		t.Errorf("Paris business days on UTC's clock: off %07b, want Friday and Saturday", sp.off)
+	}
+	// Business days at 22:30 UTC before any change: constant on both
+	// clocks, not a local midnight, so UTC's (on Paris's their days would
+	// be Tuesday to Saturday, and the steps would move at the change).
+	late := days(time.Date(2024, 6, 3, 22, 30, 0, 0, time.UTC), 20, weekdays)
+	if sp := spacingOf(late, paris); sp.loc != nil || sp.off != 1<<time.Saturday|1<<time.Sunday {
+		t.Errorf("business days at 22:30 UTC, zone Paris: off %07b on clock %v, want Saturday and Sunday on UTC's", sp.off, sp.loc)
 	}
 }
 
@@ -320,6 +342,19 @@ func TestBusinessDaySeries(t *testing.T) {
 	}
 	if r.WeekdaysOff() != satSun {
 		t.Fatalf("restored weekdays off %07b", r.WeekdaysOff())
+	}
+	// Days off that no spacing has are refused, not divided by: every day
+	// off (no steps in a week), or days off of a weekly step.
+	for _, bad := range []func(*learnerState){
+		func(st *learnerState) { st.Off = 0x7f },
+		func(st *learnerState) { st.Step = 7 * day },
+	} {
+		st := stateOf(t, snap)
+		bad(&st)
+		nl, _ := NewLearner(cfg)
+		if err := nl.UnmarshalBinary(encodeState(snap, st, SnapshotVersion)); err == nil {
+			t.Errorf("a snapshot with days off %07b at a step of %d ms restored", st.Off, st.Step)
+		}
 	}
 	var res Result
 	for _, obs := range after {

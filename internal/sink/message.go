@@ -100,7 +100,8 @@ type ModelInfo struct {
 	// DaysOff are the weekdays a daily or finer series has no values on (English
 	// names, Monday first; online.Learner.WeekdaysOff): its steps skip them
 	// (Saturday and Sunday for business days); absent for every other
-	// series.
+	// series. The daemon's slices are shared by every series with the same
+	// days off: read them, do not change them.
 	DaysOff []string `json:"days_off,omitempty"`
 }
 
