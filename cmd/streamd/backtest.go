@@ -720,6 +720,9 @@ type modelReport struct {
 	BandScale     jsonFloat       `json:"band_scale,omitempty"`  // sink.ModelInfo.BandScale
 	LevelShift    jsonFloat       `json:"level_shift,omitempty"` // sink.ModelInfo.LevelShift
 	DaysOff       []string        `json:"days_off,omitempty"`    // sink.ModelInfo.DaysOff
+	// WorkingSteps are the steps of a working day that carry values, as
+	// times of day (online.Learner.WorkingSteps); absent when all do.
+	WorkingSteps []string `json:"working_steps,omitempty"`
 }
 
 func (b *backtest) report(protocol string, nTrain int) *report {
@@ -781,7 +784,8 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 		rep.Model = modelReport{M: info.M, Rank: info.Rank, Kernel: mi.Kernel, Form: mi.Form, Sigma2: jsonFloat(mi.Sigma2), Gamma: jsonFloat(info.Gamma),
 			NoiseStd: jsonFloat(mi.NoiseStd), DEff: jsonFloat(info.DEff), Swaps: info.Swaps, BasisRefresh: info.BasisRefresh, Outliers: b.l.Outliers(),
 			SamplesWeight: jsonFloat(info.SamplesWeight), Entropy: jsonFloat(info.Entropy), Combine: mi.Combine, Theta: mi.Theta,
-			BandScale: jsonFloat(mi.BandScale), LevelShift: jsonFloat(mi.LevelShift), DaysOff: mi.DaysOff}
+			BandScale: jsonFloat(mi.BandScale), LevelShift: jsonFloat(mi.LevelShift), DaysOff: mi.DaysOff,
+			WorkingSteps: workingSteps(b.l)}
 	} else {
 		// Not fitted yet: no model; the young forecast, if any, the theta
 		// method's alone.
@@ -832,6 +836,9 @@ func (r *report) summary(w io.Writer) error {
 		}
 		if len(r.Model.DaysOff) > 0 {
 			fmt.Fprintf(&sb, "  days off (no values, not steps): %s\n", strings.Join(r.Model.DaysOff, ", "))
+		}
+		if ws := r.Model.WorkingSteps; len(ws) > 0 {
+			fmt.Fprintf(&sb, "  a working day's steps (the others have no values, and are not steps): %d, %s to %s\n", len(ws), ws[0], ws[len(ws)-1])
 		}
 	}
 	fmt.Fprintf(&sb, "  %-12s %6s %10s %10s %10s %10s %10s\n", "", "n", "NMSE", "RMSE", "MAE", "cover95", "NLPD")
@@ -919,4 +926,22 @@ func (p *progress) done() {
 		fmt.Fprint(p.w, "\r\033[K")
 		p.shown = false
 	}
+}
+
+// workingSteps renders l's working steps of a day as times of day
+// (HH:MM, or HH:MM:SS for steps finer than a minute).
+func workingSteps(l *online.Learner) []string {
+	steps := l.WorkingSteps()
+	if steps == nil {
+		return nil
+	}
+	out := make([]string, len(steps))
+	for i, j := range steps {
+		d := time.Duration(int64(j)*l.Step()) * time.Millisecond
+		out[i] = fmt.Sprintf("%02d:%02d", int(d.Hours()), int(d.Minutes())%60)
+		if s := int(d.Seconds()) % 60; s != 0 {
+			out[i] += fmt.Sprintf(":%02d", s)
+		}
+	}
+	return out
 }

@@ -617,6 +617,45 @@ func TestBacktestBusinessDays(t *testing.T) {
 	}
 }
 
+// TestBacktestBusinessHours: hourly values from 09:00 to 16:00 on working
+// days: the report names the working day's steps and the summary says so,
+// and every step of every forecast lands on a value (before, the steps
+// dated at night had none: h = 8 was never scored).
+func TestBacktestBusinessHours(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 4))
+	var csv strings.Builder
+	csv.WriteString("t,y\n")
+	for tm, k := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), 0; k < 400; tm = tm.Add(time.Hour) {
+		if wd := tm.Weekday(); wd == time.Saturday || wd == time.Sunday || tm.Hour() < 9 || tm.Hour() > 16 {
+			continue
+		}
+		fmt.Fprintf(&csv, "%s,%.6g\n", tm.Format(time.RFC3339), 50+8*math.Sin(2*math.Pi*float64(tm.Hour()-9)/8)+rng.NormFloat64())
+		k++
+	}
+	data := writeFile(t, "bh.csv", csv.String())
+	report := filepath.Join(t.TempDir(), "report.json")
+	stdout, stderr, code := backtestRun(t, "--data", data, "--time", "t", "--column", "y", "--horizon", "8", "--eval-from", "300", "--report", report)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := readReport(t, b)
+	if got := fmt.Sprint(r.Model["working_steps"]); got != "[09:00 10:00 11:00 12:00 13:00 14:00 15:00 16:00]" {
+		t.Errorf("report's model.working_steps %s", got)
+	}
+	for _, h := range r.Metrics.ByHorizon { // found at the re-choice at 256
+		if h.N < 100-h.H {
+			t.Errorf("step %d: %d targets scored, want %d (every forecast's)", h.H, h.N, 100-h.H)
+		}
+	}
+	if !strings.Contains(stdout, "a working day's steps (the others have no values, and are not steps): 8, 09:00 to 16:00") {
+		t.Errorf("summary does not name the working hours:\n%s", stdout)
+	}
+}
+
 // TestSummaryNamesGammaAtItsBound: the backtest summary says when an
 // inferred γ sits at a bound of its search (narx.GammaAtBound), floor or
 // ceiling, and not for an interior γ nor for a configured one.

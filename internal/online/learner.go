@@ -638,6 +638,14 @@ func (l *Learner) StepTime(t, h int64) int64 { return l.sp.after(t, h) }
 // other series.
 func (l *Learner) WeekdaysOff() uint8 { return l.sp.off }
 
+// WorkingSteps returns, for a series whose step divides a day and whose
+// working days carry values at some of their steps only (business hours),
+// those steps (j: j·Step after midnight on the spacing's clock, as
+// WeekdaysOff's days), frozen at the fit; nil for every other series. The
+// others are not steps (StepTime) nor gaps. The slice is the Learner's:
+// read it, do not change it.
+func (l *Learner) WorkingSteps() []int32 { return l.sp.slots }
+
 // Model exposes the underlying model for diagnostics (read-only use).
 func (l *Learner) Model() *narx.Model { return l.model }
 

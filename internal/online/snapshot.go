@@ -96,12 +96,14 @@ type learnerState struct {
 	// next sample.
 	Shift shiftState `snapshot:"15"`
 
-	// Off is the weekdays without values of a daily series, and Local
+	// Off is the weekdays without values of a daily or finer series, Slots
+	// the steps of its working days that carry values (nil: all), and Local
 	// whether its spacing is read on the wall clock of the calendar's time
 	// zone (spacing); 0 and false before version 16, whose restore steps
 	// by calendar days of UTC until the next fit.
-	Off   uint8 `snapshot:"16"`
-	Local bool  `snapshot:"16"`
+	Off   uint8   `snapshot:"16"`
+	Slots []int32 `snapshot:"16"`
+	Local bool    `snapshot:"16"`
 }
 
 // MarshalBinary encodes the Learner's complete state: magic, version (uint16,
@@ -115,7 +117,7 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 		Form: l.form, LastZ: l.lastZ, Floor: l.floor, Gross: l.gross,
 		YLoc: l.yLoc, YScale: l.yScale, ULoc: slices.Clone(l.uLoc), UScale: slices.Clone(l.uScale),
 		Outliers: l.outliers,
-		LastT:    l.lastT, HaveT: l.haveT, Step: l.sp.step, Off: l.sp.off, Local: l.sp.loc != nil, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
+		LastT:    l.lastT, HaveT: l.haveT, Step: l.sp.step, Off: l.sp.off, Slots: l.sp.slots, Local: l.sp.loc != nil, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
 		Config:    configKeys(l.cfg),
 		InputLags: l.model.Config().Embedding.InputLags,
 		Values:    l.values,
@@ -188,7 +190,7 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	if len(st.ULoc) != len(st.UScale) {
 		return fmt.Errorf("online: snapshot input scales do not match")
 	}
-	if fitted && (len(st.ULoc) != l.nu || len(st.UScale) != l.nu || !finiteScale(st.YLoc, st.YScale) || st.Step < 1 || !validOff(st.Off, st.Step)) ||
+	if fitted && (len(st.ULoc) != l.nu || len(st.UScale) != l.nu || !finiteScale(st.YLoc, st.YScale) || st.Step < 1 || !validOff(st.Off, st.Slots, st.Step)) ||
 		len(st.WarmU) != len(st.WarmY)*l.nu || len(st.WarmT) != len(st.WarmY) {
 		return fmt.Errorf("online: snapshot does not fit the configuration")
 	}
@@ -261,7 +263,7 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	}
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
 	fresh.lastT, fresh.haveT, fresh.sp, fresh.seen, fresh.learned, fresh.sinceFc =
-		st.LastT, st.HaveT, spacing{st.Step, st.Off, nil}, st.Seen, st.Learned, st.SinceForecast
+		st.LastT, st.HaveT, spacing{step: st.Step, off: st.Off, slots: nilIfEmpty(st.Slots)}, st.Seen, st.Learned, st.SinceForecast
 	if st.Local && fresh.cfg.Calendar.Location != time.UTC {
 		// The zone is the configuration's: under another one (a changed
 		// key the restore names) the wall clock is the new zone's.

@@ -29,9 +29,45 @@ import (
 // of day, days off are local weekdays, and a change is no gap. Values at
 // a constant UTC time of day (dates) keep UTC's clock whatever the zone.
 type spacing struct {
-	step int64
-	off  uint8
-	loc  *time.Location // nil: UTC
+	step  int64
+	off   uint8
+	slots []int32        // a day's steps that carry values, ascending; nil: all
+	loc   *time.Location // nil: UTC
+}
+
+// perDay returns the working steps of a working day: the slots', or every
+// step of the day.
+func (s spacing) perDay() int {
+	if s.slots != nil {
+		return len(s.slots)
+	}
+	return int(max(day/s.step, 1))
+}
+
+// rank returns how many of a day's working steps come before its step j.
+func (s spacing) rank(j int64) int64 {
+	if s.slots == nil {
+		return j
+	}
+	i, _ := slices.BinarySearch(s.slots, int32(j))
+	return int64(i)
+}
+
+// works reports whether a day's step j carries values.
+func (s spacing) works(j int64) bool {
+	if s.slots == nil {
+		return true
+	}
+	_, ok := slices.BinarySearch(s.slots, int32(j))
+	return ok
+}
+
+// slot returns the step of the day of working step q (0 ≤ q < perDay).
+func (s spacing) slot(q int64) int64 {
+	if s.slots == nil {
+		return q
+	}
+	return int64(s.slots[q])
 }
 
 // spacingOf returns the spacing of samples at times ts, on the wall clock
@@ -57,6 +93,7 @@ func spacingOf(ts []int64, loc *time.Location) spacing {
 	}
 	s.step = timeStep(ts)
 	s.off = weekdaysOff(ts, s.step)
+	s.slots = workingSlots(ts, s.step, s.off)
 	return s
 }
 
@@ -163,11 +200,76 @@ func weekdaysOff(ts []int64, step int64) uint8 {
 	return off
 }
 
-// validOff reports whether off can be a spacing's days off with step:
-// none, or one or two weekdays of a step of a day or one that divides a
-// day (what weekdaysOff returns; after divides by the days' steps).
-func validOff(off uint8, step int64) bool {
-	return off == 0 || off&0x80 == 0 && bits.OnesCount8(off) <= 2 && step > 0 && step <= day && day%step == 0
+// validOff reports whether off and slots can be a spacing's days off and
+// working steps of a day with step: none, or one or two weekdays of a
+// step of a day or one that divides a day (what weekdaysOff returns), and
+// fewer than all of a day's steps, ascending (workingSlots'); after
+// divides by the working steps of a day.
+func validOff(off uint8, slots []int32, step int64) bool {
+	divides := step > 0 && step <= day && day%step == 0
+	if off != 0 && !(off&0x80 == 0 && bits.OnesCount8(off) <= 2 && divides) {
+		return false
+	}
+	if len(slots) == 0 { // nil: the decoder's empty slice
+		return true
+	}
+	if !divides || step == day || len(slots) >= int(day/step) {
+		return false
+	}
+	for i, j := range slots {
+		if j < 0 || int64(j) >= day/step || i > 0 && j <= slots[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// workingSlots returns the steps of a working day that carry values (step
+// j at j·step after midnight on the spacing's clock), for a step that
+// divides a day, when the others are empty on every working day (days
+// not off) of at least minOffSpan days, as a night is in business hours'
+// values: nil when every step does. A step is empty when values fell on
+// at most one in offStrays of the working days there, and chance cannot
+// explain it: at the other steps' rate of values (Laplace's estimate)
+// P(Binomial(days, r) ≤ its count) must be below offChance over the
+// day's steps (Bonferroni). O(len(ts) + day/step).
+func workingSlots(ts []int64, step int64, off uint8) []int32 {
+	if step <= 0 || step >= day || day%step != 0 || len(ts) < 2 || !isTime(ts[0]) || ts[len(ts)-1]-ts[0] < minOffSpan*day {
+		return nil
+	}
+	P := int(day / step)
+	c := make([]int, P) // values at each step of the day
+	days, prev := 0, int64(math.MinInt64)
+	for _, t := range ts {
+		if off&(1<<weekday(t)) != 0 {
+			continue
+		}
+		if d := floorDiv(t, day); d != prev {
+			days, prev = days+1, d
+		}
+		c[floorMod(t, day)/step]++
+	}
+	var with, cells, empty int
+	for _, n := range c {
+		if offStrays*n <= days {
+			empty++
+		} else {
+			with, cells = with+n, cells+days
+		}
+	}
+	if empty == 0 || empty == P {
+		return nil
+	}
+	r := float64(with+1) / float64(cells+2)
+	slots := make([]int32, 0, P-empty)
+	for j, n := range c {
+		if offStrays*n > days {
+			slots = append(slots, int32(j))
+		} else if float64(P)*binomialCDF(n, days, r) >= offChance {
+			return nil
+		}
+	}
+	return slots
 }
 
 // offStrays: a weekday off may carry values on one in offStrays of its
@@ -223,30 +325,40 @@ func (s spacing) after(t, h int64) int64 {
 
 // afterWall is after on the spacing's clock.
 func (s spacing) afterWall(t, h int64) int64 {
-	if s.off != 0 {
+	if s.off != 0 || s.slots != nil {
 		if h == 0 {
 			return t
 		}
-		P := day / s.step
-		if s.off&(1<<weekday(t)) != 0 {
+		// t is working step q of day D (Q working steps a day, at the
+		// slots' times; one for a daily series), o into its step: step
+		// q + h is working step q2 of the dd-th working day after D.
+		Q := int64(s.perDay())
+		D := floorDiv(t, day)
+		j := (t - D*day) / s.step
+		o := t - D*day - j*s.step
+		q := s.rank(j)
+		switch {
+		case s.off&(1<<weekday(t)) != 0:
 			// A time on a day off lies between the last step of the
-			// working day before and the first of the one after (on the
-			// grid of its time within a step, o): its first step either
-			// way is one of those.
-			D := floorDiv(t, day)
-			o := (t - D*day) % s.step
+			// working day before and the first of the one after: its
+			// first step either way is one of those.
 			if h > 0 {
-				t, h = (D+s.workingDays(t, 1))*day+o, h-1
+				D, q, h = D+s.workingDays(t, 1), 0, h-1
 			} else {
-				t, h = (D+s.workingDays(t, -1))*day+(P-1)*s.step+o, h+1
+				D, q, h = D+s.workingDays(t, -1), Q-1, h+1
+			}
+		case !s.works(j):
+			// So does a time at a slot without values, between the
+			// working slots around it (q of them before it).
+			if h > 0 {
+				h--
+			} else {
+				q, h = q-1, h+1
 			}
 		}
-		// t is step j of its day (P steps a day, one for a daily
-		// series): step j + h is step j2 of the dd-th working day after.
-		j := (t - floorDiv(t, day)*day) / s.step
-		dd := floorDiv(j+h, P)
-		j2 := j + h - dd*P
-		return t + s.workingDays(t, dd)*day + (j2-j)*s.step
+		total := q + h
+		dd := floorDiv(total, Q)
+		return (D+s.workingDays(D*day, dd))*day + s.slot(total-dd*Q)*s.step + o
 	}
 	m := calendarMonths(s.step)
 	if m == 0 {
@@ -309,26 +421,15 @@ func (s spacing) steps(a, t int64) uint64 {
 	if t < a {
 		return 0
 	}
-	if s.off != 0 && s.step < day {
-		// Whole working days between their days, and the steps within
-		// them (rounded): a day of P steps counts P.
-		P := day / s.step
-		Da, Dt := floorDiv(a, day), floorDiv(t, day)
-		ja := int64(stepsBetween(Da*day, a, s.step))
-		jt := int64(stepsBetween(Dt*day, t, s.step))
-		n := s.workingBetween(Da, Dt)*P + jt - ja
+	if s.off != 0 || s.slots != nil {
+		// t rounded to a's grid, then the working days between their
+		// days and the working steps within them.
+		k := stepsBetween(a, t, s.step)
+		tr := a + int64(k)*s.step
+		Da, Dt := floorDiv(a, day), floorDiv(tr, day)
+		ja, jt := (a-Da*day)/s.step, (tr-Dt*day)/s.step
+		n := s.workingBetween(Da, Dt)*int64(s.perDay()) + s.rank(jt) - s.rank(ja)
 		return uint64(max(n, 0))
-	}
-	if s.off != 0 {
-		k := stepsBetween(a, t, day) // calendar days, rounded
-		n := k / 7 * uint64(s.week())
-		d := weekday(a)
-		for j := uint64(1); j <= k%7; j++ {
-			if s.off&(1<<((d+int(j))%7)) == 0 {
-				n++
-			}
-		}
-		return n
 	}
 	m := calendarMonths(s.step)
 	if m == 0 {
@@ -394,4 +495,12 @@ func timeStep(t []int64) int64 {
 	}
 	slices.Sort(d)
 	return max(d[len(d)/2], 1)
+}
+
+// nilIfEmpty returns s, or nil when it is empty (a decoded nil slice).
+func nilIfEmpty(s []int32) []int32 {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
 }

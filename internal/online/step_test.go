@@ -106,15 +106,17 @@ func TestMonthlyForecastsLandOnTheMonths(t *testing.T) {
 }
 
 // walkSteps is the reference for steps with days off: h steps of step
-// after t (h < 0: before), one at a time, skipping the times on days off.
-func walkSteps(t, h, step int64, off uint8) int64 {
+// after t (h < 0: before), one at a time, skipping the times on days off
+// and, with hours, those whose hour of the day is not one of them.
+func walkSteps(t, h, step int64, off uint8, hours ...int) int64 {
 	dir := int64(1)
 	if h < 0 {
 		dir, h = -1, -h
 	}
 	for h > 0 {
 		t += dir * step
-		if off&(1<<time.UnixMilli(t).UTC().Weekday()) == 0 {
+		tt := time.UnixMilli(t).UTC()
+		if off&(1<<tt.Weekday()) == 0 && (hours == nil || slices.Contains(hours, tt.Hour())) {
 			h--
 		}
 	}
@@ -125,7 +127,8 @@ func walkSteps(t, h, step int64, off uint8) int64 {
 // (Friday's is Monday), after agrees with a day-by-day walk from every
 // weekday for h in [−40, 40], and steps inverts it; the same of hourly
 // and half-hourly steps on working days only (Friday 23:00's next hour is
-// Monday 00:00), from every hour of a week for h in [−200, 200].
+// Monday 00:00), from every hour of a week for h in [−200, 200], and of
+// business hours (Friday 16:00 is followed by Monday 09:00).
 func TestWorkingDaySteps(t *testing.T) {
 	const satSun = 1<<time.Saturday | 1<<time.Sunday
 	const friSat = 1<<time.Friday | 1<<time.Saturday
@@ -166,6 +169,25 @@ func TestWorkingDaySteps(t *testing.T) {
 						t.Fatalf("step %v: %s to %s: %d steps, want %d", time.Duration(step)*time.Millisecond, time.UnixMilli(t0).UTC().Format(time.RFC3339),
 							time.UnixMilli(got).UTC().Format(time.RFC3339), k, h)
 					}
+				}
+			}
+		}
+	}
+	// Business hours: 09:00 to 16:00 on working days.
+	hours := []int{9, 10, 11, 12, 13, 14, 15, 16}
+	sp := spacing{step: 3600 * 1000, off: satSun, slots: []int32{9, 10, 11, 12, 13, 14, 15, 16}}
+	for t0 := mon - 16*3600*1000; t0 < mon+7*day; t0 += 3600 * 1000 {
+		tt := time.UnixMilli(t0).UTC()
+		working := satSun&(1<<tt.Weekday()) == 0 && slices.Contains(hours, tt.Hour())
+		for h := int64(-100); h <= 100; h += 3 {
+			got, want := sp.after(t0, h), walkSteps(t0, h, 3600*1000, satSun, hours...)
+			if got != want {
+				t.Fatalf("business hours: %s %+d: %s, want %s", tt.Format(time.RFC3339), h,
+					time.UnixMilli(got).UTC().Format(time.RFC3339), time.UnixMilli(want).UTC().Format(time.RFC3339))
+			}
+			if working && h >= 0 {
+				if k := sp.steps(t0, got); k != uint64(h) {
+					t.Fatalf("business hours: %s to %s: %d steps, want %d", tt.Format(time.RFC3339), time.UnixMilli(got).UTC().Format(time.RFC3339), k, h)
 				}
 			}
 		}
@@ -507,5 +529,76 @@ func TestHourlyWorkingDays(t *testing.T) {
 	}
 	if p := l.cfg.knownPeriods(l.warmT); !slices.Equal(p, []int{24, 120}) {
 		t.Errorf("calendar periods %v, want [24 120]", p)
+	}
+}
+
+// TestBusinessHours: hourly values from 09:00 to 16:00 on working days
+// have their working day's eight hours found (workingSlots) once they span
+// two weeks, not before, and not for values at every hour that miss one
+// in twenty at random; a Learner on them then steps from 16:00 to the next
+// working day's 09:00, fills no night or weekend, and has periods of 8 and
+// 40 steps.
+func TestBusinessHours(t *testing.T) {
+	hours := []int32{9, 10, 11, 12, 13, 14, 15, 16}
+	times := func(days int, keep func(time.Time) bool) []int64 {
+		var ts []int64
+		for tm := time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC); tm.Before(time.Date(2024, 3, 4+days, 0, 0, 0, 0, time.UTC)); tm = tm.Add(time.Hour) {
+			if keep(tm) {
+				ts = append(ts, tm.UnixMilli())
+			}
+		}
+		return ts
+	}
+	open := func(tm time.Time) bool {
+		return tm.Weekday() != time.Saturday && tm.Weekday() != time.Sunday && slices.Contains(hours, int32(tm.Hour()))
+	}
+	const hour = 3600 * 1000
+	if sp := spacingOf(times(19, open), nil); !slices.Equal(sp.slots, hours) || sp.off != 1<<time.Saturday|1<<time.Sunday {
+		t.Errorf("business hours over 19 days: slots %v, off %07b", sp.slots, sp.off)
+	}
+	if got := workingSlots(times(12, open), hour, 1<<time.Saturday|1<<time.Sunday); got != nil {
+		t.Errorf("business hours over 12 days: slots %v, want none yet", got)
+	}
+	rng := rand.New(rand.NewPCG(2, 2))
+	if sp := spacingOf(times(40, func(time.Time) bool { return rng.IntN(20) != 0 }), nil); sp.slots != nil || sp.off != 0 {
+		t.Errorf("every hour, one in twenty missing: slots %v, off %07b", sp.slots, sp.off)
+	}
+
+	cfg := testConfig()
+	cfg.Warmup = 300
+	cfg.Horizon = 20
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ys := noisySine(400, 0.1, 7)
+	ts := times(120, open)[:len(ys)]
+	found := false
+	for i, tm := range ts {
+		res, err := l.Observe(Observation{T: tm, Y: ys[i]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.sp.slots == nil {
+			continue
+		}
+		found = true
+		if res.Filled != 0 {
+			t.Fatalf("%s: %d filled", time.UnixMilli(tm).UTC().Format(time.RFC3339), res.Filled)
+		}
+		want := time.UnixMilli(tm).UTC()
+		for _, st := range res.Forecast {
+			for want = want.Add(time.Hour); !open(want); want = want.Add(time.Hour) {
+			}
+			if got := time.UnixMilli(st.T).UTC(); !got.Equal(want) {
+				t.Fatalf("forecast from %s: step %d at %s, want %s", time.UnixMilli(tm).UTC().Format("Mon 15:04"), st.H, got.Format("Mon 15:04"), want.Format("Mon 15:04"))
+			}
+		}
+	}
+	if !found {
+		t.Fatal("the working hours were never found")
+	}
+	if p := stepPeriods(l.sp, ts[0]); !slices.Equal(p, []int{8, 40}) {
+		t.Errorf("calendar periods %v, want [8 40]", p)
 	}
 }

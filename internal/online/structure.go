@@ -442,7 +442,7 @@ func stepPeriods(sp spacing, t0 int64) []int {
 	switch step := sp.step; {
 	case step < day && day%step == 0:
 		var out []int
-		if d := day / step; 2*(d+3) <= maxLastFit {
+		if d := int64(sp.perDay()); 2*(d+3) <= maxLastFit {
 			out = append(out, int(d))
 			if w := int64(sp.week()) * d; seasonCycles*w <= maxLastFit {
 				out = append(out, int(w))
