@@ -47,10 +47,20 @@ func (s spacing) perDay() int {
 // rank returns how many of a day's working steps come before its step j.
 func (s spacing) rank(j int64) int64 {
 	if s.slots == nil {
-		return j
+		return min(j, int64(s.perDay()))
 	}
 	i, _ := slices.BinarySearch(s.slots, int32(j))
 	return int64(i)
+}
+
+// upTo returns how many working steps of t's day come up to t: none on a
+// day off.
+func (s spacing) upTo(t int64) int64 {
+	if s.off&(1<<weekday(t)) != 0 {
+		return 0
+	}
+	D := floorDiv(t, day)
+	return s.rank((t-D*day)/s.step + 1)
 }
 
 // works reports whether a day's step j carries values.
@@ -144,38 +154,45 @@ const minOffSpan = 14
 // divides a day (ts times) over at least minOffSpan days; 0 otherwise, and
 // 0 when more than two weekdays are off (a sparse series, not a working
 // week: its gaps are gaps). A weekday is off when values fell on at most
-// one in offStrays of its days in the span (a stray record on a Saturday
-// does not make Saturdays working days), and chance cannot explain it:
-// were days missing independently at the rate r of the other weekdays
-// (Laplace's estimate, (days with values + 1)/(days + 2)), a weekday that
-// occurs k times in the span would have as few values with probability
-// P(Binomial(k, r) ≤ its count); the product over the days off, times the
-// sets of as many weekdays there are to test (7 single days, 21 pairs),
-// must be below offChance. Clean business days pass over two weeks
-// (21·(1/13)⁴ = 7·10⁻⁴ at eleven values) and with a holiday over four;
-// a daily series that missed the same weekday twice in two and a half
-// weeks does not (7·(1/18)² = 0.02), nor one missing a day in five.
+// 1/emptyShare of its days as often as on the best-covered weekday's (a
+// stray record on a Saturday or two does not make Saturdays working days),
+// and chance cannot explain it: were days missing independently at the
+// rate r of the other weekdays (Laplace's estimate, (days with values +
+// 1)/(days + 2)), a weekday that occurs k times in the span would have as
+// few values with probability P(Binomial(k, r) ≤ its count); the product
+// over the days off, times the sets of as many weekdays there are to test
+// (7 single days, 21 pairs), must be below offChance. Clean business days
+// pass over two weeks (21·(1/13)⁴ = 7·10⁻⁴ at eleven values) and with a
+// holiday over four; a daily series that missed the same weekday twice in
+// two and a half weeks does not (7·(1/18)² = 0.02), nor one missing a day
+// in five. Each time counts at its nearest step of the series' grid, so
+// that a value logged a second before midnight is the next day's.
 func weekdaysOff(ts []int64, step int64) uint8 {
 	if step <= 0 || step > day || day%step != 0 || len(ts) < 2 || !isTime(ts[0]) || ts[len(ts)-1]-ts[0] < minOffSpan*day {
 		return 0
 	}
 	// Days with values (ts increase) and days in the span, by weekday.
 	var seen, k [7]int
+	grid := gridOf(ts, step)
 	prev := int64(math.MinInt64)
 	for _, t := range ts {
-		if d := floorDiv(t, day); d != prev {
-			seen[weekday(t)]++
+		if d := floorDiv(grid(t), day); d != prev {
+			seen[weekday(d*day)]++
 			prev = d
 		}
 	}
-	first, last := floorDiv(ts[0], day), floorDiv(ts[len(ts)-1], day)
+	first, last := floorDiv(grid(ts[0]), day), floorDiv(grid(ts[len(ts)-1]), day)
 	for d := first; d <= min(last, first+6); d++ {
 		k[weekday(d*day)] = int((last-d)/7 + 1)
+	}
+	best := 0.0
+	for d := range 7 {
+		best = max(best, float64(seen[d])/float64(k[d]))
 	}
 	var off uint8
 	var with, days int
 	for d := range 7 {
-		if offStrays*seen[d] <= k[d] {
+		if emptyShare*float64(seen[d]) <= best*float64(k[d]) {
 			off |= 1 << d
 		} else {
 			with, days = with+seen[d], days+k[d]
@@ -200,6 +217,119 @@ func weekdaysOff(ts []int64, step int64) uint8 {
 	return off
 }
 
+// gridOf returns the function that moves a time to the nearest step of
+// the series' grid of step, so that jitter below half a step does not move
+// a value to another step or day. The grid's phase is the most common
+// within a step among the first 64 times (a value logged a second early
+// does not shift it).
+func gridOf(ts []int64, step int64) func(int64) int64 {
+	var phases [64]int64
+	n := min(len(ts), len(phases))
+	for i := range n {
+		phases[i] = floorMod(ts[i], step)
+	}
+	slices.Sort(phases[:n])
+	phase, best := phases[0], 0
+	for i := 0; i < n; {
+		j := i
+		for j < n && phases[j] == phases[i] {
+			j++
+		}
+		if j-i > best {
+			phase, best = phases[i], j-i
+		}
+		i = j
+	}
+	return func(t int64) int64 { return phase + floorDiv(t-phase+step/2, step)*step }
+}
+
+// offChance is the probability below which weekdays or a day's steps
+// without values are not taken for chance (weekdaysOff, workingSlots).
+const offChance = 1e-3
+
+// emptyShare: a weekday or a step of the day is empty when it carries
+// values at most 1/emptyShare as often as the best-covered one.
+const emptyShare = 4
+
+// maxSlots is the most steps a day may have for workingSlots to look for
+// empty ones: a minute's (a finer step's day is rarely half empty, and
+// its counts would cost a day's worth of steps).
+const maxSlots = 1440
+
+// floorDiv returns ⌊a/b⌋ for b > 0.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b < 0 {
+		q--
+	}
+	return q
+}
+
+// workingSlots returns the steps of a working day that carry values (step
+// j at j·step after midnight on the spacing's clock, counted at the
+// nearest step of the series' grid), for a step that divides a day into
+// at most maxSlots, when the others are empty on the working days (days
+// not off) of at least minOffSpan days, as a night is in business hours'
+// values: nil when every step carries values. A step is empty when it
+// carries values at most 1/emptyShare as often as the best-covered step
+// (a stray value or two at night does not make the night working), and
+// chance cannot explain it: at the other steps' rate of values (Laplace's
+// estimate) P(Binomial(days, r) ≤ its count) must be below offChance over
+// the day's steps (Bonferroni). O(len(ts) + day/step).
+func workingSlots(ts []int64, step int64, off uint8) []int32 {
+	if step <= 0 || step >= day || day%step != 0 || day/step > maxSlots || len(ts) < 2 || !isTime(ts[0]) || ts[len(ts)-1]-ts[0] < minOffSpan*day {
+		return nil
+	}
+	P := int(day / step)
+	c := make([]int, P) // values at each step of the day
+	grid := gridOf(ts, step)
+	days, prev := 0, int64(math.MinInt64)
+	for _, t := range ts {
+		g := grid(t)
+		if off&(1<<weekday(g)) != 0 {
+			continue
+		}
+		if d := floorDiv(g, day); d != prev {
+			days, prev = days+1, d
+		}
+		c[floorMod(g, day)/step]++
+	}
+	best := slices.Max(c)
+	var with, cells, empty int
+	for _, n := range c {
+		if emptyShare*n <= best {
+			empty++
+		} else {
+			with, cells = with+n, cells+days
+		}
+	}
+	if empty == 0 || empty == P {
+		return nil
+	}
+	r := float64(with+1) / float64(cells+2)
+	slots := make([]int32, 0, P-empty)
+	for j, n := range c {
+		if emptyShare*n > best {
+			slots = append(slots, int32(j))
+		} else if float64(P)*binomialCDF(n, days, r) >= offChance {
+			return nil
+		}
+	}
+	return slots
+}
+
+// binomialCDF returns P(X ≤ n) for X ~ Binomial(k, r), 0 < r < 1.
+func binomialCDF(n, k int, r float64) float64 {
+	p := 0.0
+	for i := 0; i <= min(n, k); i++ {
+		lc, _ := math.Lgamma(float64(k + 1))
+		li, _ := math.Lgamma(float64(i + 1))
+		lk, _ := math.Lgamma(float64(k - i + 1))
+		p += math.Exp(lc - li - lk + float64(i)*math.Log(r) + float64(k-i)*math.Log1p(-r))
+	}
+	return p
+}
+
 // validOff reports whether off and slots can be a spacing's days off and
 // working steps of a day with step: none, or one or two weekdays of a
 // step of a day or one that divides a day (what weekdaysOff returns), and
@@ -222,83 +352,6 @@ func validOff(off uint8, slots []int32, step int64) bool {
 		}
 	}
 	return true
-}
-
-// workingSlots returns the steps of a working day that carry values (step
-// j at j·step after midnight on the spacing's clock), for a step that
-// divides a day, when the others are empty on every working day (days
-// not off) of at least minOffSpan days, as a night is in business hours'
-// values: nil when every step does. A step is empty when values fell on
-// at most one in offStrays of the working days there, and chance cannot
-// explain it: at the other steps' rate of values (Laplace's estimate)
-// P(Binomial(days, r) ≤ its count) must be below offChance over the
-// day's steps (Bonferroni). O(len(ts) + day/step).
-func workingSlots(ts []int64, step int64, off uint8) []int32 {
-	if step <= 0 || step >= day || day%step != 0 || len(ts) < 2 || !isTime(ts[0]) || ts[len(ts)-1]-ts[0] < minOffSpan*day {
-		return nil
-	}
-	P := int(day / step)
-	c := make([]int, P) // values at each step of the day
-	days, prev := 0, int64(math.MinInt64)
-	for _, t := range ts {
-		if off&(1<<weekday(t)) != 0 {
-			continue
-		}
-		if d := floorDiv(t, day); d != prev {
-			days, prev = days+1, d
-		}
-		c[floorMod(t, day)/step]++
-	}
-	var with, cells, empty int
-	for _, n := range c {
-		if offStrays*n <= days {
-			empty++
-		} else {
-			with, cells = with+n, cells+days
-		}
-	}
-	if empty == 0 || empty == P {
-		return nil
-	}
-	r := float64(with+1) / float64(cells+2)
-	slots := make([]int32, 0, P-empty)
-	for j, n := range c {
-		if offStrays*n > days {
-			slots = append(slots, int32(j))
-		} else if float64(P)*binomialCDF(n, days, r) >= offChance {
-			return nil
-		}
-	}
-	return slots
-}
-
-// offStrays: a weekday off may carry values on one in offStrays of its
-// days.
-const offStrays = 20
-
-// binomialCDF returns P(X ≤ n) for X ~ Binomial(k, r), 0 < r < 1.
-func binomialCDF(n, k int, r float64) float64 {
-	p := 0.0
-	for i := 0; i <= min(n, k); i++ {
-		lc, _ := math.Lgamma(float64(k + 1))
-		li, _ := math.Lgamma(float64(i + 1))
-		lk, _ := math.Lgamma(float64(k - i + 1))
-		p += math.Exp(lc - li - lk + float64(i)*math.Log(r) + float64(k-i)*math.Log1p(-r))
-	}
-	return p
-}
-
-// offChance is the probability below which weekdays without values are
-// not taken for chance (weekdaysOff).
-const offChance = 1e-3
-
-// floorDiv returns ⌊a/b⌋ for b > 0.
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b < 0 {
-		q--
-	}
-	return q
 }
 
 // weekday returns t's day of the week in UTC (time.Weekday).
@@ -422,13 +475,13 @@ func (s spacing) steps(a, t int64) uint64 {
 		return 0
 	}
 	if s.off != 0 || s.slots != nil {
-		// t rounded to a's grid, then the working days between their
-		// days and the working steps within them.
+		// The working steps in (a, t], t rounded to a's grid: those of
+		// the working days from a's to t's (t's excluded), and of t's day
+		// up to t less those of a's up to a (none on a day off).
 		k := stepsBetween(a, t, s.step)
 		tr := a + int64(k)*s.step
 		Da, Dt := floorDiv(a, day), floorDiv(tr, day)
-		ja, jt := (a-Da*day)/s.step, (tr-Dt*day)/s.step
-		n := s.workingBetween(Da, Dt)*int64(s.perDay()) + s.rank(jt) - s.rank(ja)
+		n := s.workingBetween(Da-1, Dt-1)*int64(s.perDay()) + s.upTo(tr) - s.upTo(a)
 		return uint64(max(n, 0))
 	}
 	m := calendarMonths(s.step)

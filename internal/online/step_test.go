@@ -138,14 +138,13 @@ func TestWorkingDaySteps(t *testing.T) {
 		sp := spacing{step: day, off: off}
 		for d := int64(0); d < 7; d++ {
 			t0 := mon + d*day
-			working := off&(1<<time.UnixMilli(t0).UTC().Weekday()) == 0
 			for h := int64(-40); h <= 40; h++ {
 				got, want := sp.after(t0, h), walkSteps(t0, h, day, off)
 				if got != want {
 					t.Fatalf("off %07b: %s %+d working days: %s, want %s", off, time.UnixMilli(t0).UTC().Format(time.DateOnly), h,
 						time.UnixMilli(got).UTC().Format(time.DateOnly), time.UnixMilli(want).UTC().Format(time.DateOnly))
 				}
-				if working && h >= 0 {
+				if h >= 0 {
 					if k := sp.steps(t0, got); k != uint64(h) {
 						t.Fatalf("off %07b: %s to %s: %d steps, want %d", off, time.UnixMilli(t0).UTC().Format(time.DateOnly),
 							time.UnixMilli(got).UTC().Format(time.DateOnly), k, h)
@@ -157,14 +156,13 @@ func TestWorkingDaySteps(t *testing.T) {
 	for _, step := range []int64{3600 * 1000, 1800 * 1000} {
 		sp := spacing{step: step, off: satSun}
 		for t0 := mon - 16*3600*1000; t0 < mon+7*day; t0 += 3 * step { // from Monday 00:30 on
-			working := satSun&(1<<time.UnixMilli(t0).UTC().Weekday()) == 0
 			for h := int64(-200); h <= 200; h += 7 {
 				got, want := sp.after(t0, h), walkSteps(t0, h, step, satSun)
 				if got != want {
 					t.Fatalf("step %v: %s %+d: %s, want %s", time.Duration(step)*time.Millisecond, time.UnixMilli(t0).UTC().Format(time.RFC3339), h,
 						time.UnixMilli(got).UTC().Format(time.RFC3339), time.UnixMilli(want).UTC().Format(time.RFC3339))
 				}
-				if working && h >= 0 {
+				if h >= 0 {
 					if k := sp.steps(t0, got); k != uint64(h) {
 						t.Fatalf("step %v: %s to %s: %d steps, want %d", time.Duration(step)*time.Millisecond, time.UnixMilli(t0).UTC().Format(time.RFC3339),
 							time.UnixMilli(got).UTC().Format(time.RFC3339), k, h)
@@ -178,14 +176,13 @@ func TestWorkingDaySteps(t *testing.T) {
 	sp := spacing{step: 3600 * 1000, off: satSun, slots: []int32{9, 10, 11, 12, 13, 14, 15, 16}}
 	for t0 := mon - 16*3600*1000; t0 < mon+7*day; t0 += 3600 * 1000 {
 		tt := time.UnixMilli(t0).UTC()
-		working := satSun&(1<<tt.Weekday()) == 0 && slices.Contains(hours, tt.Hour())
 		for h := int64(-100); h <= 100; h += 3 {
 			got, want := sp.after(t0, h), walkSteps(t0, h, 3600*1000, satSun, hours...)
 			if got != want {
 				t.Fatalf("business hours: %s %+d: %s, want %s", tt.Format(time.RFC3339), h,
 					time.UnixMilli(got).UTC().Format(time.RFC3339), time.UnixMilli(want).UTC().Format(time.RFC3339))
 			}
-			if working && h >= 0 {
+			if h >= 0 {
 				if k := sp.steps(t0, got); k != uint64(h) {
 					t.Fatalf("business hours: %s to %s: %d steps, want %d", tt.Format(time.RFC3339), time.UnixMilli(got).UTC().Format(time.RFC3339), k, h)
 				}
@@ -562,6 +559,42 @@ func TestBusinessHours(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	if sp := spacingOf(times(40, func(time.Time) bool { return rng.IntN(20) != 0 }), nil); sp.slots != nil || sp.off != 0 {
 		t.Errorf("every hour, one in twenty missing: slots %v, off %07b", sp.slots, sp.off)
+	}
+	// Two stray values at 19:00 and one at 03:00, and 09:00 logged a
+	// second early on one day in four: still the eight hours.
+	odd := times(21, func(tm time.Time) bool {
+		return open(tm) || tm.Hour() == 19 && (tm.Day() == 6 || tm.Day() == 19) || tm.Hour() == 3 && tm.Day() == 13
+	})
+	for i, tm := range odd {
+		if tt := time.UnixMilli(tm).UTC(); tt.Hour() == 9 && tt.Day()%4 == 0 {
+			odd[i] -= 1000
+		}
+	}
+	if sp := spacingOf(odd, nil); !slices.Equal(sp.slots, hours) {
+		t.Errorf("business hours with strays and jitter: slots %v", sp.slots)
+	}
+	// A step of a millisecond (bursts): no day of 86 400 000 steps is
+	// counted.
+	var bursts []int64
+	for d := range 60 {
+		for k := range 5 {
+			bursts = append(bursts, time.Date(2024, 3, 4+d, 12, 0, 0, 0, time.UTC).UnixMilli()+int64(k))
+		}
+	}
+	if sp := spacingOf(bursts, nil); sp.step != 1 || sp.slots != nil {
+		t.Errorf("bursts: step %d, slots %v", sp.step, sp.slots)
+	}
+	// A time on a day off or at an empty step counts the working steps
+	// after it: Friday 16:00 to Saturday 03:00 or 20:00 is none, Saturday
+	// noon to Monday 09:00 one.
+	bh := spacing{step: hour, off: 1<<time.Saturday | 1<<time.Sunday, slots: hours}
+	fri16 := time.Date(2024, 3, 8, 16, 0, 0, 0, time.UTC).UnixMilli()
+	for _, tc := range []struct{ a, t, want int64 }{
+		{fri16, fri16 + 11*hour, 0}, {fri16, fri16 + 28*hour, 0}, {fri16 + 20*hour, fri16 + 65*hour, 1}, {fri16 - 10*hour, fri16 + 65*hour, 9},
+	} {
+		if got := bh.steps(tc.a, tc.t); got != uint64(tc.want) {
+			t.Errorf("steps from %s to %s: %d, want %d", time.UnixMilli(tc.a).UTC().Format("Mon 15:04"), time.UnixMilli(tc.t).UTC().Format("Mon 15:04"), got, tc.want)
+		}
 	}
 
 	cfg := testConfig()
