@@ -485,47 +485,59 @@ func TestStepsKeepTheZonesDays(t *testing.T) {
 // 23:00's next step is Monday 00:00, no weekend is filled as a gap, and
 // the week is 120 steps.
 func TestHourlyWorkingDays(t *testing.T) {
+	learnWorkingHours(t, func(tm time.Time) bool { return tm.Weekday() != time.Saturday && tm.Weekday() != time.Sunday }, []int{24, 120})
+}
+
+// learnWorkingHours feeds a Learner (Warmup 300, 20-step forecasts) 400
+// hourly values at the hours open keeps, from Monday 4 March 2024, and
+// checks that once it has found their days off or working steps no value
+// is preceded by filled ones, every forecast step is at the next hour open
+// keeps, and the calendar's periods are periods.
+func learnWorkingHours(t *testing.T, open func(time.Time) bool, periods []int) {
+	t.Helper()
 	cfg := testConfig()
 	cfg.Warmup = 300
-	cfg.Horizon = 30
+	cfg.Horizon = 20
 	l, err := NewLearner(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ys := noisySine(420, 0.1, 6)
-	working := func(tt time.Time) bool { return tt.Weekday() != time.Saturday && tt.Weekday() != time.Sunday }
-	tm := time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC) // a Monday
-	detected := false
-	for i := 0; i < len(ys); tm = tm.Add(time.Hour) {
-		if !working(tm) {
+	ys := noisySine(400, 0.1, 7)
+	first := int64(0)
+	found := false
+	for i, tm := 0, time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC); i < len(ys); tm = tm.Add(time.Hour) {
+		if !open(tm) {
 			continue
+		}
+		if first == 0 {
+			first = tm.UnixMilli()
 		}
 		res, err := l.Observe(Observation{T: tm.UnixMilli(), Y: ys[i]})
 		if err != nil {
 			t.Fatal(err)
 		}
 		i++
-		if l.WeekdaysOff() == 0 {
+		if l.sp.off == 0 && l.sp.slots == nil {
 			continue
 		}
-		detected = true
+		found = true
 		if res.Filled != 0 {
 			t.Fatalf("%s: %d filled", tm.Format(time.RFC3339), res.Filled)
 		}
 		want := tm
 		for _, st := range res.Forecast {
-			for want = want.Add(time.Hour); !working(want); want = want.Add(time.Hour) {
+			for want = want.Add(time.Hour); !open(want); want = want.Add(time.Hour) {
 			}
 			if got := time.UnixMilli(st.T).UTC(); !got.Equal(want) {
-				t.Fatalf("forecast from %s: step %d at %s, want %s", tm.Format(time.RFC3339), st.H, got.Format("Mon 15:04"), want.Format("Mon 15:04"))
+				t.Fatalf("forecast from %s: step %d at %s, want %s", tm.Format("Mon 15:04"), st.H, got.Format("Mon 15:04"), want.Format("Mon 15:04"))
 			}
 		}
 	}
-	if !detected || l.WeekdaysOff() != 1<<time.Saturday|1<<time.Sunday {
-		t.Fatalf("weekdays off %07b at the end", l.WeekdaysOff())
+	if !found {
+		t.Fatal("the working hours were never found")
 	}
-	if p := l.cfg.knownPeriods(l.warmT); !slices.Equal(p, []int{24, 120}) {
-		t.Errorf("calendar periods %v, want [24 120]", p)
+	if p := stepPeriods(l.sp, first); !slices.Equal(p, periods) {
+		t.Errorf("calendar periods %v, want %v", p, periods)
 	}
 }
 
@@ -597,41 +609,5 @@ func TestBusinessHours(t *testing.T) {
 		}
 	}
 
-	cfg := testConfig()
-	cfg.Warmup = 300
-	cfg.Horizon = 20
-	l, err := NewLearner(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ys := noisySine(400, 0.1, 7)
-	ts := times(120, open)[:len(ys)]
-	found := false
-	for i, tm := range ts {
-		res, err := l.Observe(Observation{T: tm, Y: ys[i]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if l.sp.slots == nil {
-			continue
-		}
-		found = true
-		if res.Filled != 0 {
-			t.Fatalf("%s: %d filled", time.UnixMilli(tm).UTC().Format(time.RFC3339), res.Filled)
-		}
-		want := time.UnixMilli(tm).UTC()
-		for _, st := range res.Forecast {
-			for want = want.Add(time.Hour); !open(want); want = want.Add(time.Hour) {
-			}
-			if got := time.UnixMilli(st.T).UTC(); !got.Equal(want) {
-				t.Fatalf("forecast from %s: step %d at %s, want %s", time.UnixMilli(tm).UTC().Format("Mon 15:04"), st.H, got.Format("Mon 15:04"), want.Format("Mon 15:04"))
-			}
-		}
-	}
-	if !found {
-		t.Fatal("the working hours were never found")
-	}
-	if p := stepPeriods(l.sp, ts[0]); !slices.Equal(p, []int{8, 40}) {
-		t.Errorf("calendar periods %v, want [8 40]", p)
-	}
+	learnWorkingHours(t, open, []int{8, 40})
 }
