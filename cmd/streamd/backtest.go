@@ -721,7 +721,7 @@ type modelReport struct {
 	LevelShift    jsonFloat       `json:"level_shift,omitempty"` // sink.ModelInfo.LevelShift
 	DaysOff       []string        `json:"days_off,omitempty"`    // sink.ModelInfo.DaysOff
 	// WorkingSteps are the steps of a working day that carry values, as
-	// times of day (online.Learner.WorkingSteps); absent when all do.
+	// times of day (sink.ModelInfo.WorkingMinutes); absent when all do.
 	WorkingSteps []string `json:"working_steps,omitempty"`
 }
 
@@ -785,7 +785,7 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 			NoiseStd: jsonFloat(mi.NoiseStd), DEff: jsonFloat(info.DEff), Swaps: info.Swaps, BasisRefresh: info.BasisRefresh, Outliers: b.l.Outliers(),
 			SamplesWeight: jsonFloat(info.SamplesWeight), Entropy: jsonFloat(info.Entropy), Combine: mi.Combine, Theta: mi.Theta,
 			BandScale: jsonFloat(mi.BandScale), LevelShift: jsonFloat(mi.LevelShift), DaysOff: mi.DaysOff,
-			WorkingSteps: workingSteps(b.l)}
+			WorkingSteps: workingSteps(mi.WorkingMinutes)}
 	} else {
 		// Not fitted yet: no model; the young forecast, if any, the theta
 		// method's alone.
@@ -928,20 +928,15 @@ func (p *progress) done() {
 	}
 }
 
-// workingSteps renders l's working steps of a day as times of day
-// (HH:MM, or HH:MM:SS for steps finer than a minute).
-func workingSteps(l *online.Learner) []string {
-	steps := l.WorkingSteps()
-	if steps == nil {
+// workingSteps renders minutes after midnight (sink.ModelInfo's
+// WorkingMinutes) as times of day, HH:MM.
+func workingSteps(minutes []int32) []string {
+	if minutes == nil {
 		return nil
 	}
-	out := make([]string, len(steps))
-	for i, j := range steps {
-		d := time.Duration(int64(j)*l.Step()) * time.Millisecond
-		out[i] = fmt.Sprintf("%02d:%02d", int(d.Hours()), int(d.Minutes())%60)
-		if s := int(d.Seconds()) % 60; s != 0 {
-			out[i] += fmt.Sprintf(":%02d", s)
-		}
+	out := make([]string, len(minutes))
+	for i, m := range minutes {
+		out[i] = fmt.Sprintf("%02d:%02d", m/60, m%60)
 	}
 	return out
 }

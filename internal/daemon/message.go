@@ -81,6 +81,7 @@ func ModelInfoOf(l *online.Learner) sink.ModelInfo {
 	}
 	mi.LevelShift = l.LevelShift()
 	mi.DaysOff = daysOff[l.WeekdaysOff()&0x7f]
+	mi.WorkingMinutes = l.WorkingMinutes()
 	return mi
 }
 

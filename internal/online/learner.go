@@ -415,6 +415,7 @@ type Learner struct {
 	lastT    int64
 	haveT    bool
 	sp       spacing // time between samples, frozen at the fit
+	workMin  []int32 // WorkingMinutes, from sp
 	seen     int64   // observations accepted
 	learned  int64   // samples learned online after the fit
 	sinceFc  int
@@ -638,13 +639,26 @@ func (l *Learner) StepTime(t, h int64) int64 { return l.sp.after(t, h) }
 // other series.
 func (l *Learner) WeekdaysOff() uint8 { return l.sp.off }
 
-// WorkingSteps returns, for a series whose step divides a day and whose
+// WorkingMinutes returns, for a series whose step divides a day and whose
 // working days carry values at some of their steps only (business hours),
-// those steps (j: j·Step after midnight on the spacing's clock, as
-// WeekdaysOff's days), frozen at the fit; nil for every other series. The
-// others are not steps (StepTime) nor gaps. The slice is the Learner's:
-// read it, do not change it.
-func (l *Learner) WorkingSteps() []int32 { return l.sp.slots }
+// the times of day of those steps in minutes after midnight (on the
+// spacing's clock, as WeekdaysOff's days; such a step is a minute or
+// more), frozen at the fit; nil for every other series. The other steps
+// are not steps (StepTime) nor gaps. The slice is the Learner's, made at
+// the fit: read it, do not change it.
+func (l *Learner) WorkingMinutes() []int32 { return l.workMin }
+
+// setSpacing sets the series' spacing and what is derived from it.
+func (l *Learner) setSpacing(sp spacing) {
+	l.sp = sp
+	l.workMin = nil
+	if sp.slots != nil {
+		l.workMin = make([]int32, len(sp.slots))
+		for i, j := range sp.slots {
+			l.workMin[i] = int32(int64(j) * sp.step / 60000)
+		}
+	}
+}
 
 // Model exposes the underlying model for diagnostics (read-only use).
 func (l *Learner) Model() *narx.Model { return l.model }
@@ -1368,7 +1382,7 @@ func (l *Learner) fit() error {
 		return err
 	}
 	l.setStructure(m)
-	l.sp = spacingOf(l.warmT, l.cfg.Calendar.Location)
+	l.setSpacing(spacingOf(l.warmT, l.cfg.Calendar.Location))
 	l.form, l.floor = d.form, l.logFloor(l.warmY)
 	l.yLoc, l.yScale, l.uLoc, l.uScale = d.loc, d.scale, uLoc, uScale
 	if l.rscale != nil {

@@ -262,13 +262,15 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		fresh.shift = st.Shift
 	}
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
-	fresh.lastT, fresh.haveT, fresh.sp, fresh.seen, fresh.learned, fresh.sinceFc =
-		st.LastT, st.HaveT, spacing{step: st.Step, off: st.Off, slots: nilIfEmpty(st.Slots)}, st.Seen, st.Learned, st.SinceForecast
+	fresh.lastT, fresh.haveT, fresh.seen, fresh.learned, fresh.sinceFc =
+		st.LastT, st.HaveT, st.Seen, st.Learned, st.SinceForecast
+	sp := spacing{step: st.Step, off: st.Off, slots: nilIfEmpty(st.Slots)}
 	if st.Local && fresh.cfg.Calendar.Location != time.UTC {
 		// The zone is the configuration's: under another one (a changed
 		// key the restore names) the wall clock is the new zone's.
-		fresh.sp.loc = fresh.cfg.Calendar.Location
+		sp.loc = fresh.cfg.Calendar.Location
 	}
+	fresh.setSpacing(sp)
 	// A calibration of another horizon or level (the configuration
 	// changed) or from before version 13 starts again at the next sample.
 	switch {

@@ -137,6 +137,16 @@ func (w *jsonWriter) model(mi *ModelInfo) {
 		}
 		w.raw("]")
 	}
+	if len(mi.WorkingMinutes) > 0 { // omitempty
+		w.raw(`,"working_minutes":[`)
+		for i, m := range mi.WorkingMinutes {
+			if i > 0 {
+				w.raw(",")
+			}
+			w.b = strconv.AppendInt(w.b, int64(m), 10)
+		}
+		w.raw("]")
+	}
 	w.raw("}")
 }
 

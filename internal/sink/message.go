@@ -103,6 +103,13 @@ type ModelInfo struct {
 	// series. The daemon's slices are shared by every series with the same
 	// days off: read them, do not change them.
 	DaysOff []string `json:"days_off,omitempty"`
+	// WorkingMinutes are the times of day, in minutes after midnight, of
+	// the steps of a working day that carry values, when the others do
+	// not (business hours: 540 to 960 for hourly values from 09:00 to
+	// 16:00; online.Learner.WorkingMinutes): the series' steps skip the
+	// others. Absent for every other series. Shared with the learner: read
+	// it, do not change it.
+	WorkingMinutes []int32 `json:"working_minutes,omitempty"`
 }
 
 // ThetaInfo describes the theta method of a combination: its smoothing
