@@ -14,11 +14,14 @@ import (
 // d for time.Weekday d in UTC): a business-day series, Monday to Friday,
 // has off Saturday and Sunday, so that Friday's next step is Monday (an
 // hourly one's Friday 23:00 is followed by Monday 00:00), its week five
-// days of steps (stepPeriods), and a weekend is no gap to fill. Without off the weekend
-// would be two missing values a week, filled with predictions that lags
-// and seasons then count as values (one-step NMSE 0.50 against 0.16 for
-// the same values without their dates, docs/benchmarks.md "Business
-// days").
+// days of steps (stepPeriods), and a weekend is no gap to fill. Without
+// off the weekend would be two missing values a week, filled with
+// predictions that lags and seasons then count as values (one-step NMSE
+// 0.50 against 0.16 for the same values without their dates,
+// docs/benchmarks.md "Business days"). Where a step divides a day, slots
+// are the steps of a working day that carry values when the others never
+// do (business hours: 09:00 to 16:00, so that 16:00 is followed by the
+// next working day's 09:00 and a night is no gap either).
 //
 // The spacing is read on a clock: UTC's, or, with loc, the wall clock of
 // the calendar's time zone (model.calendar.time_zone), when the values
