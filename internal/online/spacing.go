@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"slices"
 	"time"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // spacing is the time between a series' consecutive values, frozen at its
@@ -321,16 +323,9 @@ func workingSlots(ts []int64, step int64, off uint8) []int32 {
 	return slots
 }
 
-// binomialCDF returns P(X ≤ n) for X ~ Binomial(k, r), 0 < r < 1.
+// binomialCDF returns P(X ≤ n) for X ~ Binomial(k, r).
 func binomialCDF(n, k int, r float64) float64 {
-	p := 0.0
-	for i := 0; i <= min(n, k); i++ {
-		lc, _ := math.Lgamma(float64(k + 1))
-		li, _ := math.Lgamma(float64(i + 1))
-		lk, _ := math.Lgamma(float64(k - i + 1))
-		p += math.Exp(lc - li - lk + float64(i)*math.Log(r) + float64(k-i)*math.Log1p(-r))
-	}
-	return p
+	return distuv.Binomial{N: float64(k), P: r}.CDF(float64(n))
 }
 
 // validOff reports whether off and slots can be a spacing's days off and
@@ -365,16 +360,17 @@ func weekday(t int64) int { return int(time.UnixMilli(t).UTC().Weekday()) }
 // 1973 in milliseconds) would be a counter of implausible size.
 func isTime(t int64) bool { return t >= 1e11 }
 
-// week returns the steps in a week of a daily spacing: 7 less the days off.
+// week returns the working days of a week: 7 less the days off.
 func (s spacing) week() int { return 7 - bits.OnesCount8(s.off) }
 
 // after returns the time h steps after t (ms; h < 0: before it), counted
 // on the spacing's clock: t + h·step; for a calendar spacing
-// (calendarMonths) h times its months later, at the same time of day and day of the month, or at the
-// month's last day when t is at its month's (a month-end series stays at
-// month ends) or the day does not exist there; with days off, h working
-// days later at the same time of day. O(1): whole weeks are counted, at
-// most seven days walked.
+// (calendarMonths) h times its months later, at the same time of day and
+// day of the month, or at the month's last day when t is at its month's
+// (a month-end series stays at month ends) or the day does not exist
+// there; with days off or working steps, the h-th working step after t
+// (on days not off, at the slots' times of day). O(1) but for a binary
+// search of the slots: whole weeks are counted, at most seven days walked.
 func (s spacing) after(t, h int64) int64 {
 	return s.instant(s.afterWall(s.wall(t), h))
 }
