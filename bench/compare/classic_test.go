@@ -57,3 +57,43 @@ func TestScoreClassic(t *testing.T) {
 		t.Errorf("with b failed: %+v", sc)
 	}
 }
+
+// TestGeoRatio against closed forms: the geometric mean of 2, 1/2 and 4 is
+// 4^(1/3); a set whose ratio is not positive and finite, or no sets, give
+// none. exp(log sums) of three exact powers of two: 1e-15 relative.
+func TestGeoRatio(t *testing.T) {
+	got, ok := geoRatio([]float64{2, 1, 8}, []float64{1, 2, 2})
+	if want := math.Cbrt(4); !ok || math.Abs(got-want) > 1e-15*want {
+		t.Errorf("geoRatio = %v, %v; want %v", got, ok, want)
+	}
+	for name, c := range map[string][2][]float64{
+		"none":      {nil, nil},
+		"lengths":   {{1, 2}, {1}},
+		"zero":      {{0, 1}, {1, 1}},
+		"zero base": {{1, 1}, {0, 1}},
+		"NaN":       {{math.NaN()}, {1}},
+	} {
+		if _, ok := geoRatio(c[0], c[1]); ok {
+			t.Errorf("%s: a ratio was given", name)
+		}
+	}
+}
+
+// TestMoreSetsOrigins: each of the datasets suite's sets is cut at four
+// origins a horizon apart, the last a horizon before its end (the lengths
+// are those of R's objects).
+func TestMoreSetsOrigins(t *testing.T) {
+	length := map[string]int{"austres": 89, "JohnsonJohnson": 84, "freeny.y": 39, "woolyrnq": 119, "ldeaths": 72,
+		"UKDriverDeaths": 192, "wineind": 176, "gas": 476, "Nile": 100, "LakeHuron": 98, "nhtemp": 60, "discoveries": 100,
+		"airmiles": 24, "uspop": 19, "BJsales": 150, "WWWusage": 100, "lh": 48}
+	if len(length) != len(moreSets) {
+		t.Fatalf("%d sets, %d lengths", len(moreSets), len(length))
+	}
+	for _, s := range moreSets {
+		n, ok := length[s.Name]
+		o := classicOrigins(s, n)
+		if !ok || len(o) != 4 || s.Step != s.H || o[3] != n-s.H {
+			t.Errorf("%s (%d values): origins %v, step %d, horizon %d", s.Name, n, o, s.Step, s.H)
+		}
+	}
+}

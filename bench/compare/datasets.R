@@ -1,13 +1,20 @@
-# Data side of the classic suite (bench/compare): writes R's classic data
-# sets (package datasets) as files of values, one per line, in time order.
+# Data side of the classic and datasets suites (bench/compare): writes R's
+# data sets as files of values, one per line, in time order.
 #
 # Usage: Rscript datasets.R DIR NAME...
-#   DIR/NAME.txt  written for each NAME, an object of package datasets
-#                 (a ts; its values as.numeric, 17 significant digits)
+#   DIR/NAME.txt  written for each NAME, a ts of package datasets or, failing
+#                 that, of package forecast (gas, wineind, woolyrnq); its
+#                 values as.numeric, 17 significant digits
 args <- commandArgs(trailingOnly = TRUE)
 if (length(args) < 2) stop("usage: Rscript datasets.R DIR NAME...")
 for (name in args[-1]) {
-  y <- as.numeric(get(name, envir = asNamespace("datasets")))
+  y <- tryCatch(get(name, envir = asNamespace("datasets")), error = function(err) {
+    e <- new.env()
+    suppressWarnings(data(list = name, package = "forecast", envir = e))
+    e[[name]]
+  })
+  if (is.null(y)) stop(sprintf("%s is in neither datasets nor forecast", name))
+  y <- as.numeric(y)
   if (any(!is.finite(y))) stop(sprintf("%s has values that are not finite", name))
   writeLines(format(y, digits = 17, trim = TRUE), file.path(args[1], paste0(name, ".txt")))
 }

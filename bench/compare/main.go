@@ -3,7 +3,7 @@
 // protocol, in one run, and prints one markdown table per suite (issue 16's
 // and issue 17's acceptance benchmarks). See README.md in this directory.
 //
-//	go run ./bench/compare [flags] nn3|eunite|coldstart|classic|short|glitch|load|krlst|cost|santafe|all
+//	go run ./bench/compare [flags] nn3|eunite|coldstart|classic|datasets|short|glitch|load|krlst|cost|santafe|all
 package main
 
 import (
@@ -48,6 +48,9 @@ Suites:
   classic    R's classic data sets (AirPassengers, co2, lynx, …): iterated
              forecasts from several origins each, streamd (defaults)
              against auto.arima, ets, thetaf, their combination and snaive
+  datasets   17 more of R's series (austres, Nile, wineind, …: every one of
+             datasets and forecast under 500 values without NAs that classic
+             lacks), four origins a horizon apart each, as classic
   short      the first 12 values of every NN3 series, 6-step iterated
              forecasts: streamd (defaults) against R as in nn3
   glitch     nn3's streamd forecasts with and without one corrupt value
@@ -110,7 +113,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() < 1 {
 		fs.Usage()
-		return errors.New("give a suite: nn3, eunite, coldstart, classic, short, glitch, load, krlst, cost, santafe or all")
+		return errors.New("give a suite: nn3, eunite, coldstart, classic, datasets, short, glitch, load, krlst, cost, santafe or all")
 	}
 	suite := fs.Arg(0)
 	if err := fs.Parse(fs.Args()[1:]); err != nil { // flags may also follow the suite
@@ -121,12 +124,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	var suites []string
 	switch suite {
-	case "nn3", "eunite", "coldstart", "classic", "short", "glitch", "load", "krlst", "cost", "santafe":
+	case "nn3", "eunite", "coldstart", "classic", "datasets", "short", "glitch", "load", "krlst", "cost", "santafe":
 		suites = []string{suite}
 	case "all":
 		suites = []string{"nn3", "eunite", "coldstart", "classic"}
 	default:
-		return fmt.Errorf("unknown suite %q: nn3, eunite, coldstart, classic, short, glitch, load, krlst, cost, santafe or all", suite)
+		return fmt.Errorf("unknown suite %q: nn3, eunite, coldstart, classic, datasets, short, glitch, load, krlst, cost, santafe or all", suite)
 	}
 	if e.jobs < 1 {
 		return fmt.Errorf("-j must be ≥ 1 (got %d)", e.jobs)
@@ -152,6 +155,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			err = e.coldstart(ctx)
 		case "classic":
 			err = e.classic(ctx)
+		case "datasets":
+			err = e.datasets(ctx)
 		case "short":
 			err = e.short(ctx)
 		case "glitch":
@@ -223,7 +228,7 @@ func (e *env) setup(ctx context.Context, suites []string) error {
 		fmt.Fprintf(e.stderr, "compare: %s", firstLine(string(v))+"\n")
 	}
 	if slices.ContainsFunc(suites, func(s string) bool {
-		return s == "nn3" || s == "eunite" || s == "classic" || s == "short" || s == "load"
+		return s == "nn3" || s == "eunite" || s == "classic" || s == "datasets" || s == "short" || s == "load"
 	}) {
 		out, err := exec.CommandContext(ctx, e.rscript, "-e", `suppressPackageStartupMessages(library(forecast)); cat(format(packageVersion("forecast")))`).CombinedOutput()
 		if err != nil {
