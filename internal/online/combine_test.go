@@ -145,6 +145,48 @@ func TestCombineAutoChoice(t *testing.T) {
 	}
 }
 
+// The theta partner's drift: on a smooth trend (a line with noise of a
+// hundredth of its step) the average with a partner drifting by the line's
+// whole slope validates far better than with thetaf's half, which lags the
+// trend by half a step per step, and is chosen; on a trend that stops
+// before the validation's paths (a line to value 50, then level) the whole
+// slope overshoots further than the half and thetaf's stays. The choice is
+// checkpointed.
+func TestThetaPartnerSlope(t *testing.T) {
+	cfg := testConfig()
+	cfg.Combine = CombineTheta
+	cfg.Model.Kernel.Type = narx.Linear
+	rng := rand.New(rand.NewPCG(5, 2))
+	run := func(y func(i int) float64) *Learner {
+		l, _ := NewLearner(cfg)
+		for i := range 80 {
+			if _, err := l.Observe(Observation{T: int64(i), Y: y(i) + 0.02*rng.NormFloat64()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return l
+	}
+	line := func(i int) float64 { return 100 + 2*float64(i) }
+	l := run(line)
+	if th := l.Theta(); th == nil || th.Weight != 1 {
+		t.Fatalf("smooth trend: theta partner %+v, want the whole slope", th)
+	}
+	if th := run(func(i int) float64 { return line(min(i, 50)) }).Theta(); th == nil || th.Weight != theta.DefaultWeight {
+		t.Errorf("a trend that stopped: theta partner %+v, want thetaf's half slope", th)
+	}
+	snap, err := l.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := NewLearner(cfg)
+	if err := r.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	if th := r.Theta(); th == nil || th.Weight != 1 || th.Drift != l.Theta().Drift {
+		t.Errorf("restored theta partner %+v, want %+v", th, l.Theta())
+	}
+}
+
 // The theta forecaster's season: a positive series with a period of 12
 // gets one, unless the configuration rules seasons out (Season < 0), and
 // a series with a value ≤ 0 never does (its decomposition is

@@ -1402,7 +1402,9 @@ func (l *Learner) fit() error {
 		if st.profile > 0 {
 			l.th, _ = theta.FitProfile(l.warmY, st.profile, st.sub, profileCycles(st.sub))
 		} else {
-			l.th, _ = theta.Fit(l.warmY, st.period)
+			if l.th, _ = theta.Fit(l.warmY, st.period); l.th != nil {
+				l.th.SetWeight(st.weight)
+			}
 		}
 	}
 	return nil

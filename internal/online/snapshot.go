@@ -17,10 +17,10 @@ import (
 )
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
-// reads it and versions 6 to 15, which lack the fields tagged with a later
+// reads it and versions 6 to 16, which lack the fields tagged with a later
 // version (binenc.go), and rejects every other version with
 // ErrSnapshotVersion.
-const SnapshotVersion = 16
+const SnapshotVersion = 17
 
 // oldestSnapshot is the oldest version decoding reads.
 const oldestSnapshot = 6
@@ -235,6 +235,9 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	if st.Theta != nil && fresh.cfg.Combine != CombineNone {
 		if !fitted {
 			return fmt.Errorf("online: snapshot has a theta forecaster without a model")
+		}
+		if v < 17 {
+			st.Theta.Weight = theta.DefaultWeight
 		}
 		th, err := theta.FromState(*st.Theta)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/streamd/streamd/internal/narx"
+	"github.com/streamd/streamd/internal/theta"
 )
 
 // A Learner restored from a snapshot continues bit-identically: same
@@ -343,22 +344,26 @@ func testOlderSnapshot(t *testing.T, version int) {
 // learner-v8.snap from 8339c35, learner-v9.snap from 8c13a56,
 // learner-v10.snap from e62b660, learner-v11.snap from dee6fd4,
 // learner-v12.snap from e42fb79, learner-v13.snap from a6e3a27,
-// learner-v14.snap from afba534: the
+// learner-v14.snap from afba534, learner-v15.snap from c93acf8,
+// learner-v16.snap from 8c53811: the
 // configuration below, 400 values of noisySine(900, 0.1, 5), gain rule) are
 // read by today's decoder: the fields added since (InputLags in v7, Theta
 // and the window's swap scores in v8, the value statistics in v9, the
 // calibration's κ in v10, the gate's memory of surprises in v11, the theta
 // method's moving profile in v12, the calibration over the horizon in v13,
-// the model's own working-set size in v14, the shift watch in v15) are
+// the model's own working-set size in v14, the shift watch in v15, the
+// days off and working steps in v16, the theta drift's weight in v17) are
 // absent, and the Learner goes on as a working
 // model: before v8 with the combination configured but absent (the series
 // is past its last re-choice, value 100, and keeps no values to fit it
 // on), from v8 with it; before v9 the value statistics counted from the
-// restore, judging after Warmup values, from v9 as written. Its 95 % band must cover at
+// restore, judging after Warmup values, from v9 as written; a theta
+// method written before v17 drifts by half its line's slope, as thetaf,
+// the only weight there was. Its 95 % band must cover at
 // least 90 % of the next 500 values: a model mis-restored from bytes read
 // out of place predicts nothing like a sine.
 func TestGoldenOlderSnapshots(t *testing.T) {
-	for _, file := range []string{"learner-v6.snap", "learner-v7.snap", "learner-v8.snap", "learner-v9.snap", "learner-v10.snap", "learner-v11.snap", "learner-v12.snap", "learner-v13.snap", "learner-v14.snap", "learner-v15.snap"} {
+	for _, file := range []string{"learner-v6.snap", "learner-v7.snap", "learner-v8.snap", "learner-v9.snap", "learner-v10.snap", "learner-v11.snap", "learner-v12.snap", "learner-v13.snap", "learner-v14.snap", "learner-v15.snap", "learner-v16.snap"} {
 		t.Run(file, func(t *testing.T) {
 			snap, err := os.ReadFile(filepath.Join("testdata", file))
 			if err != nil {
@@ -373,10 +378,13 @@ func TestGoldenOlderSnapshots(t *testing.T) {
 			if err := l.UnmarshalBinary(snap); err != nil {
 				t.Fatal(err)
 			}
-			valuesKept := file == "learner-v9.snap" || file == "learner-v10.snap" || file == "learner-v11.snap" || file == "learner-v12.snap" || file == "learner-v13.snap" || file == "learner-v14.snap" || file == "learner-v15.snap"
+			valuesKept := !slices.Contains([]string{"learner-v6.snap", "learner-v7.snap", "learner-v8.snap"}, file)
 			wantTheta := file == "learner-v8.snap" || valuesKept
 			if l.seen != 400 || !l.Fitted() || (l.Theta() != nil) != wantTheta || l.LastT() != 3990 {
 				t.Fatalf("restored: seen %d, fitted %v, theta %v, last t %d", l.seen, l.Fitted(), l.Theta() != nil, l.LastT())
+			}
+			if th := l.Theta(); th != nil && th.Weight != theta.DefaultWeight {
+				t.Fatalf("restored theta method's drift weight %v, want thetaf's %v", th.Weight, theta.DefaultWeight)
 			}
 			if valuesKept {
 				if l.values.N != 400 || !l.values.armed() {

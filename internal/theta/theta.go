@@ -27,9 +27,9 @@ type Model struct {
 	// Alpha is the smoothing weight in [AlphaMin, AlphaMax]; Level the
 	// smoothed (seasonally adjusted) level after the last value.
 	Alpha, Level float64
-	// Drift is half the least-squares slope per step of the adjusted
-	// series.
-	Drift float64
+	// Drift is Weight times the least-squares slope per step of the
+	// adjusted series: half of it (Weight 0.5, θ = 2) as thetaf.
+	Drift, Weight float64
 	// N is the number of values fitted.
 	N int
 	// Sigma2 is the one-step error variance of the smoothing, its sum of
@@ -132,7 +132,19 @@ func (f *Model) smooth(adj []float64) {
 	}
 	f.Alpha, f.Level, f.N, f.Sigma2, f.sse, f.nextT = alpha, level, n, sse/float64(n-2), sse, float64(n)
 	f.meanT, f.meanX, f.stt, f.stx = line(adj)
-	f.Drift = f.stx / f.stt / 2
+	f.Weight = DefaultWeight
+	f.Drift = f.stx / f.stt * f.Weight
+}
+
+// DefaultWeight is the drift's share of the line's slope in thetaf (θ = 2).
+const DefaultWeight = 0.5
+
+// SetWeight sets the drift's share w of the line's slope: 1 − 1/θ for the
+// theta line of coefficient θ, 0 simple exponential smoothing, 1 the whole
+// slope (the long-run trend line's). w must be in [0, 1].
+func (f *Model) SetWeight(w float64) {
+	f.Weight = w
+	f.Drift = f.stx / f.stt * w
 }
 
 // FitProfile fits the theta method to x seasonally adjusted by a moving
@@ -272,7 +284,7 @@ func (f *Model) Update(y float64) {
 	f.meanX += (v - f.meanX) / n
 	f.stt += dt * (t - f.meanT)
 	f.stx += dt * (v - f.meanX)
-	f.Drift = f.stx / f.stt / 2
+	f.Drift = f.stx / f.stt * f.Weight
 	f.Sigma2 = f.sse / (n - 2)
 }
 
@@ -463,6 +475,11 @@ type State struct {
 	Recent      []float64 `snapshot:"12"`
 	RecentY     []float64 `snapshot:"12"`
 	Pos, Filled int       `snapshot:"12"`
+
+	// Weight is the drift's share of the slope (Model.Weight): absent
+	// before the learner's version 17, whose theta methods have
+	// DefaultWeight; the learner's decoder sets it.
+	Weight float64 `snapshot:"17"`
 }
 
 // State returns f's state; Season is copied.
@@ -470,7 +487,7 @@ func (f *Model) State() State {
 	return State{Alpha: f.Alpha, Level: f.Level, Drift: f.Drift, Sigma2: f.Sigma2, N: f.N, Phase: f.Phase,
 		Season: slices.Clone(f.Season), MeanT: f.meanT, MeanX: f.meanX, STT: f.stt, STX: f.stx, SSE: f.sse, NextT: f.nextT,
 		Profile: f.Profile, Sub: f.Sub, Cycles: f.Cycles, Recent: slices.Clone(f.recent), RecentY: slices.Clone(f.recentY),
-		Pos: f.pos, Filled: f.filled}
+		Pos: f.pos, Filled: f.filled, Weight: f.Weight}
 }
 
 // FromState returns the Model of a state State returned, or an error when
@@ -491,7 +508,8 @@ func FromState(s State) (*Model, error) {
 	switch {
 	case !finite(s.Alpha, s.Level, s.Drift, s.Sigma2, s.MeanT, s.MeanX, s.STT, s.STX, s.SSE, s.NextT) || !finite(s.Season...) || !finite(s.Recent...) || !finite(s.RecentY...):
 		return nil, errors.New("theta: state is not finite")
-	case s.Alpha < AlphaMin || s.Alpha > AlphaMax || s.N < MinValues || !(s.STT > 0) || s.Sigma2 < 0 || s.SSE < 0 || s.NextT < float64(s.N):
+	case s.Alpha < AlphaMin || s.Alpha > AlphaMax || s.N < MinValues || !(s.STT > 0) || s.Sigma2 < 0 || s.SSE < 0 || s.NextT < float64(s.N) ||
+		!(s.Weight >= 0 && s.Weight <= 1):
 		return nil, errors.New("theta: state is not a fitted model's")
 	case slices.ContainsFunc(s.Season, func(v float64) bool { return math.Abs(v) < minIndex }):
 		return nil, errors.New("theta: state has a seasonal index near zero")
@@ -514,7 +532,7 @@ func FromState(s State) (*Model, error) {
 	if s.Sub > 0 {
 		recentY = slices.Clone(s.RecentY)
 	}
-	return &Model{Alpha: s.Alpha, Level: s.Level, Drift: s.Drift, Sigma2: s.Sigma2, N: s.N, Phase: s.Phase, Season: season,
+	return &Model{Alpha: s.Alpha, Level: s.Level, Drift: s.Drift, Weight: s.Weight, Sigma2: s.Sigma2, N: s.N, Phase: s.Phase, Season: season,
 		Profile: s.Profile, Sub: s.Sub, Cycles: s.Cycles, recent: recent, recentY: recentY, pos: s.Pos, filled: s.Filled,
 		meanT: s.MeanT, meanX: s.MeanX, stt: s.STT, stx: s.STX, sse: s.SSE, nextT: s.NextT}, nil
 }

@@ -127,6 +127,40 @@ func TestLineForecast(t *testing.T) {
 	}
 }
 
+// SetWeight sets the drift's share of the line's slope, and Update keeps
+// it: on the line 3 + 2t the drift is 2w for w = 0, 1 and thetaf's 0.5, and
+// stays so as the line goes on. The slope of an exact line comes out of
+// Welford's sums to a few ulps of 2: 1e-12.
+func TestSetWeight(t *testing.T) {
+	x := make([]float64, 30)
+	for i := range x {
+		x[i] = 3 + 2*float64(i)
+	}
+	for _, w := range []float64{0, DefaultWeight, 1} {
+		m, err := Fit(x, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Weight != DefaultWeight {
+			t.Fatalf("Fit's weight %v, want thetaf's %v", m.Weight, DefaultWeight)
+		}
+		m.SetWeight(w)
+		if math.Abs(m.Drift-2*w) > 1e-12 {
+			t.Errorf("w = %v: drift %v, want %v", w, m.Drift, 2*w)
+		}
+		for i := 30; i < 40; i++ {
+			m.Update(3 + 2*float64(i))
+		}
+		if m.Weight != w || math.Abs(m.Drift-2*w) > 1e-12 {
+			t.Errorf("w = %v after 10 updates: weight %v, drift %v, want %v", w, m.Weight, m.Drift, 2*w)
+		}
+		c, err := FromState(m.State())
+		if err != nil || c.Weight != w {
+			t.Fatalf("w = %v restored: %v, weight %v", w, err, c.Weight)
+		}
+	}
+}
+
 // Too short, not finite, not seasonal: errors and fallbacks.
 func TestFitRefusesAndFallsBack(t *testing.T) {
 	if _, err := Fit([]float64{1, 2, 3}, 1); err != ErrTooShort {
@@ -319,6 +353,8 @@ func TestStateRoundTrip(t *testing.T) {
 		"three values":  func(s *State) { s.N = 3 },
 		"phase outside": func(s *State) { s.Phase = len(s.Season) },
 		"Inf index":     func(s *State) { s.Season = []float64{math.Inf(1), 1} },
+		"weight above":  func(s *State) { s.Weight = 1.5 },
+		"NaN weight":    func(s *State) { s.Weight = math.NaN() },
 	} {
 		s := m.State()
 		mutate(&s)
