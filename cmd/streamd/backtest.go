@@ -43,7 +43,8 @@ scores its forecasts.
 Protocols:
   prequential  every value is first predicted, then learned. Each one-step
                prediction (h = 1) and each step h of every issued forecast is
-               scored against the true value when the file has it; targets
+               scored against the true value when the file has it (the
+               value nearest the step's time, within half a step); targets
                from --eval-from on count (by default the first after the
                first fit; the steps at h ≥ 2 of a young series' forecasts,
                the theta method's from its 4th value, count too).
@@ -383,6 +384,12 @@ func (b *backtest) observe(k int) (online.Result, error) {
 	return res, nil
 }
 
+// jitter is how far a value's time may be from a step's and still be that
+// step's: under half the Learner's step (the Learner counts a value at its
+// nearest step, and steps forecasts on its grid, so a value logged a
+// second late is still its hour's target); 0 before the first fit.
+func (b *backtest) jitter() int64 { return max(b.l.Step()-1, 0) / 2 }
+
 // futureRows returns the planned rows of record k as a producer that knows
 // them would send (the daemon's Observation.Future): the planned inputs of
 // the rows that follow it, for the steps of the forecast horizon, as long
@@ -407,7 +414,7 @@ func (b *backtest) futureRows(k int) [][]float64 {
 		at = func(h int64) int64 { return t[k] + h*(t[k+1]-t[k]) }
 	}
 	n := 0
-	for ; n < H && k+1+n < b.s.len() && t[k+1+n] == at(int64(n+1)); n++ {
+	for ; n < H && k+1+n < b.s.len() && absDiff(t[k+1+n], at(int64(n+1))) <= b.jitter(); n++ {
 		u := b.s.inputs(k + 1 + n)
 		for j, i := range b.cfg.Planned {
 			b.future[n][j] = u[i]
@@ -450,7 +457,7 @@ func (b *backtest) prequential(ctx context.Context) (*report, error) {
 		}
 		df := b.stepsDF()
 		for _, st := range res.Forecast {
-			if j, ok := b.s.at(st.T); ok && st.H >= 2 && j >= from {
+			if j, ok := b.s.at(st.T, b.jitter()); ok && st.H >= 2 && j >= from {
 				b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi, stepDF(st, df))
 			}
 		}
@@ -504,10 +511,10 @@ func (b *backtest) iterated(ctx context.Context) (*report, error) {
 	truth := make([]float64, H)
 	for h, st := range steps {
 		truth[h] = math.NaN()
-		if j, ok := b.s.at(st.T); ok {
+		if j, ok := b.s.at(st.T, b.jitter()); ok {
 			truth[h] = b.s.target(j)
 		}
-		if b.s.nu > 0 && train+h < b.s.len() && b.s.t[train+h] != st.T {
+		if b.s.nu > 0 && train+h < b.s.len() && absDiff(b.s.t[train+h], st.T) > b.jitter() {
 			return nil, fmt.Errorf("line %d: t %d where forecast step %d is at %d: with inputs, the forecast's rows must follow at the series' step, none missing",
 				b.s.line[train+h], b.s.t[train+h], st.H, st.T)
 		}

@@ -683,3 +683,63 @@ func TestSummaryNamesGammaAtItsBound(t *testing.T) {
 		}
 	}
 }
+
+// TestBacktestJitteredTimes: hourly values logged up to two seconds either
+// side of the hour, with a planned input. Every forecast step is on the
+// hour (the grid), every step h of every forecast is scored against the
+// value logged nearest its hour, and the iterated protocol reads the
+// planned rows of the jittered times as the steps'. Before the grid the
+// step was the median difference (3 600 0xx ms), the steps drifted off the
+// hour, no step h ≥ 2 met a value's exact time and none was scored, and the
+// iterated run refused the rows.
+func TestBacktestJitteredTimes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 3))
+	var csv strings.Builder
+	csv.WriteString("t,u,y\n")
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for k := range 700 {
+		tm := start.Add(time.Duration(k)*time.Hour + time.Duration(rng.IntN(4001)-2000)*time.Millisecond)
+		u := float64(k % 5)
+		fmt.Fprintf(&csv, "%s,%g,%.6g\n", tm.Format("2006-01-02T15:04:05.000Z07:00"), u, 50+8*math.Sin(2*math.Pi*float64(k)/24)+2*u+0.5*rng.NormFloat64())
+	}
+	data := writeFile(t, "jitter.csv", csv.String())
+	cfg := writeFile(t, "jitter.yaml", "model:\n  inputs: 1\n  input_lags: [0]\n  planned_inputs: [0]\n")
+	dir := t.TempDir()
+	report, fc := filepath.Join(dir, "report.json"), filepath.Join(dir, "fc.jsonl")
+	_, stderr, code := backtestRun(t, "--data", data, "--time", "t", "--column", "y", "--inputs", "u", "--config", cfg,
+		"--horizon", "6", "--eval-from", "400", "--report", report, "--forecasts", fc)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := readReport(t, b)
+	for _, h := range r.Metrics.ByHorizon {
+		if want := 301; h.N != want { // targets 400..700, each by the forecast h before it
+			t.Errorf("step %d: %d targets scored, want %d (every forecast's)", h.H, h.N, want)
+		}
+	}
+	msgs, err := os.ReadFile(fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(msgs)), "\n") {
+		var m struct {
+			Steps []struct{ T int64 } `json:"steps"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range m.Steps {
+			if st.T%int64(time.Hour/time.Millisecond) != 0 {
+				t.Fatalf("a forecast step at %s, not on the hour", time.UnixMilli(st.T).UTC())
+			}
+		}
+	}
+	if _, stderr, code := backtestRun(t, "--data", data, "--time", "t", "--column", "y", "--inputs", "u", "--config", cfg,
+		"--protocol", "iterated", "--train", "600", "--horizon", "24"); code != 0 {
+		t.Errorf("iterated: exit %d: %s", code, stderr)
+	}
+}

@@ -44,10 +44,26 @@ func (s *series) target(k int) float64 {
 // inputs returns u_k (a view).
 func (s *series) inputs(k int) []float64 { return s.u[k*s.nu : (k+1)*s.nu] }
 
-// at returns the index of the sample at time t, if the series has one (a
-// missing value leaves its t without a sample). O(log n).
-func (s *series) at(t int64) (int, bool) {
-	return slices.BinarySearch(s.t, t)
+// at returns the index of the sample nearest time t, if one is within tol
+// of it (tol 0: at t itself; a missing value leaves its t without a
+// sample). O(log n).
+func (s *series) at(t, tol int64) (int, bool) {
+	i, _ := slices.BinarySearch(s.t, t)
+	best, ok := -1, false
+	for _, j := range []int{i - 1, i} {
+		if j >= 0 && j < len(s.t) && absDiff(s.t[j], t) <= tol && (!ok || absDiff(s.t[j], t) < absDiff(s.t[best], t)) {
+			best, ok = j, true
+		}
+	}
+	return best, ok
+}
+
+// absDiff returns |a − b|.
+func absDiff(a, b int64) int64 {
+	if a < b {
+		return b - a
+	}
+	return a - b
 }
 
 // columns says which CSV columns to read, all empty for a plain file, and

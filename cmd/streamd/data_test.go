@@ -129,11 +129,11 @@ func TestReadSeriesMissingValues(t *testing.T) {
 				t.Errorf("y %v t %v u %v, want y %v t %v", s.y, s.t, s.u, tc.y, tc.t)
 			}
 			for k, tk := range s.t {
-				if j, ok := s.at(tk); !ok || j != k {
+				if j, ok := s.at(tk, 0); !ok || j != k {
 					t.Errorf("at(%d) = %d, %v; want %d", tk, j, ok, k)
 				}
 			}
-			if _, ok := s.at(s.t[len(s.t)-1] + 1); ok {
+			if _, ok := s.at(s.t[len(s.t)-1]+1, 0); ok {
 				t.Error("at a t after the last sample found one")
 			}
 		})
@@ -181,5 +181,24 @@ func TestReadSeriesErrors(t *testing.T) {
 				t.Errorf("errors.Is(err, errData) = %v, want %v", !tc.isData, tc.isData)
 			}
 		})
+	}
+}
+
+// TestAtWithin: at finds the sample nearest t within the tolerance, the
+// nearer of two on either side, and none beyond it.
+func TestAtWithin(t *testing.T) {
+	s := &series{t: []int64{100, 198, 305, 400}, y: []float64{1, 2, 3, 4}}
+	for _, c := range []struct {
+		t, tol int64
+		want   int
+		ok     bool
+	}{
+		{200, 0, 0, false}, {200, 2, 1, true}, {200, 1, 0, false}, {300, 49, 2, true}, {252, 60, 2, true},
+		{250, 60, 1, true}, {95, 5, 0, true}, {94, 5, 0, false}, {450, 49, 0, false}, {405, 5, 3, true},
+	} {
+		j, ok := s.at(c.t, c.tol)
+		if ok != c.ok || (ok && j != c.want) {
+			t.Errorf("at(%d, %d) = %d, %v; want %d, %v", c.t, c.tol, j, ok, c.want, c.ok)
+		}
 	}
 }

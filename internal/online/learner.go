@@ -628,8 +628,10 @@ func (l *Learner) Step() int64 { return l.sp.step }
 // StepTime returns the time of the h-th step after t in the series'
 // spacing: t + h·Step, calendar months for monthly, quarterly and yearly
 // times, steps on working days only for a series with days off (the forecast
-// steps' times, ForecastStep.T).
-func (l *Learner) StepTime(t, h int64) int64 { return l.sp.after(t, h) }
+// steps' times, ForecastStep.T). For a fixed step t is first moved to the
+// nearest step of the series' grid (the phase its values keep), so that a
+// value logged a little early or late is followed by steps on the grid.
+func (l *Learner) StepTime(t, h int64) int64 { return l.sp.after(l.sp.onGrid(t), h) }
 
 // WeekdaysOff returns the weekdays of a daily or finer series that carry no values
 // (bit d for time.Weekday d, in UTC or, on a zone's clock, in the zone;
@@ -710,7 +712,9 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	l.lastT, l.haveT = o.T, true
 	l.seen++
 	copy(l.uRaw, o.U)
-	l.calendarAt(l.uRaw, o.T)
+	// On the grid, as the forecasts' steps are: a daily value logged a
+	// second before midnight has the next day's features.
+	l.calendarAt(l.uRaw, l.sp.onGrid(o.T))
 	due := l.nextFit > 0 && l.seen >= l.nextFit
 	if !l.model.Fitted() {
 		l.values.add(o.Y)
@@ -973,7 +977,7 @@ func (l *Learner) fillGap(prevT, t int64) int {
 	fill := int(min(k-1, uint64(l.model.Config().Embedding.Depth())))
 	for j := range fill {
 		copy(l.uNorm, l.hist.LastInputs())
-		l.calendarNorm(l.uNorm, l.sp.after(t, -int64(fill-j)))
+		l.calendarNorm(l.uNorm, l.StepTime(t, -int64(fill-j)))
 		l.hist.Regressor(l.x, l.uNorm)
 		p := l.model.Predict(l.x)
 		l.hist.Push(p, l.uNorm)
@@ -1023,7 +1027,7 @@ func (l *Learner) holdInputs(n int, future [][]float64) [][]float64 {
 				u[i] = standardise(future[h][j], l.uLoc[i], l.uScale[i])
 			}
 		}
-		l.calendarNorm(u, l.sp.after(l.lastT, int64(h+1)))
+		l.calendarNorm(u, l.StepTime(l.lastT, int64(h+1)))
 		last = u
 	}
 	return l.uHold[:n]
@@ -1110,7 +1114,7 @@ func (l *Learner) youngSteps(dst []ForecastStep) bool {
 	l.young = th
 	sp := spacingOf(ts, l.cfg.Calendar.Location)
 	for h := range dst {
-		dst[h] = ForecastStep{H: h + 1, T: sp.after(l.lastT, int64(h+1)), Mean: mean[h], Std: sd[h],
+		dst[h] = ForecastStep{H: h + 1, T: sp.after(sp.onGrid(l.lastT), int64(h+1)), Mean: mean[h], Std: sd[h],
 			Lo: mean[h] - l.z*sd[h], Hi: mean[h] + l.z*sd[h], OneStepStd: sd[0], Fallback: true}
 	}
 	return true
@@ -1163,7 +1167,7 @@ func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
 			z, v = level, s.CumVar
 		}
 		st := l.back(z, l.yScale*math.Sqrt(v))
-		st.H, st.T = h+1, l.sp.after(l.lastT, int64(h+1))
+		st.H, st.T = h+1, l.StepTime(l.lastT, int64(h+1))
 		st.OneStepStd = l.yScale * math.Sqrt(s.OneStepVar)
 		if l.form.Log {
 			st.OneStepStd *= st.Mean // the delta method: d y = y d ln y
@@ -1302,7 +1306,7 @@ func (l *Learner) Forecast(dst []ForecastStep, inputs [][]float64) error {
 	norm := make([][]float64, len(dst))
 	for h := range norm {
 		norm[h] = make([]float64, l.nu)
-		l.calendarNorm(norm[h], l.sp.after(l.lastT, int64(h+1)))
+		l.calendarNorm(norm[h], l.StepTime(l.lastT, int64(h+1)))
 		for i := 0; i < l.nUser; i++ {
 			norm[h][i] = standardise(inputs[h][i], l.uLoc[i], l.uScale[i])
 		}

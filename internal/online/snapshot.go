@@ -104,6 +104,11 @@ type learnerState struct {
 	Off   uint8   `snapshot:"16"`
 	Slots []int32 `snapshot:"16"`
 	Local bool    `snapshot:"16"`
+	// Phase is the grid's phase of a fixed step when Grid (spacing);
+	// absent before version 17, whose forecasts count their steps from
+	// the last value's own time until the next fit.
+	Phase int64 `snapshot:"17"`
+	Grid  bool  `snapshot:"17"`
 }
 
 // MarshalBinary encodes the Learner's complete state: magic, version (uint16,
@@ -117,7 +122,7 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 		Form: l.form, LastZ: l.lastZ, Floor: l.floor, Gross: l.gross,
 		YLoc: l.yLoc, YScale: l.yScale, ULoc: slices.Clone(l.uLoc), UScale: slices.Clone(l.uScale),
 		Outliers: l.outliers,
-		LastT:    l.lastT, HaveT: l.haveT, Step: l.sp.step, Off: l.sp.off, Slots: l.sp.slots, Local: l.sp.loc != nil, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
+		LastT:    l.lastT, HaveT: l.haveT, Step: l.sp.step, Off: l.sp.off, Slots: l.sp.slots, Local: l.sp.loc != nil, Phase: l.sp.phase, Grid: l.sp.grid, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
 		Config:    configKeys(l.cfg),
 		InputLags: l.model.Config().Embedding.InputLags,
 		Values:    l.values,
@@ -190,7 +195,7 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	if len(st.ULoc) != len(st.UScale) {
 		return fmt.Errorf("online: snapshot input scales do not match")
 	}
-	if fitted && (len(st.ULoc) != l.nu || len(st.UScale) != l.nu || !finiteScale(st.YLoc, st.YScale) || st.Step < 1) || !validOff(st.Off, st.Slots, st.Step) ||
+	if fitted && (len(st.ULoc) != l.nu || len(st.UScale) != l.nu || !finiteScale(st.YLoc, st.YScale) || st.Step < 1) || !validOff(st.Off, st.Slots, st.Step) || (st.Grid && (st.Step < 1 || calendarMonths(st.Step) != 0 || st.Phase < 0 || st.Phase >= st.Step)) ||
 		len(st.WarmU) != len(st.WarmY)*l.nu || len(st.WarmT) != len(st.WarmY) {
 		return fmt.Errorf("online: snapshot does not fit the configuration")
 	}
@@ -267,7 +272,7 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
 	fresh.lastT, fresh.haveT, fresh.seen, fresh.learned, fresh.sinceFc =
 		st.LastT, st.HaveT, st.Seen, st.Learned, st.SinceForecast
-	sp := spacing{step: st.Step, off: st.Off, slots: nilIfEmpty(st.Slots)}
+	sp := spacing{step: st.Step, off: st.Off, slots: nilIfEmpty(st.Slots), phase: st.Phase, grid: st.Grid}
 	if st.Local && fresh.cfg.Calendar.Location != time.UTC {
 		// The zone is the configuration's: under another one (a changed
 		// key the restore names) the wall clock is the new zone's.

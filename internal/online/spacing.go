@@ -33,11 +33,30 @@ import (
 // of the zone, 23 or 25 hours across a change: steps keep the local time
 // of day, days off are local weekdays, and a change is no gap. Values at
 // a constant UTC time of day (dates) keep UTC's clock whatever the zone.
+//
+// With grid, a fixed step's times are phase + k·step on the clock (phase
+// in [0, step), the most common among the first values': gridOf), and a
+// forecast's steps are counted from the step nearest its last value's time
+// (onGrid): a value logged at 15:59:59.870 is followed by 17:00, not
+// 16:59:59.870, and a daily value a second before midnight by the next
+// day's midnight, whose calendar features are the next day's.
 type spacing struct {
 	step  int64
 	off   uint8
 	slots []int32        // a day's steps that carry values, ascending; nil: all
 	loc   *time.Location // nil: UTC
+	phase int64
+	grid  bool
+}
+
+// onGrid returns the time of the step of s's grid nearest t (t itself
+// without a grid: a calendar spacing, or a checkpoint's from before the
+// grid was kept).
+func (s spacing) onGrid(t int64) int64 {
+	if !s.grid {
+		return t
+	}
+	return s.instant(s.phase + floorDiv(s.wall(t)-s.phase+s.step/2, s.step)*s.step)
 }
 
 // perDay returns the working steps of a working day: the slots', or every
@@ -109,6 +128,9 @@ func spacingOf(ts []int64, loc *time.Location) spacing {
 	s.step = timeStep(ts)
 	s.off = weekdaysOff(ts, s.step)
 	s.slots = workingSlots(ts, s.step, s.off)
+	if s.step > 0 && calendarMonths(s.step) == 0 && len(ts) > 0 {
+		s.phase, s.grid = phaseOf(ts, s.step), true
+	}
 	return s
 }
 
@@ -228,6 +250,22 @@ func weekdaysOff(ts []int64, step int64) uint8 {
 // within a step among the first 64 times (a value logged a second early
 // does not shift it).
 func gridOf(ts []int64, step int64) func(int64) int64 {
+	phase := phaseOf(ts, step)
+	return func(t int64) int64 { return phase + floorDiv(t-phase+step/2, step)*step }
+}
+
+// phaseOf returns the phase in [0, step) of the first 64 times of ts (at
+// least one): the most common when a quarter of them share it (a value
+// logged a second early among exact ones does not shift it), else, when
+// the times are off by jitter of their own (a few may share a millisecond
+// by chance), their circular mean, moved to the nearest whole hour, minute
+// or second: the coarsest that divides the step and is within the
+// jitter's standard deviation of the mean, two standard errors, or a
+// sixtieth of the unit (a second of a minute, a minute of an hour). A
+// jitter of a minute either way leaves the mean of 64 times some seconds
+// off their midnight, and four times logged early (a young series') a
+// second off their hour.
+func phaseOf(ts []int64, step int64) int64 {
 	var phases [64]int64
 	n := min(len(ts), len(phases))
 	for i := range n {
@@ -245,7 +283,31 @@ func gridOf(ts []int64, step int64) func(int64) int64 {
 		}
 		i = j
 	}
-	return func(t int64) int64 { return phase + floorDiv(t-phase+step/2, step)*step }
+	if best >= 2 && 4*best >= n {
+		return phase
+	}
+	var c, s float64
+	for _, p := range phases[:n] {
+		a := 2 * math.Pi * float64(p) / float64(step)
+		c, s = c+math.Cos(a), s+math.Sin(a)
+	}
+	perRad := float64(step) / (2 * math.Pi)
+	mean := math.Atan2(s, c) * perRad
+	// The circular standard deviation √(−2 ln R̄), R̄ the mean resultant
+	// length: the jitter's spread, which a few times' mean may miss their
+	// grid by as much as.
+	sd := math.Sqrt(-2*math.Log(min(math.Hypot(c, s)/float64(n), 1))) * perRad
+	tol := max(2*sd/math.Sqrt(float64(n)), sd)
+	phase = int64(math.Round(mean))
+	for _, u := range []int64{3600000, 60000, 1000} {
+		if u < step && step%u == 0 {
+			if r := math.Round(mean/float64(u)) * float64(u); math.Abs(mean-r) <= max(tol, float64(u)/60) {
+				phase = int64(r)
+				break
+			}
+		}
+	}
+	return floorMod(phase, step)
 }
 
 // offChance is the probability below which weekdays or a day's steps
@@ -536,7 +598,8 @@ func daysIn(y int, m time.Month) int {
 }
 
 // timeStep returns the median positive difference of consecutive times (1 if
-// none): the spacing assumed for forecast timestamps.
+// none): the spacing assumed for forecast timestamps; for times (isTime),
+// niceStep of it.
 func timeStep(t []int64) int64 {
 	d := make([]int64, 0, len(t))
 	for i := 1; i < len(t); i++ {
@@ -546,7 +609,41 @@ func timeStep(t []int64) int64 {
 		return 1
 	}
 	slices.Sort(d)
-	return max(d[len(d)/2], 1)
+	m := max(d[len(d)/2], 1)
+	if isTime(t[0]) {
+		return niceStep(m)
+	}
+	return m
+}
+
+// niceStep returns the multiple of the coarsest of a day, an hour, a
+// minute and a second within stepTolerance of d, or d when none is. Times
+// logged with jitter (a clock read a little early or late) have a median
+// difference a little off their step (3 600 035 ms for hourly values
+// logged within ±2 s, 300 of them), and forecast steps a little off would
+// drift off the hour by that much a step.
+func niceStep(d int64) int64 {
+	for _, u := range []int64{day, 3600000, 60000, 1000} {
+		k := (d + u/2) / u
+		if k >= 1 && float64(abs64(d-k*u)) <= stepTolerance*float64(d) {
+			return k * u
+		}
+	}
+	return d
+}
+
+// stepTolerance is how far, relative to the step, a median difference of
+// jittered times may be from the step it is rounded to: 1 %, 36 s of an
+// hour, far beyond the median's error under a jitter of a few seconds and
+// below any irregular step worth keeping (a step of 59.5 s would be read
+// as a minute's).
+const stepTolerance = 0.01
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // nilIfEmpty returns s, or nil when it is empty (a decoded nil slice).

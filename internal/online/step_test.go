@@ -611,3 +611,144 @@ func TestBusinessHours(t *testing.T) {
 
 	learnWorkingHours(t, open, []int{8, 40})
 }
+
+// TestStepsOnTheGrid: a forecast's steps are counted from the step of the
+// series' grid nearest its last value's time. Hourly values logged up to
+// two seconds either side of the hour (jitter, not gaps) are forecast on
+// the hour, the last one's 1.5 s early or late whatever; values at half
+// past keep their half-hour; a daily series whose last value came a second
+// before Monday's midnight is forecast from Tuesday on, and that value is
+// learned with Monday's one-hot weekday (the calendar's first column). The
+// grid is checkpointed; a version-16 snapshot has none and steps from the
+// value's own time until the next fit, and a phase outside the step is
+// refused.
+func TestStepsOnTheGrid(t *testing.T) {
+	const hour = int64(time.Hour / time.Millisecond)
+	start := time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC).UnixMilli() // a Monday
+	learn := func(cfg Config, ts []int64) (*Learner, Result) {
+		l, err := NewLearner(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ys := noisySine(len(ts), 0.1, 6)
+		var res Result
+		for i, tm := range ts {
+			if res, err = l.Observe(Observation{T: tm, Y: ys[i]}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return l, res
+	}
+	cfg := testConfig()
+	cfg.Horizon = 3
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		name          string
+		phase, last   int64 // the grid's phase; the last value's offset from its step
+		wantFirstStep int64 // its first forecast step, in hours after start
+	}{
+		{"early", 0, -1500, 300}, {"late", 0, 1500, 300}, {"half past, early", hour / 2, -1500, 300},
+	} {
+		ts := make([]int64, 300)
+		for i := range ts {
+			ts[i] = start + tc.phase + int64(i)*hour + rng.Int64N(4001) - 2000
+		}
+		ts[len(ts)-1] = start + tc.phase + int64(len(ts)-1)*hour + tc.last
+		l, res := learn(cfg, ts)
+		if len(res.Forecast) != cfg.Horizon {
+			t.Fatalf("%s: %d steps", tc.name, len(res.Forecast))
+		}
+		for _, st := range res.Forecast {
+			if want := start + tc.phase + (tc.wantFirstStep+int64(st.H)-1)*hour; st.T != want {
+				t.Errorf("%s: step %d at %s, want %s", tc.name, st.H, time.UnixMilli(st.T).UTC(), time.UnixMilli(want).UTC())
+			}
+		}
+		if tc.name != "early" {
+			continue
+		}
+		// The checkpoint keeps the grid; without it (version 16) the
+		// steps follow the last value's own time.
+		snap, err := l.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := stateOf(t, snap)
+		r, _ := NewLearner(cfg)
+		if err := r.UnmarshalBinary(snap); err != nil || r.StepTime(ts[len(ts)-1], 1) != start+300*hour {
+			t.Errorf("restored: %v, step 1 at %d, want %d", err, r.StepTime(ts[len(ts)-1], 1), start+300*hour)
+		}
+		r, _ = NewLearner(cfg)
+		if err := r.UnmarshalBinary(encodeState(snap, st, 16)); err != nil || r.StepTime(ts[len(ts)-1], 1) != ts[len(ts)-1]+hour {
+			t.Errorf("restored from version 16: %v, step 1 at %d, want %d", err, r.StepTime(ts[len(ts)-1], 1), ts[len(ts)-1]+hour)
+		}
+		for _, phase := range []int64{-1, hour} {
+			bad := st
+			bad.Phase = phase
+			if err := r.UnmarshalBinary(encodeState(snap, bad, SnapshotVersion)); err == nil {
+				t.Errorf("a snapshot with phase %d of a step of %d was restored", phase, hour)
+			}
+		}
+	}
+	// Daily at midnight, the last value a second before Monday's.
+	cfg.Calendar = calendar.Spec{Features: []calendar.Feature{calendar.DayOfWeek}}
+	ts := make([]int64, 150)
+	for i := range ts {
+		ts[i] = start + int64(i)*day
+	}
+	for len(ts) > 0 && time.UnixMilli(ts[len(ts)-1]).UTC().Weekday() != time.Monday {
+		ts = ts[:len(ts)-1]
+	}
+	monday := ts[len(ts)-1]
+	ts[len(ts)-1] -= 1000
+	l, res := learn(cfg, ts)
+	if got := time.UnixMilli(res.Forecast[0].T).UTC(); !got.Equal(time.UnixMilli(monday + day).UTC()) {
+		t.Errorf("daily: step 1 at %s, want Tuesday %s", got, time.UnixMilli(monday+day).UTC())
+	}
+	if u := l.uRaw[l.nUser:]; u[0] != 1 || u[6] != 0 {
+		t.Errorf("the value a second before Monday learned the weekday features %v, want Monday's", u)
+	}
+}
+
+// TestNiceStepAndPhase: a median difference within 1 % of a whole number of
+// days, hours, minutes or seconds is that (the coarsest unit first), and
+// any other is kept; a phase shared by a quarter of the times is theirs,
+// and jittered times' is their circular mean, wrapping at the step, moved
+// to the whole hour, minute or second within two standard errors: daily
+// values within a minute of midnight or of 12:30 are at those.
+func TestNiceStepAndPhase(t *testing.T) {
+	const hour, minute = 3600000, 60000
+	for _, c := range [][2]int64{
+		{3600035, hour}, {hour - 30000, hour}, {90 * minute, 90 * minute}, {90*minute + 20000, 90 * minute}, {90*minute + 40000, 91 * minute},
+		{1500, 1500}, {1003, 1000}, {59500, minute}, {7*day + 100, 7 * day}, {31 * day, 31 * day}, {250, 250},
+		{36 * hour, 36 * hour}, {15040, 15000},
+	} {
+		if got := niceStep(c[0]); got != c[1] {
+			t.Errorf("niceStep(%d) = %d, want %d", c[0], got, c[1])
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct{ phase, jitter int64 }{{0, 2000}, {hour / 2, 2000}, {hour - 5000, 2000}, {17 * minute, 300}} {
+		ts := make([]int64, 64)
+		for i := range ts {
+			ts[i] = 1.7e12 + c.phase + int64(i)*hour + rng.Int64N(2*c.jitter+1) - c.jitter
+		}
+		if got := phaseOf(ts, hour); got != floorMod(1.7e12+c.phase, hour) {
+			t.Errorf("phase of times jittered by ±%d ms about %d: %d, want %d", c.jitter, c.phase, got, floorMod(1.7e12+c.phase, hour))
+		}
+		for i := range 16 { // a quarter at one phase: theirs
+			ts[4*i] = ts[0] + int64(4*i)*hour
+		}
+		if got := phaseOf(ts, hour); got != floorMod(ts[0], hour) {
+			t.Errorf("phase with 16 of 64 times at %d: %d", floorMod(ts[0], hour), got)
+		}
+	}
+	for _, at := range []int64{0, 12*hour + 30*minute} {
+		ts := make([]int64, 64)
+		for i := range ts {
+			ts[i] = 1.7e12 - floorMod(1.7e12, day) + at + int64(i)*day + rng.Int64N(120001) - 60000
+		}
+		if got := phaseOf(ts, day); got != at {
+			t.Errorf("daily values within a minute of %d: phase %d", at, got)
+		}
+	}
+}
