@@ -353,6 +353,10 @@ type backtest struct {
 	// What --plot draws.
 	actual plotter.XYs
 	band   []bandPoint
+	// fileStep is the median spacing of the file's times (0 until
+	// jitter first needs it, then at least 1): the step before the
+	// Learner's first fit.
+	fileStep int64
 	// future holds the planned rows of the record being observed.
 	future [][]float64
 }
@@ -387,8 +391,33 @@ func (b *backtest) observe(k int) (online.Result, error) {
 // jitter is how far a value's time may be from a step's and still be that
 // step's: under half the Learner's step (the Learner counts a value at its
 // nearest step, and steps forecasts on its grid, so a value logged a
-// second late is still its hour's target); 0 before the first fit.
-func (b *backtest) jitter() int64 { return max(b.l.Step()-1, 0) / 2 }
+// second late is still its hour's target); before its first fit, when a
+// young series' forecasts are already on a grid, under half the median
+// spacing of the file's times.
+func (b *backtest) jitter() int64 {
+	step := b.l.Step()
+	if step <= 0 {
+		if b.fileStep == 0 {
+			b.fileStep = medianSpacing(b.s.t)
+		}
+		step = b.fileStep
+	}
+	return max(step-1, 0) / 2
+}
+
+// medianSpacing returns the median difference of consecutive times t
+// (ascending), at least 1. O(n log n).
+func medianSpacing(t []int64) int64 {
+	if len(t) < 2 {
+		return 1
+	}
+	d := make([]int64, len(t)-1)
+	for i := range d {
+		d[i] = t[i+1] - t[i]
+	}
+	slices.Sort(d)
+	return max(d[len(d)/2], 1)
+}
 
 // futureRows returns the planned rows of record k as a producer that knows
 // them would send (the daemon's Observation.Future): the planned inputs of

@@ -694,20 +694,44 @@ func TestSummaryNamesGammaAtItsBound(t *testing.T) {
 // iterated run refused the rows.
 func TestBacktestJitteredTimes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 3))
-	var csv strings.Builder
+	var csv, exact strings.Builder
 	csv.WriteString("t,u,y\n")
+	exact.WriteString("t,u,y\n")
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	for k := range 700 {
-		tm := start.Add(time.Duration(k)*time.Hour + time.Duration(rng.IntN(4001)-2000)*time.Millisecond)
+	for k := range 400 {
+		tm := start.Add(time.Duration(k) * time.Hour)
+		jittered := tm.Add(time.Duration(rng.IntN(4001)-2000) * time.Millisecond)
 		u := float64(k % 5)
-		fmt.Fprintf(&csv, "%s,%g,%.6g\n", tm.Format("2006-01-02T15:04:05.000Z07:00"), u, 50+8*math.Sin(2*math.Pi*float64(k)/24)+2*u+0.5*rng.NormFloat64())
+		y := 50 + 8*math.Sin(2*math.Pi*float64(k)/24) + 2*u + 0.5*rng.NormFloat64()
+		fmt.Fprintf(&csv, "%s,%g,%.6g\n", jittered.Format("2006-01-02T15:04:05.000Z07:00"), u, y)
+		fmt.Fprintf(&exact, "%s,%g,%.6g\n", tm.Format(time.RFC3339), u, y)
 	}
 	data := writeFile(t, "jitter.csv", csv.String())
+	// From the first values on (the young series' forecasts scored too),
+	// the jittered times score as many steps as the exact ones.
+	counts := func(file string) []int {
+		rep := filepath.Join(t.TempDir(), "r.json")
+		if _, stderr, code := backtestRun(t, "--data", file, "--time", "t", "--column", "y", "--horizon", "6", "--report", rep); code != 0 {
+			t.Fatalf("%s: exit %d: %s", file, code, stderr)
+		}
+		b, err := os.ReadFile(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n []int
+		for _, h := range readReport(t, b).Metrics.ByHorizon {
+			n = append(n, h.N)
+		}
+		return n
+	}
+	if got, want := counts(data), counts(writeFile(t, "exact.csv", exact.String())); !slices.Equal(got, want) {
+		t.Errorf("steps scored by horizon: %v with jitter, %v at exact times", got, want)
+	}
 	cfg := writeFile(t, "jitter.yaml", "model:\n  inputs: 1\n  input_lags: [0]\n  planned_inputs: [0]\n")
 	dir := t.TempDir()
 	report, fc := filepath.Join(dir, "report.json"), filepath.Join(dir, "fc.jsonl")
 	_, stderr, code := backtestRun(t, "--data", data, "--time", "t", "--column", "y", "--inputs", "u", "--config", cfg,
-		"--horizon", "6", "--eval-from", "400", "--report", report, "--forecasts", fc)
+		"--horizon", "6", "--eval-from", "300", "--report", report, "--forecasts", fc)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -717,7 +741,7 @@ func TestBacktestJitteredTimes(t *testing.T) {
 	}
 	r := readReport(t, b)
 	for _, h := range r.Metrics.ByHorizon {
-		if want := 301; h.N != want { // targets 400..700, each by the forecast h before it
+		if want := 101; h.N != want { // targets 300..400, each by the forecast h before it
 			t.Errorf("step %d: %d targets scored, want %d (every forecast's)", h.H, h.N, want)
 		}
 	}
@@ -738,8 +762,10 @@ func TestBacktestJitteredTimes(t *testing.T) {
 			}
 		}
 	}
-	if _, stderr, code := backtestRun(t, "--data", data, "--time", "t", "--column", "y", "--inputs", "u", "--config", cfg,
-		"--protocol", "iterated", "--train", "600", "--horizon", "24"); code != 0 {
-		t.Errorf("iterated: exit %d: %s", code, stderr)
+	for _, train := range []string{"12", "350"} { // before the first fit, and after
+		if _, stderr, code := backtestRun(t, "--data", data, "--time", "t", "--column", "y", "--inputs", "u", "--config", cfg,
+			"--protocol", "iterated", "--train", train, "--horizon", "24"); code != 0 {
+			t.Errorf("iterated from %s values: exit %d: %s", train, code, stderr)
+		}
 	}
 }

@@ -958,7 +958,13 @@ func (m *ModelConfig) planned() []int {
 func (m *ModelConfig) calendar() (calendar.Spec, error) {
 	c := m.Calendar
 	if len(c.Features) == 0 {
-		return calendar.Spec{}, nil
+		// No features, but a zone still says which clock a series'
+		// days are on (online.spacingOf).
+		loc, err := c.location()
+		if err != nil || loc == time.UTC {
+			return calendar.Spec{}, err
+		}
+		return calendar.Spec{Location: loc}, nil
 	}
 	var spec calendar.Spec
 	for _, name := range c.Features {

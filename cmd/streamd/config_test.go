@@ -532,3 +532,22 @@ func TestHTTPTokenSources(t *testing.T) {
 		t.Errorf("empty token env: %v", err)
 	}
 }
+
+// TestTimeZoneWithoutFeatures: a time zone alone, with no calendar
+// feature, still reaches the Learner (it says on which clock a series'
+// days and working hours are read); UTC, the default, is none.
+func TestTimeZoneWithoutFeatures(t *testing.T) {
+	for zone, want := range map[string]string{"America/New_York": "America/New_York", "UTC": ""} {
+		c, err := ParseConfig([]byte("model:\n  calendar:\n    time_zone: " + zone + "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if loc := c.Model.Learner(c.Forecast, c.Robust).Calendar.Location; loc != nil {
+			got = loc.String()
+		}
+		if got != want {
+			t.Errorf("time_zone %s: the Learner's zone %q, want %q", zone, got, want)
+		}
+	}
+}

@@ -508,7 +508,7 @@ func (l *Learner) SizeBytes() int {
 	f := len(l.warmY) + len(l.warmU) + len(l.warmT) + len(l.x) + len(l.uNorm) + 5*len(l.out) + 3*len(l.steps) +
 		len(l.thMean) + len(l.thSD) + 5*len(l.calOut) + l.cal.floats()
 	if l.th != nil {
-		f += len(l.th.Season) + l.th.Profile*(l.th.Cycles+boolInt(l.th.Sub > 0)) + 17 // its rings and scalars (theta.State's)
+		f += len(l.th.Season) + l.th.Profile*(l.th.Cycles+boolInt(l.th.Sub > 0)) + 18 // its rings and scalars (theta.State's)
 	}
 	for _, u := range l.uHold {
 		f += len(u)
@@ -970,7 +970,7 @@ func (l *Learner) fillGap(prevT, t int64) int {
 	if l.sp.step <= 0 {
 		return 0
 	}
-	k := l.sp.steps(prevT, t)
+	k := l.sp.steps(l.sp.onGrid(prevT), l.sp.onGrid(t))
 	if k < 2 {
 		return 0
 	}
@@ -1049,7 +1049,7 @@ func (l *Learner) calibrate(t int64, y float64, outlier, refit bool, future [][]
 	}
 	if c.live {
 		// In steps of time: a gap's missing values are steps not scored.
-		h := l.sp.steps(c.origin, t)
+		h := l.sp.steps(l.sp.onGrid(c.origin), l.sp.onGrid(t))
 		c.score(int(min(h, uint64(c.H)+1)), y, !outlier)
 	}
 	if c.live || l.learned < c.due || refit {
@@ -1361,6 +1361,15 @@ func (l *Learner) fit() error {
 	// Warmup before its fit and every one since (the older ones, uncleaned,
 	// may hold a gross error).
 	l.values = countValues(l.warmY, l.values.Arm)
+	// The kept values' calendar features are those of their steps on the
+	// grid of this fit's spacing (calendarAt; a value before the first fit,
+	// or on another fit's grid, was given its own time's or that grid's).
+	sp := spacingOf(l.warmT, l.cfg.Calendar.Location)
+	if l.nu > l.nUser {
+		for k, t := range l.warmT {
+			l.calendarAt(l.warmU[k*l.nu:(k+1)*l.nu], sp.onGrid(t))
+		}
+	}
 	uLoc, uScale := make([]float64, l.nu), make([]float64, l.nu)
 	col := make([]float64, N)
 	for i := 0; i < l.nu; i++ {
@@ -1386,7 +1395,7 @@ func (l *Learner) fit() error {
 		return err
 	}
 	l.setStructure(m)
-	l.setSpacing(spacingOf(l.warmT, l.cfg.Calendar.Location))
+	l.setSpacing(sp)
 	l.form, l.floor = d.form, l.logFloor(l.warmY)
 	l.yLoc, l.yScale, l.uLoc, l.uScale = d.loc, d.scale, uLoc, uScale
 	if l.rscale != nil {

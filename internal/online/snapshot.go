@@ -195,7 +195,7 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 	if len(st.ULoc) != len(st.UScale) {
 		return fmt.Errorf("online: snapshot input scales do not match")
 	}
-	if fitted && (len(st.ULoc) != l.nu || len(st.UScale) != l.nu || !finiteScale(st.YLoc, st.YScale) || st.Step < 1) || !validOff(st.Off, st.Slots, st.Step) || (st.Grid && (st.Step < 1 || calendarMonths(st.Step) != 0 || st.Phase < 0 || st.Phase >= st.Step)) ||
+	if fitted && (len(st.ULoc) != l.nu || len(st.UScale) != l.nu || !finiteScale(st.YLoc, st.YScale) || st.Step < 1) || !validOff(st.Off, st.Slots, st.Step) || (st.Grid && (!fitted || st.Step < 1 || st.Step > maxGridStep || calendarMonths(st.Step) != 0 || st.Phase < 0 || st.Phase >= st.Step)) ||
 		len(st.WarmU) != len(st.WarmY)*l.nu || len(st.WarmT) != len(st.WarmY) {
 		return fmt.Errorf("online: snapshot does not fit the configuration")
 	}

@@ -49,6 +49,11 @@ type spacing struct {
 	grid  bool
 }
 
+// maxGridStep is the longest step kept on a grid: a century. A
+// checkpoint claiming a longer one was not written by a fit, and onGrid's
+// sums would overflow near the int64 range.
+const maxGridStep = 36525 * day
+
 // onGrid returns the time of the step of s's grid nearest t (t itself
 // without a grid: a calendar spacing, or a checkpoint's from before the
 // grid was kept).
@@ -105,45 +110,70 @@ func (s spacing) slot(q int64) int64 {
 }
 
 // spacingOf returns the spacing of samples at times ts, on the wall clock
-// of loc (nil: UTC) when their times of day are constant there and either
-// not in UTC (they have crossed a daylight-saving change) or at local
-// midnight where UTC's are not; else on UTC's. Values that have not yet
-// crossed a change keep their time of day on both clocks, and only a
-// local midnight says which they keep: dates parse to UTC midnights, and
-// a time such as 22:30 UTC may be either. O(len(ts)), and it allocates the
-// wall times with a zone.
+// of loc (nil: UTC) when their times of day are steady there (within
+// jitter: steadyTimeOfDay) and either not in UTC (they have crossed a
+// daylight-saving change) or at local midnight where UTC's are not; or,
+// for a step below a day, when the wall clock finds fewer working steps a
+// week (hourly values from 10:00 to 15:00 in New York are 14:00 to 19:00
+// UTC in summer and 15:00 to 20:00 in winter: seven working hours a day on
+// UTC's clock, one of them empty on every day, and six on the zone's);
+// else on UTC's. Values that have not yet crossed a change keep their
+// time of day on both clocks, and only a local midnight says which they
+// keep: dates parse to UTC midnights, and a time such as 22:30 UTC may be
+// either. O(len(ts)), and it allocates the wall times with a zone.
 func spacingOf(ts []int64, loc *time.Location) spacing {
-	s := spacing{}
-	if loc != nil && loc != time.UTC && len(ts) > 1 && isTime(ts[0]) {
-		local := spacing{loc: loc}
-		walls := make([]int64, len(ts))
-		for i, t := range ts {
-			walls[i] = local.wall(t)
+	utc := onClock(spacing{}, ts)
+	if loc == nil || loc == time.UTC || len(ts) < 2 || !isTime(ts[0]) {
+		return utc
+	}
+	walls := make([]int64, len(ts))
+	local := spacing{loc: loc}
+	for i, t := range ts {
+		walls[i] = local.wall(t)
+	}
+	if steadyTimeOfDay(walls) {
+		wallMidnight, _ := phaseOf(walls, day)
+		utcTime, _ := phaseOf(ts, day)
+		if !steadyTimeOfDay(ts) || wallMidnight == 0 && utcTime != 0 {
+			return onClock(local, walls)
 		}
-		utc := sameTimeOfDay(ts)
-		if sameTimeOfDay(walls) && (!utc || floorMod(walls[0], day) == 0 && floorMod(ts[0], day) != 0) {
-			s, ts = local, walls
+		return utc
+	}
+	if utc.step < day {
+		if l := onClock(local, walls); l.step == utc.step && l.weekSteps() < utc.weekSteps() {
+			return l
 		}
 	}
+	return utc
+}
+
+// onClock returns s with the step, days off, working steps and grid of
+// times ts read on s's clock.
+func onClock(s spacing, ts []int64) spacing {
 	s.step = timeStep(ts)
 	s.off = weekdaysOff(ts, s.step)
 	s.slots = workingSlots(ts, s.step, s.off)
-	if s.step > 0 && calendarMonths(s.step) == 0 && len(ts) > 0 {
-		s.phase, s.grid = phaseOf(ts, s.step), true
+	if s.step > 0 && s.step <= maxGridStep && calendarMonths(s.step) == 0 && len(ts) > 0 {
+		s.phase, s.grid = phaseOf(ts, s.step)
 	}
 	return s
 }
 
-// sameTimeOfDay reports whether every time of ts is at the same time of
-// day in UTC.
-func sameTimeOfDay(ts []int64) bool {
-	for _, t := range ts[1:] {
-		if floorMod(t, day) != floorMod(ts[0], day) {
-			return false
-		}
-	}
-	return true
+// weekSteps returns the working steps of a week.
+func (s spacing) weekSteps() int { return s.week() * s.perDay() }
+
+// steadyTimeOfDay reports whether the times of ts keep one time of day, up
+// to jitter: their circular standard deviation about it within
+// maxDaySpread.
+func steadyTimeOfDay(ts []int64) bool {
+	_, sd := circular(ts, day)
+	return sd <= maxDaySpread
 }
+
+// maxDaySpread bounds the spread of the times of day of values that keep
+// one: ten minutes, far beyond a clock's jitter, far below the hour a
+// daylight-saving change moves the other clock's by.
+const maxDaySpread = 10 * 60000
 
 // floorMod returns a − b·⌊a/b⌋ for b > 0: in [0, b).
 func floorMod(a, b int64) int64 { return a - b*floorDiv(a, b) }
@@ -250,22 +280,24 @@ func weekdaysOff(ts []int64, step int64) uint8 {
 // within a step among the first 64 times (a value logged a second early
 // does not shift it).
 func gridOf(ts []int64, step int64) func(int64) int64 {
-	phase := phaseOf(ts, step)
+	phase, _ := phaseOf(ts, step)
 	return func(t int64) int64 { return phase + floorDiv(t-phase+step/2, step)*step }
 }
 
 // phaseOf returns the phase in [0, step) of the first 64 times of ts (at
-// least one): the most common when a quarter of them share it (a value
-// logged a second early among exact ones does not shift it), else, when
-// the times are off by jitter of their own (a few may share a millisecond
-// by chance), their circular mean, moved to the nearest whole hour, minute
-// or second: the coarsest that divides the step and is within the
-// jitter's standard deviation of the mean, two standard errors, or a
-// sixtieth of the unit (a second of a minute, a minute of an hour). A
+// least one), and whether they keep one. The most common phase when half
+// of them share it (a value logged a second early among exact ones does
+// not shift it); else, when the times are off by jitter of their own (a
+// few may share a millisecond, or a second, by chance), their circular
+// mean, moved to the nearest whole hour, minute or second: the coarsest
+// that divides the step and is within two standard errors of the mean or
+// a sixtieth of the unit (a second of a minute, a minute of an hour). A
 // jitter of a minute either way leaves the mean of 64 times some seconds
 // off their midnight, and four times logged early (a young series') a
-// second off their hour.
-func phaseOf(ts []int64, step int64) int64 {
+// second off their hour. They keep none when their spread (the circular
+// standard deviation) is above an eighth of the step: values logged at
+// any time of day.
+func phaseOf(ts []int64, step int64) (int64, bool) {
 	var phases [64]int64
 	n := min(len(ts), len(phases))
 	for i := range n {
@@ -283,21 +315,14 @@ func phaseOf(ts []int64, step int64) int64 {
 		}
 		i = j
 	}
-	if best >= 2 && 4*best >= n {
-		return phase
+	if best >= 2 && 2*best >= n {
+		return phase, true
 	}
-	var c, s float64
-	for _, p := range phases[:n] {
-		a := 2 * math.Pi * float64(p) / float64(step)
-		c, s = c+math.Cos(a), s+math.Sin(a)
+	mean, sd := circular(phases[:n], step)
+	if sd > float64(step)/8 {
+		return phases[0], false
 	}
-	perRad := float64(step) / (2 * math.Pi)
-	mean := math.Atan2(s, c) * perRad
-	// The circular standard deviation √(−2 ln R̄), R̄ the mean resultant
-	// length: the jitter's spread, which a few times' mean may miss their
-	// grid by as much as.
-	sd := math.Sqrt(-2*math.Log(min(math.Hypot(c, s)/float64(n), 1))) * perRad
-	tol := max(2*sd/math.Sqrt(float64(n)), sd)
+	tol := 2 * sd / math.Sqrt(float64(n))
 	phase = int64(math.Round(mean))
 	for _, u := range []int64{3600000, 60000, 1000} {
 		if u < step && step%u == 0 {
@@ -307,7 +332,21 @@ func phaseOf(ts []int64, step int64) int64 {
 			}
 		}
 	}
-	return floorMod(phase, step)
+	return floorMod(phase, step), true
+}
+
+// circular returns the circular mean of times mod period (in (−period/2,
+// period/2]) and their circular standard deviation √(−2 ln R̄), R̄ the
+// mean resultant length, both in the times' units. O(len(ts)).
+func circular(ts []int64, period int64) (mean, sd float64) {
+	var c, s float64
+	for _, t := range ts {
+		a := 2 * math.Pi * float64(floorMod(t, period)) / float64(period)
+		c, s = c+math.Cos(a), s+math.Sin(a)
+	}
+	perRad := float64(period) / (2 * math.Pi)
+	R := min(math.Hypot(c, s)/float64(len(ts)), 1)
+	return math.Atan2(s, c) * perRad, math.Sqrt(-2*math.Log(R)) * perRad
 }
 
 // offChance is the probability below which weekdays or a day's steps
@@ -621,11 +660,12 @@ func timeStep(t []int64) int64 {
 // logged with jitter (a clock read a little early or late) have a median
 // difference a little off their step (3 600 035 ms for hourly values
 // logged within ±2 s, 300 of them), and forecast steps a little off would
-// drift off the hour by that much a step.
+// drift off the hour by that much a step. A median that is not a
+// calendar step (calendarMonths) is not rounded into one, nor one out.
 func niceStep(d int64) int64 {
 	for _, u := range []int64{day, 3600000, 60000, 1000} {
 		k := (d + u/2) / u
-		if k >= 1 && float64(abs64(d-k*u)) <= stepTolerance*float64(d) {
+		if k >= 1 && float64(abs64(d-k*u)) <= stepTolerance*float64(d) && calendarMonths(k*u) == calendarMonths(d) {
 			return k * u
 		}
 	}

@@ -681,11 +681,17 @@ func TestStepsOnTheGrid(t *testing.T) {
 		if err := r.UnmarshalBinary(encodeState(snap, st, 16)); err != nil || r.StepTime(ts[len(ts)-1], 1) != ts[len(ts)-1]+hour {
 			t.Errorf("restored from version 16: %v, step 1 at %d, want %d", err, r.StepTime(ts[len(ts)-1], 1), ts[len(ts)-1]+hour)
 		}
-		for _, phase := range []int64{-1, hour} {
+		for name, mutate := range map[string]func(*learnerState){
+			"phase −1":        func(s *learnerState) { s.Phase = -1 },
+			"phase a step":    func(s *learnerState) { s.Phase = hour },
+			"a step of 1e18":  func(s *learnerState) { s.Step, s.Phase = 1e18, 0 },
+			"a calendar step": func(s *learnerState) { s.Step, s.Phase = 30*day, 0 },
+			"not fitted":      func(s *learnerState) { s.Model.Fitted = false },
+		} {
 			bad := st
-			bad.Phase = phase
+			mutate(&bad)
 			if err := r.UnmarshalBinary(encodeState(snap, bad, SnapshotVersion)); err == nil {
-				t.Errorf("a snapshot with phase %d of a step of %d was restored", phase, hour)
+				t.Errorf("a snapshot with a grid and %s was restored", name)
 			}
 		}
 	}
@@ -711,16 +717,20 @@ func TestStepsOnTheGrid(t *testing.T) {
 
 // TestNiceStepAndPhase: a median difference within 1 % of a whole number of
 // days, hours, minutes or seconds is that (the coarsest unit first), and
-// any other is kept; a phase shared by a quarter of the times is theirs,
-// and jittered times' is their circular mean, wrapping at the step, moved
-// to the whole hour, minute or second within two standard errors: daily
-// values within a minute of midnight or of 12:30 are at those.
+// any other is kept, and none into or out of calendar months; a phase
+// shared by half the times is theirs, and jittered times' is their
+// circular mean, wrapping at the step, moved to the whole hour, minute or
+// second within two standard errors or a sixtieth of the unit: daily
+// values within a minute of midnight or of 12:30 are at those, hourly ones
+// logged to the second at ±1 s on the hour; times spread over the step
+// keep no phase.
 func TestNiceStepAndPhase(t *testing.T) {
 	const hour, minute = 3600000, 60000
 	for _, c := range [][2]int64{
 		{3600035, hour}, {hour - 30000, hour}, {90 * minute, 90 * minute}, {90*minute + 20000, 90 * minute}, {90*minute + 40000, 91 * minute},
 		{1500, 1500}, {1003, 1000}, {59500, minute}, {7*day + 100, 7 * day}, {31 * day, 31 * day}, {250, 250},
-		{36 * hour, 36 * hour}, {15040, 15000},
+		{36 * hour, 36 * hour}, {15040, 15000}, {27*day + 20*hour, 27*day + 20*hour}, {89*day - 2*hour, 89*day - 2*hour},
+		{31*day + 7*hour, 31*day + 7*hour},
 	} {
 		if got := niceStep(c[0]); got != c[1] {
 			t.Errorf("niceStep(%d) = %d, want %d", c[0], got, c[1])
@@ -732,23 +742,81 @@ func TestNiceStepAndPhase(t *testing.T) {
 		for i := range ts {
 			ts[i] = 1.7e12 + c.phase + int64(i)*hour + rng.Int64N(2*c.jitter+1) - c.jitter
 		}
-		if got := phaseOf(ts, hour); got != floorMod(1.7e12+c.phase, hour) {
-			t.Errorf("phase of times jittered by ±%d ms about %d: %d, want %d", c.jitter, c.phase, got, floorMod(1.7e12+c.phase, hour))
+		if got, ok := phaseOf(ts, hour); !ok || got != floorMod(1.7e12+c.phase, hour) {
+			t.Errorf("phase of times jittered by ±%d ms about %d: %d (%v), want %d", c.jitter, c.phase, got, ok, floorMod(1.7e12+c.phase, hour))
 		}
-		for i := range 16 { // a quarter at one phase: theirs
-			ts[4*i] = ts[0] + int64(4*i)*hour
+		for i := range 32 { // half at one phase: theirs
+			ts[2*i] = ts[0] + int64(2*i)*hour
 		}
-		if got := phaseOf(ts, hour); got != floorMod(ts[0], hour) {
-			t.Errorf("phase with 16 of 64 times at %d: %d", floorMod(ts[0], hour), got)
+		if got, ok := phaseOf(ts, hour); !ok || got != floorMod(ts[0], hour) {
+			t.Errorf("phase with 32 of 64 times at %d: %d (%v)", floorMod(ts[0], hour), got, ok)
 		}
+	}
+	// Jittered to the second (a clock read in whole seconds): a third of
+	// the values at each of −1, 0 and +1 s, the hour.
+	ts := make([]int64, 63)
+	for i := range ts {
+		ts[i] = 1.7e12 - floorMod(1.7e12, hour) + int64(i)*hour + int64(i%3-1)*1000
+	}
+	if got, ok := phaseOf(ts, hour); !ok || got != 0 {
+		t.Errorf("hourly values at ±1 s: phase %d (%v), want 0", got, ok)
+	}
+	// Values logged at any time of the day keep no grid.
+	for i := range ts {
+		ts[i] = 1.7e12 + int64(i)*day + rng.Int64N(day)
+	}
+	if _, ok := phaseOf(ts, day); ok {
+		t.Error("daily values at random times of day keep a phase")
 	}
 	for _, at := range []int64{0, 12*hour + 30*minute} {
 		ts := make([]int64, 64)
 		for i := range ts {
 			ts[i] = 1.7e12 - floorMod(1.7e12, day) + at + int64(i)*day + rng.Int64N(120001) - 60000
 		}
-		if got := phaseOf(ts, day); got != at {
-			t.Errorf("daily values within a minute of %d: phase %d", at, got)
+		if got, ok := phaseOf(ts, day); !ok || got != at {
+			t.Errorf("daily values within a minute of %d: phase %d (%v)", at, got, ok)
 		}
+	}
+}
+
+// TestSubDailyHoursOnTheZonesClock: hourly values from 10:00 to 15:00 New
+// York time on weekdays, across the March change, are six working hours a
+// day on the zone's clock and seven (14:00 to 20:00, one of them empty on
+// every day) on UTC's: with the zone they are read on its clock. Values at
+// every hour of the day stay on UTC's, whose days have no missing or
+// repeated hour; without a zone, business hours are UTC's.
+func TestSubDailyHoursOnTheZonesClock(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var market, allDay []int64
+	for d := time.Date(2023, 1, 2, 0, 0, 0, 0, ny); d.Before(time.Date(2023, 5, 1, 0, 0, 0, 0, ny)); d = d.AddDate(0, 0, 1) {
+		for h := range 24 {
+			tm := time.Date(d.Year(), d.Month(), d.Day(), h, 0, 0, 0, ny).UnixMilli()
+			if wd := d.Weekday(); wd != time.Saturday && wd != time.Sunday && h >= 10 && h <= 15 {
+				market = append(market, tm)
+			}
+		}
+	}
+	for tm := time.Date(2023, 1, 2, 0, 0, 0, 0, time.UTC); tm.Month() < 5; tm = tm.Add(time.Hour) {
+		allDay = append(allDay, tm.UnixMilli())
+	}
+	sp := spacingOf(market, ny)
+	if sp.loc != ny || !slices.Equal(sp.slots, []int32{10, 11, 12, 13, 14, 15}) || sp.off != 1<<time.Saturday|1<<time.Sunday {
+		t.Errorf("New York market hours with the zone: clock %v, slots %v, off %07b", sp.loc, sp.slots, sp.off)
+	}
+	if sp := spacingOf(market, nil); sp.loc != nil || !slices.Equal(sp.slots, []int32{14, 15, 16, 17, 18, 19, 20}) {
+		t.Errorf("New York market hours without a zone: clock %v, slots %v", sp.loc, sp.slots)
+	}
+	if sp := spacingOf(allDay, ny); sp.loc != nil || sp.slots != nil || sp.off != 0 || sp.step != 3600000 {
+		t.Errorf("every hour with the zone: clock %v, slots %v, off %07b, step %d", sp.loc, sp.slots, sp.off, sp.step)
+	}
+	// Steps over the change: Friday 10 March 15:00 is followed by Monday
+	// 13 March 10:00 New York time, an hour less after it in UTC than the
+	// week before.
+	fri := time.Date(2023, 3, 10, 15, 0, 0, 0, ny).UnixMilli()
+	if got := time.UnixMilli(sp.after(fri, 1)).In(ny); !got.Equal(time.Date(2023, 3, 13, 10, 0, 0, 0, ny)) {
+		t.Errorf("the step after Friday 15:00: %s", got)
 	}
 }

@@ -532,7 +532,10 @@ func FromState(s State) (*Model, error) {
 	if s.Sub > 0 {
 		recentY = slices.Clone(s.RecentY)
 	}
-	return &Model{Alpha: s.Alpha, Level: s.Level, Drift: s.Drift, Weight: s.Weight, Sigma2: s.Sigma2, N: s.N, Phase: s.Phase, Season: season,
+	// The drift is the line's slope times the weight, as Fit and Update
+	// compute it (bit for bit): a state whose Drift says otherwise would
+	// change its forecasts at the next Update.
+	return &Model{Alpha: s.Alpha, Level: s.Level, Drift: s.STX / s.STT * s.Weight, Weight: s.Weight, Sigma2: s.Sigma2, N: s.N, Phase: s.Phase, Season: season,
 		Profile: s.Profile, Sub: s.Sub, Cycles: s.Cycles, recent: recent, recentY: recentY, pos: s.Pos, filled: s.Filled,
 		meanT: s.MeanT, meanX: s.MeanX, stt: s.STT, stx: s.STX, sse: s.SSE, nextT: s.NextT}, nil
 }
