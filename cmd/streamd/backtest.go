@@ -622,7 +622,7 @@ func thetaString(th *sink.ThetaInfo) string {
 	if th.Profile > 0 {
 		season = fmt.Sprintf("moving seasonal profile of period %d", th.Profile)
 	}
-	return fmt.Sprintf("α = %.4g, drift %.4g, %s", th.Alpha, th.Drift, season)
+	return fmt.Sprintf("α = %.4g, drift %.4g (%.4g of the line's slope), %s", th.Alpha, th.Drift, th.SlopeShare, season)
 }
 
 // cumulative scores the first k steps of an iterated forecast for a few k

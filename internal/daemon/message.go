@@ -102,5 +102,5 @@ var daysOff = func() (names [128][]string) {
 // thetaInfo describes the theta method th, averaged with the model's weight
 // w, for a forecast message.
 func thetaInfo(th *theta.Model, w float64) *sink.ThetaInfo {
-	return &sink.ThetaInfo{Alpha: th.Alpha, Drift: th.Drift, Period: len(th.Season), Profile: th.Profile, ModelWeight: w}
+	return &sink.ThetaInfo{Alpha: th.Alpha, Drift: th.Drift, SlopeShare: th.Weight, Period: len(th.Season), Profile: th.Profile, ModelWeight: w}
 }

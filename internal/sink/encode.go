@@ -114,6 +114,7 @@ func (w *jsonWriter) model(mi *ModelInfo) {
 	if th := mi.Theta; th != nil { // omitempty
 		w.float(`,"theta":{"alpha":`, th.Alpha)
 		w.float(`,"drift":`, th.Drift)
+		w.float(`,"slope_share":`, th.SlopeShare)
 		w.int(`,"period":`, int64(th.Period))
 		if th.Profile != 0 { // omitempty
 			w.int(`,"profile":`, int64(th.Profile))

@@ -120,6 +120,9 @@ type ModelInfo struct {
 type ThetaInfo struct {
 	Alpha   float64 `json:"alpha"`
 	Drift   float64 `json:"drift"`
+	// SlopeShare is the drift's share of the slope of the theta line:
+	// ½ as R's thetaf, 1 where the whole slope validated better.
+	SlopeShare float64 `json:"slope_share"`
 	Period  int     `json:"period"`
 	Profile int     `json:"profile,omitempty"`
 	// ModelWeight is the model's weight in the average of steps 2 and
