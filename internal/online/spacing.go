@@ -116,8 +116,9 @@ func (s spacing) slot(q int64) int64 {
 // for a step below a day, when the wall clock finds fewer working steps a
 // week (hourly values from 10:00 to 15:00 in New York are 14:00 to 19:00
 // UTC in summer and 15:00 to 20:00 in winter: seven working hours a day on
-// UTC's clock, one of them empty on every day, and six on the zone's);
-// else on UTC's. Values that have not yet crossed a change keep their
+// UTC's clock, one of them empty on every day, and six on the zone's) and
+// none of its working steps is in an hour a change skips or repeats
+// (clearOfChanges); else on UTC's. Values that have not yet crossed a change keep their
 // time of day on both clocks, and only a local midnight says which they
 // keep: dates parse to UTC midnights, and a time such as 22:30 UTC may be
 // either. O(len(ts)), and it allocates the wall times with a zone.
@@ -140,11 +141,34 @@ func spacingOf(ts []int64, loc *time.Location) spacing {
 		return utc
 	}
 	if utc.step < day {
-		if l := onClock(local, walls); l.step == utc.step && l.weekSteps() < utc.weekSteps() {
+		if l := onClock(local, walls); l.step == utc.step && l.weekSteps() < utc.weekSteps() && l.clearOfChanges(walls[0], walls[len(walls)-1]) {
 			return l
 		}
 	}
 	return utc
+}
+
+// clearOfChanges reports whether no working step of the wall-clock spacing
+// s, on the days from wall time a to b, lies in an hour a daylight-saving
+// change skips or repeats: each such step must last one step of real time.
+// Across a change a step of the wall clock is not one of time (the spring
+// change's 02:00 does not exist, and the autumn's 01:00 comes twice), and
+// after and steps would count it wrongly; market hours are clear of the
+// changes, a series with values at nearly every hour is not, and stays on
+// UTC's clock. O(days · working steps a day).
+func (s spacing) clearOfChanges(a, b int64) bool {
+	for D := floorDiv(a, day); D <= floorDiv(b, day); D++ {
+		if s.off&(1<<weekday(D*day)) != 0 {
+			continue
+		}
+		for q := range int64(s.perDay()) {
+			w := D*day + s.slot(q)*s.step
+			if s.wall(s.instant(w)) != w || s.instant(w+s.step)-s.instant(w) != s.step {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // onClock returns s with the step, days off, working steps and grid of
@@ -163,11 +187,18 @@ func onClock(s spacing, ts []int64) spacing {
 func (s spacing) weekSteps() int { return s.week() * s.perDay() }
 
 // steadyTimeOfDay reports whether the times of ts keep one time of day, up
-// to jitter: their circular standard deviation about it within
-// maxDaySpread.
+// to jitter: every one within maxDaySpread of their circular mean (a
+// spread would hide the few values of the first days after a
+// daylight-saving change, an hour off the others).
 func steadyTimeOfDay(ts []int64) bool {
-	_, sd := circular(ts, day)
-	return sd <= maxDaySpread
+	mean, _ := circular(ts, day)
+	m := int64(math.Round(mean))
+	for _, t := range ts {
+		if d := floorMod(t-m+day/2, day) - day/2; abs64(d) > maxDaySpread {
+			return false
+		}
+	}
+	return true
 }
 
 // maxDaySpread bounds the spread of the times of day of values that keep

@@ -784,7 +784,10 @@ func TestNiceStepAndPhase(t *testing.T) {
 // day on the zone's clock and seven (14:00 to 20:00, one of them empty on
 // every day) on UTC's: with the zone they are read on its clock. Values at
 // every hour of the day stay on UTC's, whose days have no missing or
-// repeated hour; without a zone, business hours are UTC's.
+// repeated hour, and so do values at every hour but noon, whose working
+// hours on the zone's clock include the hours a change skips or repeats;
+// without a zone, business hours are UTC's. Daily values at 09:00 Paris
+// time are on the zone's clock from the first value after a change.
 func TestSubDailyHoursOnTheZonesClock(t *testing.T) {
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
@@ -811,6 +814,32 @@ func TestSubDailyHoursOnTheZonesClock(t *testing.T) {
 	}
 	if sp := spacingOf(allDay, ny); sp.loc != nil || sp.slots != nil || sp.off != 0 || sp.step != 3600000 {
 		t.Errorf("every hour with the zone: clock %v, slots %v, off %07b, step %d", sp.loc, sp.slots, sp.off, sp.step)
+	}
+	// Every hour but noon, New York's: 23 working hours on the zone's
+	// clock against 24 on UTC's, but the night's hours a change skips or
+	// repeats are among them, so UTC's clock it is.
+	var noNoon []int64
+	for _, tm := range allDay {
+		if time.UnixMilli(tm).In(ny).Hour() != 12 {
+			noNoon = append(noNoon, tm)
+		}
+	}
+	if sp := spacingOf(noNoon, ny); sp.loc != nil {
+		t.Errorf("every hour but noon with the zone: clock %v, slots %v", sp.loc, sp.slots)
+	}
+	// Daily values at 09:00 Paris time, ending a day after the March
+	// change: a single value an hour off UTC's time of day says the
+	// zone's clock.
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nine []int64
+	for d := time.Date(2022, 10, 31, 9, 0, 0, 0, paris); d.Before(time.Date(2023, 3, 28, 0, 0, 0, 0, paris)); d = d.AddDate(0, 0, 1) {
+		nine = append(nine, d.UnixMilli())
+	}
+	if sp := spacingOf(nine, paris); sp.loc != paris {
+		t.Errorf("09:00 in Paris to a day after the change: clock %v", sp.loc)
 	}
 	// Steps over the change: Friday 10 March 15:00 is followed by Monday
 	// 13 March 10:00 New York time, an hour less after it in UTC than the

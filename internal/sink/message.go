@@ -118,13 +118,13 @@ type ModelInfo struct {
 // seasonal profile it is adjusted by instead, when it is (0: none), and
 // the model's weight in the average.
 type ThetaInfo struct {
-	Alpha   float64 `json:"alpha"`
-	Drift   float64 `json:"drift"`
+	Alpha float64 `json:"alpha"`
+	Drift float64 `json:"drift"`
 	// SlopeShare is the drift's share of the slope of the theta line:
 	// ½ as R's thetaf, 1 where the whole slope validated better.
 	SlopeShare float64 `json:"slope_share"`
-	Period  int     `json:"period"`
-	Profile int     `json:"profile,omitempty"`
+	Period     int     `json:"period"`
+	Profile    int     `json:"profile,omitempty"`
 	// ModelWeight is the model's weight in the average of steps 2 and
 	// later (step 1's is ½), chosen from the series' realised errors (0
 	// for a young series' theta method alone).
