@@ -89,6 +89,22 @@ type reportJSON struct {
 	Model map[string]any `json:"model"`
 }
 
+// backtestReport runs backtest with args and --report, fails the test on
+// a non-zero exit, and returns the report and the summary.
+func backtestReport(t *testing.T, args ...string) (reportJSON, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "report.json")
+	stdout, stderr, code := backtestRun(t, append(args, "--report", path)...)
+	if code != 0 {
+		t.Fatalf("backtest %v: exit %d: %s", args, code, stderr)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return readReport(t, b), stdout
+}
+
 func readReport(t *testing.T, b []byte) reportJSON {
 	t.Helper()
 	var raw map[string]json.RawMessage
@@ -633,16 +649,7 @@ func TestBacktestBusinessHours(t *testing.T) {
 		k++
 	}
 	data := writeFile(t, "bh.csv", csv.String())
-	report := filepath.Join(t.TempDir(), "report.json")
-	stdout, stderr, code := backtestRun(t, "--data", data, "--time", "t", "--column", "y", "--horizon", "8", "--eval-from", "300", "--report", report)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	b, err := os.ReadFile(report)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := readReport(t, b)
+	r, stdout := backtestReport(t, "--data", data, "--time", "t", "--column", "y", "--horizon", "8", "--eval-from", "300")
 	if got := fmt.Sprint(r.Model["working_steps"]); got != "[09:00 10:00 11:00 12:00 13:00 14:00 15:00 16:00]" {
 		t.Errorf("report's model.working_steps %s", got)
 	}
@@ -710,16 +717,9 @@ func TestBacktestJitteredTimes(t *testing.T) {
 	// From the first values on (the young series' forecasts scored too),
 	// the jittered times score as many steps as the exact ones.
 	counts := func(file string) []int {
-		rep := filepath.Join(t.TempDir(), "r.json")
-		if _, stderr, code := backtestRun(t, "--data", file, "--time", "t", "--column", "y", "--horizon", "6", "--report", rep); code != 0 {
-			t.Fatalf("%s: exit %d: %s", file, code, stderr)
-		}
-		b, err := os.ReadFile(rep)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r, _ := backtestReport(t, "--data", file, "--time", "t", "--column", "y", "--horizon", "6")
 		var n []int
-		for _, h := range readReport(t, b).Metrics.ByHorizon {
+		for _, h := range r.Metrics.ByHorizon {
 			n = append(n, h.N)
 		}
 		return n
@@ -728,18 +728,9 @@ func TestBacktestJitteredTimes(t *testing.T) {
 		t.Errorf("steps scored by horizon: %v with jitter, %v at exact times", got, want)
 	}
 	cfg := writeFile(t, "jitter.yaml", "model:\n  inputs: 1\n  input_lags: [0]\n  planned_inputs: [0]\n")
-	dir := t.TempDir()
-	report, fc := filepath.Join(dir, "report.json"), filepath.Join(dir, "fc.jsonl")
-	_, stderr, code := backtestRun(t, "--data", data, "--time", "t", "--column", "y", "--inputs", "u", "--config", cfg,
-		"--horizon", "6", "--eval-from", "300", "--report", report, "--forecasts", fc)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	b, err := os.ReadFile(report)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := readReport(t, b)
+	fc := filepath.Join(t.TempDir(), "fc.jsonl")
+	r, _ := backtestReport(t, "--data", data, "--time", "t", "--column", "y", "--inputs", "u", "--config", cfg,
+		"--horizon", "6", "--eval-from", "300", "--forecasts", fc)
 	for _, h := range r.Metrics.ByHorizon {
 		if want := 101; h.N != want { // targets 300..400, each by the forecast h before it
 			t.Errorf("step %d: %d targets scored, want %d (every forecast's)", h.H, h.N, want)
