@@ -35,7 +35,7 @@ import (
 // a constant UTC time of day (dates) keep UTC's clock whatever the zone.
 //
 // With grid, a fixed step's times are phase + k·step on the clock (phase
-// in [0, step), the most common among the first values': gridOf), and a
+// in [0, step), the first values' as phaseOf reads it), and a
 // forecast's steps are counted from the step nearest its last value's time
 // (onGrid): a value logged at 15:59:59.870 is followed by 17:00, not
 // 16:59:59.870, and a daily value a second before midnight by the next
@@ -118,10 +118,11 @@ func (s spacing) slot(q int64) int64 {
 // UTC in summer and 15:00 to 20:00 in winter: seven working hours a day on
 // UTC's clock, one of them empty on every day, and six on the zone's) and
 // none of its working steps is in an hour a change skips or repeats
-// (clearOfChanges); else on UTC's. Values that have not yet crossed a change keep their
-// time of day on both clocks, and only a local midnight says which they
-// keep: dates parse to UTC midnights, and a time such as 22:30 UTC may be
-// either. O(len(ts)), and it allocates the wall times with a zone.
+// (clearOfChanges); else on UTC's. Values that have not yet crossed a
+// change keep their time of day on both clocks, and only a local midnight
+// says which they keep: dates parse to UTC midnights, and a time such as
+// 22:30 UTC may be either. O(len(ts)), and it allocates the wall times
+// with a zone.
 func spacingOf(ts []int64, loc *time.Location) spacing {
 	utc := onClock(spacing{}, ts)
 	if loc == nil || loc == time.UTC || len(ts) < 2 || !isTime(ts[0]) {
