@@ -622,6 +622,9 @@ func thetaString(th *sink.ThetaInfo) string {
 	if th.Profile > 0 {
 		season = fmt.Sprintf("moving seasonal profile of period %d", th.Profile)
 	}
+	if th.Phi > 0 {
+		return fmt.Sprintf("α = %.4g, a damped trend (φ = %.4g) of %.4g next step, %s", th.Alpha, th.Phi, th.Drift, season)
+	}
 	return fmt.Sprintf("α = %.4g, drift %.4g (%.4g of the line's slope), %s", th.Alpha, th.Drift, th.SlopeShare, season)
 }
 

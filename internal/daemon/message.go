@@ -102,5 +102,9 @@ var daysOff = func() (names [128][]string) {
 // thetaInfo describes the theta method th, averaged with the model's weight
 // w, for a forecast message.
 func thetaInfo(th *theta.Model, w float64) *sink.ThetaInfo {
-	return &sink.ThetaInfo{Alpha: th.Alpha, Drift: th.Drift, SlopeShare: th.Weight, Period: len(th.Season), Profile: th.Profile, ModelWeight: w}
+	drift := th.Drift
+	if th.Phi > 0 {
+		drift = th.Phi * th.Trend // the damped trend's next step
+	}
+	return &sink.ThetaInfo{Alpha: th.Alpha, Drift: drift, SlopeShare: th.Weight, Phi: th.Phi, Period: len(th.Season), Profile: th.Profile, ModelWeight: w}
 }

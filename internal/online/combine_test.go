@@ -150,7 +150,8 @@ func TestCombineAutoChoice(t *testing.T) {
 // whole slope validates far better than with thetaf's half, which lags the
 // trend by half a step per step, and is chosen; on a trend that stops
 // before the validation's paths (a line to value 50, then level) the whole
-// slope overshoots further than the half and thetaf's stays. The choice is
+// slope overshoots further than the half, and Holt's damped local trend,
+// whose slope has followed the stop, is the partner. The choice is
 // checkpointed.
 func TestThetaPartnerSlope(t *testing.T) {
 	cfg := testConfig()
@@ -171,8 +172,25 @@ func TestThetaPartnerSlope(t *testing.T) {
 	if th := l.Theta(); th == nil || th.Weight != 1 {
 		t.Fatalf("smooth trend: theta partner %+v, want the whole slope", th)
 	}
-	if th := run(func(i int) float64 { return line(min(i, 50)) }).Theta(); th == nil || th.Weight != theta.DefaultWeight {
-		t.Errorf("a trend that stopped: theta partner %+v, want thetaf's half slope", th)
+	stopped := run(func(i int) float64 { return line(min(i, 50)) })
+	if th := stopped.Theta(); th == nil || th.Weight != 0 || !(th.Phi > 0) || math.Abs(th.Trend) > 0.1 {
+		t.Errorf("a trend that stopped: theta partner %+v, want a damped trend of slope near 0", th)
+	}
+	for _, r := range []*Learner{l, stopped} {
+		snap, err := r.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := NewLearner(cfg)
+		if err := c.UnmarshalBinary(snap); err != nil {
+			t.Fatal(err)
+		}
+		a, b := forecastOf(t, r, 6), forecastOf(t, c, 6)
+		for h := range a {
+			if math.Float64bits(a[h].Mean) != math.Float64bits(b[h].Mean) || math.Float64bits(a[h].Hi) != math.Float64bits(b[h].Hi) {
+				t.Fatalf("restored: step %d %v, want %v", h+1, b[h], a[h])
+			}
+		}
 	}
 	snap, err := l.MarshalBinary()
 	if err != nil {

@@ -1412,11 +1412,14 @@ func (l *Learner) fit() error {
 		// A failure (fewer values than the theta method needs: not at a
 		// re-choice, which validated it on fewer) leaves the model to
 		// forecast alone.
-		if st.profile > 0 {
-			l.th, _ = theta.FitProfile(l.warmY, st.profile, st.sub, profileCycles(st.sub))
-		} else {
+		switch p := st.partner; {
+		case p.profile > 0:
+			l.th, _ = theta.FitProfile(l.warmY, p.profile, p.sub, profileCycles(p.sub))
+		case p.damped:
+			l.th, _ = theta.FitDamped(l.warmY, st.period)
+		default:
 			if l.th, _ = theta.Fit(l.warmY, st.period); l.th != nil {
-				l.th.SetWeight(st.weight)
+				l.th.SetWeight(p.weight)
 			}
 		}
 	}

@@ -115,6 +115,9 @@ func (w *jsonWriter) model(mi *ModelInfo) {
 		w.float(`,"theta":{"alpha":`, th.Alpha)
 		w.float(`,"drift":`, th.Drift)
 		w.float(`,"slope_share":`, th.SlopeShare)
+		if th.Phi != 0 { // omitempty
+			w.float(`,"phi":`, th.Phi)
+		}
 		w.int(`,"period":`, int64(th.Period))
 		if th.Profile != 0 { // omitempty
 			w.int(`,"profile":`, int64(th.Profile))

@@ -121,10 +121,14 @@ type ThetaInfo struct {
 	Alpha float64 `json:"alpha"`
 	Drift float64 `json:"drift"`
 	// SlopeShare is the drift's share of the slope of the theta line:
-	// ½ as R's thetaf, 1 where the whole slope validated better.
+	// ½ as R's thetaf, 1 where the whole slope validated better, 0 for a
+	// damped trend.
 	SlopeShare float64 `json:"slope_share"`
-	Period     int     `json:"period"`
-	Profile    int     `json:"profile,omitempty"`
+	// Phi is the damping of Holt's damped trend when that is the partner
+	// (Drift is then the next step's slope, φ·b), 0 otherwise.
+	Phi     float64 `json:"phi,omitempty"`
+	Period  int     `json:"period"`
+	Profile int     `json:"profile,omitempty"`
 	// ModelWeight is the model's weight in the average of steps 2 and
 	// later (step 1's is ½), chosen from the series' realised errors (0
 	// for a young series' theta method alone).

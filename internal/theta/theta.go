@@ -30,6 +30,12 @@ type Model struct {
 	// Drift is Weight times the least-squares slope per step of the
 	// adjusted series: half of it (Weight 0.5, θ = 2) as thetaf.
 	Drift, Weight float64
+	// Phi > 0: a damped local trend (Holt's damped method, FitDamped)
+	// instead of the line's drift (Drift and Weight 0): Trend is the
+	// smoothed slope b after the last value, Beta its smoothing weight,
+	// Phi the damping; the level and slope follow ℓ ← ℓ + φb + αe,
+	// b ← φb + βe on each one-step error e.
+	Phi, Beta, Trend float64
 	// N is the number of values fitted.
 	N int
 	// Sigma2 is the one-step error variance of the smoothing, its sum of
@@ -118,6 +124,67 @@ func Fit(x []float64, m int) (*Model, error) {
 	f := &Model{Season: season}
 	f.smooth(adj)
 	return f, nil
+}
+
+// FitDamped fits Holt's damped trend method (additive, as ets's "AAdN")
+// to x seasonally adjusted as Fit adjusts it: α, β and φ by the least
+// one-step squared error on a grid (φ from 0.8 to 0.98, β a share of α up
+// to a half, as ets bounds them), from the first value and the mean of the
+// first three increments; σ² over n − 4. The theta line's statistics are
+// kept (FromState needs them) with weight 0. It needs at least
+// MinDamped values. O(n · grid), 275 passes.
+func FitDamped(x []float64, m int) (*Model, error) {
+	if len(x) < MinDamped {
+		return nil, ErrTooShort
+	}
+	f, err := Fit(x, m)
+	if err != nil {
+		return nil, err
+	}
+	adj := slices.Clone(x)
+	if k := len(f.Season); k > 0 {
+		n := len(x)
+		for t := range x {
+			adj[t] = x[t] / f.Season[((t-n)%k+k)%k]
+		}
+	}
+	best := math.Inf(1)
+	var bA, bB, bP float64
+	for _, phi := range []float64{0.8, 0.85, 0.9, 0.95, 0.98} {
+		for _, a := range []float64{0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.99} {
+			for _, bf := range []float64{0.01, 0.05, 0.1, 0.2, 0.5} {
+				b := a * bf
+				if s, _, _ := holt(adj, a, b, phi); s < best {
+					best, bA, bB, bP = s, a, b, phi
+				}
+			}
+		}
+	}
+	sse, l, tr := holt(adj, bA, bB, bP)
+	f.Alpha, f.Beta, f.Phi, f.Level, f.Trend, f.sse = bA, bB, bP, l, tr, sse
+	f.Sigma2 = sse / float64(len(x)-4)
+	f.Weight, f.Drift = 0, 0
+	return f, nil
+}
+
+// MinDamped is the fewest values FitDamped fits: three increments start
+// the slope, and σ² keeps two degrees of freedom beside α, β, φ and the
+// initial state.
+const MinDamped = 6
+
+// holt runs Holt's damped recursions on x from ℓ = x0, b = the mean of
+// the first three increments, and returns the one-step SSE of x1.. and the
+// final level and trend.
+func holt(x []float64, a, b, phi float64) (sse, l, tr float64) {
+	l, tr = x[0], (x[3]-x[0])/3
+	for _, v := range x[1:] {
+		p := l + phi*tr
+		e := v - p
+		sse += e * e
+		l = p + a*e
+		tr = phi*tr + b*e
+	}
+	return sse, l, tr
 }
 
 // smooth fits the smoothing and the drift to the adjusted values adj (at
@@ -272,9 +339,17 @@ func (f *Model) Update(y float64) {
 		v = y - d - f.long(0)
 		f.push(y, d)
 	}
-	e := v - f.Level
-	f.sse += e * e
-	f.Level += f.Alpha * e
+	if f.Phi > 0 {
+		p := f.Level + f.Phi*f.Trend
+		e := v - p
+		f.sse += e * e
+		f.Level = p + f.Alpha*e
+		f.Trend = f.Phi*f.Trend + f.Beta*e
+	} else {
+		e := v - f.Level
+		f.sse += e * e
+		f.Level += f.Alpha * e
+	}
 	t := f.nextT
 	f.nextT++
 	f.N++
@@ -286,6 +361,9 @@ func (f *Model) Update(y float64) {
 	f.stx += dt * (v - f.meanX)
 	f.Drift = f.stx / f.stt * f.Weight
 	f.Sigma2 = f.sse / (n - 2)
+	if f.Phi > 0 {
+		f.Sigma2 = f.sse / (n - 4)
+	}
 }
 
 // Skip moves the model past k values that were never observed (a gap
@@ -328,9 +406,15 @@ func (f *Model) Skip(k uint64) {
 func (f *Model) Forecast(mean, sd []float64) {
 	a := f.Alpha
 	start := (1 - math.Pow(1-a, float64(f.N))) / a
+	damp, phiJ, cum := 0.0, 1.0, 0.0
 	for i := range mean {
 		h := float64(i)
 		v := f.Level + f.Drift*(h+start)
+		if f.Phi > 0 {
+			phiJ *= f.Phi
+			damp += phiJ // φ + … + φ^(i+1)
+			v = f.Level + f.Trend*damp
+		}
 		if m := len(f.Season); m > 0 {
 			v *= f.Season[(f.Phase+i)%m]
 		}
@@ -340,6 +424,11 @@ func (f *Model) Forecast(mean, sd []float64) {
 		mean[i] = v
 		if sd != nil {
 			sd[i] = math.Sqrt(f.Sigma2 * (1 + h*a*a))
+			if f.Phi > 0 {
+				sd[i] = math.Sqrt(f.Sigma2 * (1 + cum))
+				c := f.Alpha + f.Beta*damp
+				cum += c * c
+			}
 		}
 	}
 }
@@ -478,8 +567,10 @@ type State struct {
 
 	// Weight is the drift's share of the slope (Model.Weight): absent
 	// before the learner's version 17, whose theta methods have
-	// DefaultWeight; the learner's decoder sets it.
-	Weight float64 `snapshot:"17"`
+	// DefaultWeight; the learner's decoder sets it. Phi, Beta and Trend
+	// are the damped trend's (Model.Phi), 0 before version 17.
+	Weight           float64 `snapshot:"17"`
+	Phi, Beta, Trend float64 `snapshot:"17"`
 }
 
 // State returns f's state; Season is copied.
@@ -487,7 +578,7 @@ func (f *Model) State() State {
 	return State{Alpha: f.Alpha, Level: f.Level, Drift: f.Drift, Sigma2: f.Sigma2, N: f.N, Phase: f.Phase,
 		Season: slices.Clone(f.Season), MeanT: f.meanT, MeanX: f.meanX, STT: f.stt, STX: f.stx, SSE: f.sse, NextT: f.nextT,
 		Profile: f.Profile, Sub: f.Sub, Cycles: f.Cycles, Recent: slices.Clone(f.recent), RecentY: slices.Clone(f.recentY),
-		Pos: f.pos, Filled: f.filled, Weight: f.Weight}
+		Pos: f.pos, Filled: f.filled, Weight: f.Weight, Phi: f.Phi, Beta: f.Beta, Trend: f.Trend}
 }
 
 // FromState returns the Model of a state State returned, or an error when
@@ -509,7 +600,7 @@ func FromState(s State) (*Model, error) {
 	case !finite(s.Alpha, s.Level, s.Drift, s.Sigma2, s.MeanT, s.MeanX, s.STT, s.STX, s.SSE, s.NextT) || !finite(s.Season...) || !finite(s.Recent...) || !finite(s.RecentY...):
 		return nil, errors.New("theta: state is not finite")
 	case s.Alpha < AlphaMin || s.Alpha > AlphaMax || s.N < MinValues || !(s.STT > 0) || s.Sigma2 < 0 || s.SSE < 0 || s.NextT < float64(s.N) ||
-		!(s.Weight >= 0 && s.Weight <= 1):
+		!(s.Weight >= 0 && s.Weight <= 1) || !finite(s.Trend) || s.Phi != 0 && !(s.Phi > 0 && s.Phi < 1 && s.Beta >= 0 && s.Beta <= s.Alpha && s.Weight == 0 && s.Profile == 0):
 		return nil, errors.New("theta: state is not a fitted model's")
 	case slices.ContainsFunc(s.Season, func(v float64) bool { return math.Abs(v) < minIndex }):
 		return nil, errors.New("theta: state has a seasonal index near zero")
@@ -535,7 +626,8 @@ func FromState(s State) (*Model, error) {
 	// The drift is the line's slope times the weight, as Fit and Update
 	// compute it (bit for bit): a state whose Drift says otherwise would
 	// change its forecasts at the next Update.
-	return &Model{Alpha: s.Alpha, Level: s.Level, Drift: s.STX / s.STT * s.Weight, Weight: s.Weight, Sigma2: s.Sigma2, N: s.N, Phase: s.Phase, Season: season,
+	return &Model{Alpha: s.Alpha, Level: s.Level, Drift: s.STX / s.STT * s.Weight, Weight: s.Weight, Phi: s.Phi, Beta: s.Beta, Trend: s.Trend,
+		Sigma2: s.Sigma2, N: s.N, Phase: s.Phase, Season: season,
 		Profile: s.Profile, Sub: s.Sub, Cycles: s.Cycles, recent: recent, recentY: recentY, pos: s.Pos, filled: s.Filled,
 		meanT: s.MeanT, meanX: s.MeanX, stt: s.STT, stx: s.STX, sse: s.SSE, nextT: s.NextT}, nil
 }

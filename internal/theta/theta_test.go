@@ -161,6 +161,65 @@ func TestSetWeight(t *testing.T) {
 	}
 }
 
+// FitDamped: Update continues Holt's damped recursions bit for bit
+// (holt on the longer series with the fitted α, β, φ), Forecast is the
+// closed form ℓ + b·Σ_{j≤h} φ^j with σ²(1 + Σ_{j<h} (α + β·Σ_{i≤j} φ^i)²)
+// (to 1e-12 relative: sums of a few terms), the state round-trips, and
+// states a fit cannot write are refused.
+func TestFitDamped(t *testing.T) {
+	x := make([]float64, 60)
+	for i := range x {
+		x[i] = 50 + 30*(1-math.Exp(-float64(i)/15)) + math.Sin(1.7*float64(i))
+	}
+	if _, err := FitDamped(x[:MinDamped-1], 1); err == nil {
+		t.Error("fitted on fewer than MinDamped values")
+	}
+	m, err := FitDamped(x[:40], 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(m.Phi >= 0.8 && m.Phi < 1) || m.Beta > m.Alpha || m.Weight != 0 || m.Drift != 0 {
+		t.Fatalf("fitted %+v", m)
+	}
+	for _, v := range x[40:] {
+		m.Update(v)
+	}
+	sse, l, b := holt(x, m.Alpha, m.Beta, m.Phi)
+	if m.Level != l || m.Trend != b || m.sse != sse {
+		t.Errorf("after updates: level %v trend %v sse %v, holt %v %v %v", m.Level, m.Trend, m.sse, l, b, sse)
+	}
+	mean, sd := make([]float64, 5), make([]float64, 5)
+	m.Forecast(mean, sd)
+	damp, phiJ, cum := 0.0, 1.0, 0.0
+	for h := range mean {
+		phiJ *= m.Phi
+		damp += phiJ
+		want, wantSD := l+b*damp, math.Sqrt(m.Sigma2*(1+cum))
+		if math.Abs(mean[h]-want) > 1e-12*math.Abs(want) || math.Abs(sd[h]-wantSD) > 1e-12*wantSD {
+			t.Errorf("step %d: %v ± %v, want %v ± %v", h+1, mean[h], sd[h], want, wantSD)
+		}
+		c := m.Alpha + m.Beta*damp
+		cum += c * c
+	}
+	c, err := FromState(m.State())
+	if err != nil || c.Phi != m.Phi || c.Beta != m.Beta || c.Trend != m.Trend || c.Drift != 0 {
+		t.Fatalf("restored %+v (%v), want %+v", c, err, m)
+	}
+	for name, mutate := range map[string]func(*State){
+		"φ 1":          func(s *State) { s.Phi = 1 },
+		"β above α":    func(s *State) { s.Beta = s.Alpha * 2 },
+		"a drift too":  func(s *State) { s.Weight = 0.5 },
+		"NaN trend":    func(s *State) { s.Trend = math.NaN() },
+		"with profile": func(s *State) { s.Profile = 4 },
+	} {
+		s := m.State()
+		mutate(&s)
+		if _, err := FromState(s); err == nil {
+			t.Errorf("%s: the state was accepted", name)
+		}
+	}
+}
+
 // Too short, not finite, not seasonal: errors and fallbacks.
 func TestFitRefusesAndFallsBack(t *testing.T) {
 	if _, err := Fit([]float64{1, 2, 3}, 1); err != ErrTooShort {
