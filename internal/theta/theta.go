@@ -12,7 +12,9 @@
 // Update, which folds in one more value with α and the seasonal indices
 // held, is O(1), so a fitted Model follows a stream. FitProfile adjusts
 // for a moving seasonal profile instead (long seasons, two of them); its
-// Update is O(values averaged).
+// Update is O(values averaged). FitDamped replaces the line's drift by
+// Holt's damped local trend on the same seasonal adjustment (ets's
+// additive damped form), for series whose trend bends; its Update is O(1).
 package theta
 
 import (
