@@ -508,7 +508,7 @@ func (l *Learner) SizeBytes() int {
 	f := len(l.warmY) + len(l.warmU) + len(l.warmT) + len(l.x) + len(l.uNorm) + 5*len(l.out) + 3*len(l.steps) +
 		len(l.thMean) + len(l.thSD) + 5*len(l.calOut) + l.cal.floats()
 	if l.th != nil {
-		f += len(l.th.Season) + l.th.Profile*(l.th.Cycles+boolInt(l.th.Sub > 0)) + 18 // its rings and scalars (theta.State's)
+		f += len(l.th.Season) + l.th.Profile*(l.th.Cycles+boolInt(l.th.Sub > 0)) + 21 // its rings and scalars (theta.State's)
 	}
 	for _, u := range l.uHold {
 		f += len(u)
