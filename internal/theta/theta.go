@@ -98,13 +98,20 @@ var ErrTooShort = fmt.Errorf("theta: fewer than %d values", MinValues)
 // √((1 + 2Σ_{k<m} r_k²)/n), r the sample autocorrelations; its seasonal
 // indices are then used unless one is within minIndex of zero.
 func Fit(x []float64, m int) (*Model, error) {
+	f, _, err := fit(x, m)
+	return f, err
+}
+
+// fit is Fit, returning the seasonally adjusted values too (x itself when
+// not seasonal).
+func fit(x []float64, m int) (*Model, []float64, error) {
 	n := len(x)
 	if n < MinValues {
-		return nil, ErrTooShort
+		return nil, nil, ErrTooShort
 	}
 	for _, v := range x {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, errors.New("theta: a value is not finite")
+			return nil, nil, errors.New("theta: a value is not finite")
 		}
 	}
 	adj := x
@@ -125,7 +132,7 @@ func Fit(x []float64, m int) (*Model, error) {
 	}
 	f := &Model{Season: season}
 	f.smooth(adj)
-	return f, nil
+	return f, adj, nil
 }
 
 // FitDamped fits Holt's damped trend method (additive, as ets's "AAdN")
@@ -139,16 +146,9 @@ func FitDamped(x []float64, m int) (*Model, error) {
 	if len(x) < MinDamped {
 		return nil, ErrTooShort
 	}
-	f, err := Fit(x, m)
+	f, adj, err := fit(x, m)
 	if err != nil {
 		return nil, err
-	}
-	adj := slices.Clone(x)
-	if k := len(f.Season); k > 0 {
-		n := len(x)
-		for t := range x {
-			adj[t] = x[t] / f.Season[((t-n)%k+k)%k]
-		}
 	}
 	best := math.Inf(1)
 	var bA, bB, bP float64
