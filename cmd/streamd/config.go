@@ -28,7 +28,7 @@ import (
 	"github.com/streamd/streamd/internal/source"
 )
 
-// Config is the YAML configuration of streamd (docs/messages.md). The model and
+// Config is the YAML configuration of streamd (docs/configuration.md). The model and
 // forecast sections are shared by `run` and `backtest`; the others configure
 // the daemon. Every key is optional: DefaultConfig holds the value of each one
 // that is left out, and config/default.yaml documents them all.
@@ -126,9 +126,9 @@ type ProcessConfig struct {
 	// collections; a limit makes the collector work harder instead.
 	MemoryLimitMiB int `yaml:"memory_limit_mib"`
 	// Workers is the size of the pool that runs the series' heavy work
-	// (fits, re-choices, retunes, what-if forecasts) off the partition
-	// goroutines: auto = daemon.DefaultWorkers (GOMAXPROCS − 1, at least 1),
-	// 0 = none (all of it inline).
+	// (fits, re-choices, retunes) off the partition goroutines: auto =
+	// daemon.DefaultWorkers (GOMAXPROCS − 1, at least 1), 0 = none (all of
+	// it inline). What-if forecasts run on their requests' goroutines.
 	Workers Auto[int] `yaml:"workers"`
 }
 
@@ -167,7 +167,8 @@ type HTTPAuthConfig struct {
 }
 
 // WhatIfConfig is http.what_if: the bounds of what-if forecasts, which run
-// on their series' partition goroutine.
+// on their requests' goroutines from a copy of the model taken behind the
+// series' pending work.
 type WhatIfConfig struct {
 	MaxConcurrent int `yaml:"max_concurrent"`
 	MaxHorizon    int `yaml:"max_horizon"`
@@ -555,7 +556,7 @@ func (c *Config) Validate() error {
 	c.Robust.validate(&p)
 	c.Forecast.validate(&p)
 	if c.Process.MemoryLimitMiB < 0 {
-		p.add("process.memory_limit_mib", "must be ≥ 0 (got %d); 0 = no limit", c.Process.MemoryLimitMiB)
+		p.add("process.memory_limit_mib", "must be ≥ 0 (got %d); 0 = the GOMEMLIMIT environment variable, or none", c.Process.MemoryLimitMiB)
 	}
 	if w := c.Process.Workers; !w.Auto && (w.Value < 0 || w.Value > maxWorkers) {
 		p.add("process.workers", "must be auto or 0..%d (got %d); 0 = heavy work on the partitions' goroutines", maxWorkers, w.Value)

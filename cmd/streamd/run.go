@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -49,12 +50,7 @@ func (runCommand) Run(ctx context.Context, args []string, _ io.Reader, stdout, s
 		return err
 	}
 	dc.Logger = slog.New(slog.NewJSONHandler(stderr, nil))
-	if mib := cfg.Process.MemoryLimitMiB; mib > 0 {
-		debug.SetMemoryLimit(int64(mib) << 20)
-		// The heap peaks near twice the live series state between
-		// collections: half the limit for the state keeps the peak under it.
-		dc.StateBytes = int64(mib) << 20 / 2
-	}
+	dc.StateBytes = stateBudget(cfg.Process.MemoryLimitMiB)
 	d, err := daemon.Open(dc)
 	if err != nil {
 		return err
@@ -211,4 +207,20 @@ func (h *HTTPConfig) server() (daemon.HTTPConfig, error) {
 		}
 	}
 	return dc, nil
+}
+
+// stateBudget sets the Go runtime's soft memory limit to mib MiB when mib
+// > 0 (else the runtime keeps GOMEMLIMIT's, or none) and returns the
+// series state's budget: half the limit in force, since the heap peaks
+// near twice the live series state between collections; 0 (no budget)
+// without a limit.
+func stateBudget(mib int) int64 {
+	if mib > 0 {
+		debug.SetMemoryLimit(int64(mib) << 20)
+	}
+	limit := debug.SetMemoryLimit(-1) // -1 reads the limit in force
+	if limit == math.MaxInt64 {
+		return 0
+	}
+	return limit / 2
 }

@@ -25,8 +25,10 @@ import (
 // while their series is busy, a worker: pool.go), so: reads (/v1/series,
 // /v1/series/{id}) use the per-series summaries each partition publishes at
 // every flush, and a what-if forecast goes to the owning goroutine through
-// its request channel, which runs it on a worker behind the series' own
-// work, so that its records are not held up.
+// its request channel, which hands back a copy of the model taken behind
+// the series' own pending work (online.Learner.ForecastCopy); the forecast
+// runs on the request's goroutine in the what-if lane (pool.go), so that no
+// record is held up by it.
 
 // SeriesSummary is what /v1/series and /v1/series/{id} report of a series.
 type SeriesSummary struct {

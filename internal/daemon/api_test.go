@@ -344,7 +344,12 @@ func TestHTTPTLSAndAuth(t *testing.T) {
 		ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS12}}
 	d := mustOpen(t, cfg)
 	base := "https://" + d.Addr().String()
+	var doMethod func(method string, cert *tls.Certificate, token, path string) int
 	do := func(cert *tls.Certificate, token, path string) int {
+		t.Helper()
+		return doMethod("GET", cert, token, path)
+	}
+	doMethod = func(method string, cert *tls.Certificate, token, path string) int {
 		t.Helper()
 		tc := &tls.Config{RootCAs: pool}
 		if cert != nil {
@@ -352,7 +357,7 @@ func TestHTTPTLSAndAuth(t *testing.T) {
 		}
 		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: tc}, Timeout: 10 * time.Second}
 		defer hc.CloseIdleConnections()
-		req, _ := http.NewRequestWithContext(context.Background(), "GET", base+path, nil)
+		req, _ := http.NewRequestWithContext(context.Background(), method, base+path, nil)
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
@@ -361,7 +366,7 @@ func TestHTTPTLSAndAuth(t *testing.T) {
 			if cert == &stranger {
 				return -1 // the handshake refused it
 			}
-			t.Fatalf("GET %s: %v", path, err)
+			t.Fatalf("%s %s: %v", method, path, err)
 		}
 		resp.Body.Close()
 		return resp.StatusCode
@@ -386,6 +391,12 @@ func TestHTTPTLSAndAuth(t *testing.T) {
 		}
 		if code := do(&client, "", path); code != 200 {
 			t.Errorf("%s with a client certificate: %d", path, code)
+		}
+	}
+	// The probes and the metrics are read-only: another method is refused.
+	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+		if code := doMethod("POST", nil, "s3cret", path); code != http.StatusMethodNotAllowed {
+			t.Errorf("POST %s: %d, want 405", path, code)
 		}
 	}
 	resp, err := http.Get("http://" + d.Addr().String() + "/healthz")

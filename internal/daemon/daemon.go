@@ -555,9 +555,9 @@ func (d *Daemon) authenticate(next http.Handler) http.Handler {
 
 func (d *Daemon) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(d.metrics.registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.Handle("GET /metrics", promhttp.HandlerFor(d.metrics.registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if reason := *d.outputs.Load(); reason != "" {
 			http.Error(w, "not ready: "+reason, http.StatusServiceUnavailable)
 			return
@@ -680,7 +680,7 @@ func newMetrics() *metrics {
 	m.restored = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_series_restored_total",
 		Help: "Series restored from the state topic."})
 	m.restoreFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_restore_failures_total",
-		Help: "Checkpoints that could not be restored (another model configuration, or corrupt); the series starts afresh."})
+		Help: "Checkpoints that could not be restored (another format version, a state that does not fit the configuration's inputs or robust section, or corrupt); the series starts afresh."})
 	m.restoreConfigChanged = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_restore_config_changed_total",
 		Help: "Series restored from checkpoints learned under another model configuration; they keep their state, and the changed structure keys take effect at their next re-choice."})
 	m.foreignCheckpoints = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_restore_foreign_checkpoints_total",

@@ -143,6 +143,9 @@ func (d *Decoder) Decode(key, value []byte, ts time.Time) (Record, error) {
 	} else {
 		rec.Series = string(key)
 	}
+	if rec.Series == "" && present(series) {
+		return Record{}, reject.Errorf(reject.MissingSeries, "%s is empty", d.Fields.Series)
+	}
 	if rec.Series == "" {
 		return Record{}, reject.Errorf(reject.MissingSeries, "no %s field and no key", d.Fields.Series)
 	}

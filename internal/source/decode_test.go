@@ -141,6 +141,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"fractional t", "s", `{"y":1,"u":[0],"t":1.5}`, reject.BadTime},
 		{"no key and no series", "", `{"y":1,"u":[0]}`, reject.MissingSeries},
 		{"series not a string", "s", `{"series":7,"y":1,"u":[0]}`, reject.MissingSeries},
+		{"series empty under a key", "s", `{"series":"","y":1,"u":[0]}`, reject.MissingSeries},
 		{"oversize", "s", `{"y":1,"u":[0],"pad":"` + strings.Repeat("x", 300) + `"}`, reject.Oversize},
 		{"future not an array", "s", `{"y":1,"u":[0],"future":{"h":1}}`, reject.BadFuture},
 		{"future a flat list", "s", `{"y":1,"u":[0],"future":[1,2]}`, reject.BadFuture},
