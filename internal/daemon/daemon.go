@@ -680,7 +680,7 @@ func newMetrics() *metrics {
 	m.restored = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_series_restored_total",
 		Help: "Series restored from the state topic."})
 	m.restoreFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_restore_failures_total",
-		Help: "Checkpoints that could not be restored (another format version, a state that does not fit the configuration's inputs or robust section, or corrupt); the series starts afresh."})
+		Help: "Checkpoints that could not be restored (another format version, a state that does not fit the configuration's inputs, or corrupt); the series starts afresh."})
 	m.restoreConfigChanged = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_restore_config_changed_total",
 		Help: "Series restored from checkpoints learned under another model configuration; they keep their state, and the changed structure keys take effect at their next re-choice."})
 	m.foreignCheckpoints = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_restore_foreign_checkpoints_total",

@@ -491,7 +491,9 @@ func TestRestartKeepsSeriesSummaries(t *testing.T) {
 
 // One huge value in a fitted series (robust weighting off, the default)
 // does not poison it: produced over TCP after 150 records of "good" and of
-// "spiky" on one partition, the value 1e308 is flagged as an outlier in its
+// "spiky" on one partition, the value 1e150 (online.MaxAbsValue, the
+// largest taken; beyond it a value is dead-lettered as out_of_range) is
+// flagged as an outlier in its
 // forecast message, every later forecast of spiky stays finite and within
 // the series' range, good gets every forecast, and the API keeps answering
 // with a body for every series.
@@ -507,7 +509,7 @@ func TestHugeValueDoesNotPoison(t *testing.T) {
 		all = append(all, sink.Record{Key: []byte("good"), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, i+1, good[i]))})
 		y := spiky[i]
 		if i == 150 {
-			y = 1e308
+			y = online.MaxAbsValue
 		}
 		all = append(all, sink.Record{Key: []byte("spiky"), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, i+1, y))})
 	}
@@ -549,7 +551,7 @@ func TestHugeValueDoesNotPoison(t *testing.T) {
 		}
 	}
 	if !flagged {
-		t.Error("the value 1e308 was not flagged as an outlier with weight 0")
+		t.Error("the value 1e150 was not flagged as an outlier with weight 0")
 	}
 	for _, path := range []string{"/v1/series", "/v1/series/spiky", "/v1/series/good"} {
 		code, body := httpStatus("http://" + d.Addr().String() + path)

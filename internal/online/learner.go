@@ -688,11 +688,52 @@ func (l *Learner) check(o Observation) error {
 			return reject.Errorf(reject.NonFiniteInput, "an input is not finite")
 		}
 	}
+	if err := inRange(o.Y, o.U, o.Future); err != nil {
+		return err
+	}
+	if o.T > maxAbsT || o.T < -maxAbsT {
+		return reject.Errorf(reject.BadTime, "t %d is beyond ±2^53", o.T)
+	}
 	if l.haveT && o.T <= l.lastT {
 		return reject.Errorf(reject.TNotIncreasing, "t %d is not after %d", o.T, l.lastT)
 	}
 	return nil
 }
+
+// MaxAbsValue bounds |y| and the inputs' magnitudes: the statistics a
+// series keeps (sums of squares, variances, the theta method's squared
+// errors, the normalisation) stay finite for values up to 1e150, whose
+// squares are 1e300, over any window a series keeps. Beyond it a value is
+// refused (reject.OutOfRange) rather than let overflow into the state.
+const MaxAbsValue = 1e150
+
+// inRange returns a reject.OutOfRange error naming the first of y, the
+// inputs u and the planned inputs future beyond ±MaxAbsValue (each
+// finite), else nil.
+func inRange(y float64, u []float64, future [][]float64) error {
+	if math.Abs(y) > MaxAbsValue {
+		return reject.Errorf(reject.OutOfRange, "y %g is beyond ±%g", y, MaxAbsValue)
+	}
+	for i, v := range u {
+		if math.Abs(v) > MaxAbsValue {
+			return reject.Errorf(reject.OutOfRange, "input %d, %g, is beyond ±%g", i, v, MaxAbsValue)
+		}
+	}
+	for h, row := range future {
+		for i, v := range row {
+			if math.Abs(v) > MaxAbsValue {
+				return reject.Errorf(reject.OutOfRange, "planned input %d of future row %d, %g, is beyond ±%g", i, h, v, MaxAbsValue)
+			}
+		}
+	}
+	return nil
+}
+
+// maxAbsT bounds |t|: 2^53 ms is 285 000 years either side of 1970, and a
+// sequence number that large is a corrupt one. Beyond it a series' steps
+// (t + h·step) could overflow, and one such t would make every later real
+// record of the series "not after" it.
+const maxAbsT = 1 << 53
 
 // Observe takes the next observation. Until the first fit (FirstFit
 // samples) it is only kept (and, with the theta combination, from
@@ -733,8 +774,8 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	}
 	filled := l.fillGap(prevT, o.T)
 	z := l.form.transformed(o.Y, l.floor)
-	if o.Y > 0 && o.Y/2 < l.floor {
-		l.floor = o.Y / 2 // logFloor of the values so far: a value at or below zero maps just below the lowest
+	if o.Y > 0 && halfFloor(o.Y) < l.floor {
+		l.floor = halfFloor(o.Y) // logFloor of the values so far: a value at or below zero maps just below the lowest
 	}
 	base := l.levelBase()
 	y := standardise(z-base, l.yLoc, l.yScale)
@@ -1294,6 +1335,9 @@ func (l *Learner) Forecast(dst []ForecastStep, inputs [][]float64) error {
 		for i, u := range inputs[h] {
 			if math.IsNaN(u) || math.IsInf(u, 0) {
 				return fmt.Errorf("step %d input %d is not finite", h+1, i)
+			}
+			if math.Abs(u) > MaxAbsValue {
+				return fmt.Errorf("step %d input %d, %g, is beyond ±%g", h+1, i, u, MaxAbsValue)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package online
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -197,17 +198,18 @@ func TestAdversarialSeriesStayFinite(t *testing.T) {
 			return math.Sin(0.1 * float64(i))
 		},
 		"alternating-extremes": func(i int) float64 { return float64(1-2*(i%2)) * 1e6 },
-		// A finite 1e200 must not overflow y² in the statistics: the series
-		// stays fittable in warm-up and its noise level finite.
-		"1e200-spike-in-warmup": func(i int) float64 {
+		// A spike at the largest magnitude taken (MaxAbsValue) must not
+		// overflow y² in the statistics: the series stays fittable in
+		// warm-up and its noise level finite.
+		"1e150-spike-in-warmup": func(i int) float64 {
 			if i == 50 {
-				return 1e200
+				return MaxAbsValue
 			}
 			return math.Sin(0.1 * float64(i))
 		},
-		"1e200-spike-after-fit": func(i int) float64 {
+		"1e150-spike-after-fit": func(i int) float64 {
 			if i == 300 {
-				return -1e200
+				return -MaxAbsValue
 			}
 			return math.Sin(0.1 * float64(i))
 		},
@@ -436,4 +438,80 @@ func forecastOf(t *testing.T, l *Learner, h int) []ForecastStep {
 		t.Fatal(err)
 	}
 	return fc
+}
+
+// TestOutOfRangeIsRejected: a y, an input or a planned input beyond
+// ±MaxAbsValue, or a t beyond ±2^53, is refused with its reason and leaves
+// the Learner as it was (its snapshot the same bytes), on a fitted series
+// and a young one; a what-if input beyond it is refused too. MaxAbsValue
+// itself is taken (TestAdversarialSeriesStayFinite).
+func TestOutOfRangeIsRejected(t *testing.T) {
+	cfg := testConfig()
+	cfg.Model.Embedding.InputLags = [][]int{{0}}
+	cfg.Planned = []int{0}
+	for _, n := range []int{8, 300} {
+		l, _ := NewLearner(cfg)
+		for i, v := range noisySine(n, 0.1, 4) {
+			if _, err := l.Observe(Observation{T: int64(i), Y: v, U: []float64{1}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before, _ := l.MarshalBinary()
+		next := int64(n)
+		for _, c := range []struct {
+			o    Observation
+			want reject.Reason
+		}{
+			{Observation{T: next, Y: 1e151, U: []float64{1}}, reject.OutOfRange},
+			{Observation{T: next, Y: -math.MaxFloat64, U: []float64{1}}, reject.OutOfRange},
+			{Observation{T: next, Y: 1, U: []float64{-2e150}}, reject.OutOfRange},
+			{Observation{T: next, Y: 1, U: []float64{1}, Future: [][]float64{{1}, {1e300}}}, reject.OutOfRange},
+			{Observation{T: math.MaxInt64 - 5, Y: 1, U: []float64{1}}, reject.BadTime},
+			{Observation{T: -(1<<53 + 1), Y: 1, U: []float64{1}}, reject.BadTime},
+		} {
+			_, err := l.Observe(c.o)
+			var re *reject.Error
+			if !errors.As(err, &re) || re.Reason != c.want {
+				t.Errorf("%d values, %+v: %v, want %s", n, c.o, err, c.want)
+			}
+		}
+		if after, _ := l.MarshalBinary(); !bytes.Equal(before, after) {
+			t.Errorf("%d values: a refused observation changed the state", n)
+		}
+		dst := make([]ForecastStep, 2)
+		if err := l.Forecast(dst, [][]float64{{1}, {math.Inf(1)}}); err == nil {
+			t.Errorf("%d values: a what-if input of +Inf taken", n)
+		}
+		if err := l.Forecast(dst, [][]float64{{1}, {1e200}}); err == nil {
+			t.Errorf("%d values: a what-if input of 1e200 taken", n)
+		}
+	}
+}
+
+// TestLogFloorNeverZero: the log form's floor is half the smallest value
+// and never 0, even for the smallest subnormal (half of which rounds to
+// 0, and ln 0 = −∞): values at or below zero after it map to a finite
+// level, and the state restores.
+func TestLogFloorNeverZero(t *testing.T) {
+	cfg := testConfig()
+	cfg.Forms = []Form{{Log: true}}
+	l, _ := NewLearner(cfg)
+	y := noisySine(300, 0.1, 6)
+	y = append(y, math.SmallestNonzeroFloat64, 0, 0, 0, 0)
+	for i, v := range y {
+		if _, err := l.Observe(Observation{T: int64(i), Y: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !l.Form().Log {
+		t.Fatalf("form %v, want log", l.Form())
+	}
+	if !(l.floor > 0) || math.IsInf(l.lastZ, 0) || math.IsNaN(l.lastZ) {
+		t.Errorf("floor %g, last level %g", l.floor, l.lastZ)
+	}
+	snap, _ := l.MarshalBinary()
+	r, _ := NewLearner(cfg)
+	if err := r.UnmarshalBinary(snap); err != nil {
+		t.Errorf("restore: %v", err)
+	}
 }

@@ -145,8 +145,22 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 }
 
 // UnmarshalBinary restores a state written by MarshalBinary. On error l is
-// unchanged.
-func (l *Learner) UnmarshalBinary(b []byte) error {
+// unchanged. A state is read from a topic anyone with access may write:
+// one that would panic while the Learner is rebuilt from it (a case the
+// checks below miss) is returned as an error too, so that a daemon
+// starting on it starts the series afresh instead of crashing at every
+// restart.
+func (l *Learner) UnmarshalBinary(b []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("online: snapshot could not be restored: %v", p)
+		}
+	}()
+	return l.unmarshal(b)
+}
+
+// unmarshal is UnmarshalBinary without its recover.
+func (l *Learner) unmarshal(b []byte) error {
 	if len(b) < 6 || !bytes.Equal(b[:4], snapshotMagic[:]) {
 		return fmt.Errorf("online: not a learner snapshot")
 	}
@@ -167,6 +181,14 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		return err
 	}
 	if st.Model.Fitted {
+		// No re-choice ranks a lag deeper than half its samples, and the
+		// last is on at most max(Warmup, maxLastFit) values: a deeper lag
+		// is a corrupt snapshot, refused before its history is allocated
+		// (depth × inputs numbers).
+		deepest := max(l.cfg.Warmup, maxLastFit)
+		if !lagsWithin(st.YLags, deepest) || slices.ContainsFunc(st.InputLags, func(ls []int) bool { return !lagsWithin(ls, deepest) }) {
+			return fmt.Errorf("online: snapshot lags beyond %d", deepest)
+		}
 		mc := fresh.cfg.Model
 		mc.Embedding.YLags = st.YLags
 		if v >= 7 { // InputLags's version; before it, every configured input lag
@@ -192,6 +214,9 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 		return err
 	}
 	fitted := st.Model.Fitted
+	if fitted && !fresh.hist.Ready() {
+		return fmt.Errorf("online: snapshot of a fitted model holds fewer records than its lags")
+	}
 	if len(st.ULoc) != len(st.UScale) {
 		return fmt.Errorf("online: snapshot input scales do not match")
 	}
@@ -204,11 +229,17 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 			return fmt.Errorf("online: snapshot has a bad input scale")
 		}
 	}
-	if math.IsNaN(st.LastZ) || math.IsInf(st.LastZ, 0) || !(st.Floor >= 0) || math.IsInf(st.Floor, 0) ||
+	if math.IsNaN(st.LastZ) || math.IsInf(st.LastZ, 0) || !(st.Floor >= 0) || math.IsInf(st.Floor, 0) || (st.Form.Log && !(st.Floor > 0)) ||
 		st.NextFit < 0 || len(st.WarmY) > l.cfg.keptMax(fitted, st.NextFit) || st.Gross < 0 ||
 		st.LastBig < 0 || st.LastBig > st.Seen || st.GlitchSeen < 0 || st.GlitchSeen > st.LastBig ||
 		math.IsNaN(st.GlitchY) || math.IsInf(st.GlitchY, 0) {
 		return fmt.Errorf("online: snapshot level or schedule is not valid")
+	}
+	if !(fitted || st.NextFit > 0) || (fitted || len(st.WarmY) > 0) && !st.HaveT || st.LastT > maxAbsT || st.LastT < -maxAbsT ||
+		st.Seen < 0 || st.Seen > maxSeen || st.Learned < 0 || st.Learned > st.Seen || st.Outliers < 0 || st.Outliers > st.Seen ||
+		int64(st.Gross) > st.Seen || st.SinceForecast < 0 || !allFinite(st.WarmY) || !allFinite(st.WarmU) ||
+		slices.ContainsFunc(st.WarmT, func(t int64) bool { return t > maxAbsT || t < -maxAbsT }) || !slices.IsSorted(st.WarmT) {
+		return fmt.Errorf("online: snapshot counts or kept values are not valid")
 	}
 	if !st.Values.valid() {
 		return fmt.Errorf("online: snapshot value statistics are not valid")
@@ -221,13 +252,11 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 			return fmt.Errorf("online: snapshot history is not finite")
 		}
 	}
-	if (st.RobustScale != nil) != (fresh.rscale != nil) {
-		return fmt.Errorf("online: snapshot robust state does not fit the configuration")
-	}
-	if st.RobustScale != nil {
-		if st.RobustScale.Window != l.cfg.Robust.Window || st.RobustScale.Kind != l.cfg.Robust.Scale {
-			return fmt.Errorf("online: snapshot robust scale does not fit the configuration")
-		}
+	// The robust weighting as configured now: a scale of the same window
+	// and kind is restored; robust weighting switched on, or another
+	// window or kind, starts from an empty scale, as a re-choice does
+	// (ConfigChanged names the keys); switched off drops it.
+	if st.RobustScale != nil && fresh.rscale != nil && st.RobustScale.Window == l.cfg.Robust.Window && st.RobustScale.Kind == l.cfg.Robust.Scale {
 		rs, err := robust.StreamingScaleFromState(*st.RobustScale)
 		if err != nil || rs.Window() != l.cfg.Robust.Window || rs.Kind() != l.cfg.Robust.Scale {
 			return fmt.Errorf("online: snapshot robust scale does not fit: %v", err)
@@ -355,4 +384,24 @@ func changedKeys(was, now []string) []string {
 		}
 	}
 	return out
+}
+
+// maxSeen bounds a restored series' count of values: 2^62 is beyond any
+// series (a thousand years at a million values a second is 2^55), and the
+// counts kept beside it cannot overflow.
+const maxSeen = 1 << 62
+
+// allFinite3 reports whether a, b and c are finite.
+func allFinite3(a, b, c float64) bool {
+	return !math.IsNaN(a) && !math.IsInf(a, 0) && !math.IsNaN(b) && !math.IsInf(b, 0) && !math.IsNaN(c) && !math.IsInf(c, 0)
+}
+
+// allFinite reports whether every value of xs is finite.
+func allFinite(xs []float64) bool {
+	return !slices.ContainsFunc(xs, func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) })
+}
+
+// lagsWithin reports whether every lag of ls is in [0, deepest].
+func lagsWithin(ls []int, deepest int) bool {
+	return !slices.ContainsFunc(ls, func(a int) bool { return a < 0 || a > deepest })
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -426,4 +427,117 @@ func stateOf(t *testing.T, snap []byte) learnerState {
 // snap's magic.
 func encodeState(snap []byte, st learnerState, version int) []byte {
 	return encodeValue(append(append([]byte(nil), snap[:4]...), 0, byte(version)), reflect.ValueOf(st), version)
+}
+
+// TestSnapshotRefusesImpossibleStates: a snapshot that no Learner could
+// have written — a lag deeper than any re-choice ranks, a fitted model
+// with fewer records than its lags, a young series with no fit to come,
+// counts that overflow or contradict each other, kept values that are not
+// finite or not in time order, a log form whose floor is 0 — is refused
+// at the restore, without a panic and, for the lags, without allocating
+// the history they would need; the unchanged state restores.
+func TestSnapshotRefusesImpossibleStates(t *testing.T) {
+	cfg := testConfig()
+	fitted, _ := NewLearner(cfg)
+	young, _ := NewLearner(cfg)
+	for i, v := range noisySine(300, 0.1, 13) {
+		fitted.Observe(Observation{T: int64(i), Y: v})
+		if i < 10 {
+			young.Observe(Observation{T: int64(i), Y: v})
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		young  bool
+		mutate func(*learnerState)
+	}{
+		{"lag MaxInt64", false, func(s *learnerState) { s.YLags[len(s.YLags)-1] = math.MaxInt64 }},
+		{"lag 2^24", false, func(s *learnerState) { s.YLags[len(s.YLags)-1] = 1 << 24 }},
+		{"no records in the history", false, func(s *learnerState) { s.Hist.Count = 0 }},
+		{"no t yet a fitted model", false, func(s *learnerState) { s.HaveT = false }},
+		{"gross run beyond the values seen", false, func(s *learnerState) { s.Gross = math.MaxInt }},
+		{"values seen beyond 2^62", false, func(s *learnerState) { s.Seen = math.MaxInt64 }},
+		{"learned more than seen", false, func(s *learnerState) { s.Learned = s.Seen + 1 }},
+		{"negative samples since a forecast", false, func(s *learnerState) { s.SinceForecast = -1 }},
+		{"last t beyond 2^53", false, func(s *learnerState) { s.LastT = math.MaxInt64 - 5 }},
+		{"log form with a floor of 0", false, func(s *learnerState) { s.Form.Log, s.Floor = true, 0 }},
+		{"young with no fit to come", true, func(s *learnerState) { s.NextFit = 0 }},
+		{"kept value NaN", true, func(s *learnerState) { s.WarmY[3] = math.NaN() }},
+		{"kept times out of order", true, func(s *learnerState) { s.WarmT[2], s.WarmT[3] = s.WarmT[3], s.WarmT[2] }},
+	} {
+		src := fitted
+		if c.young {
+			src = young
+		}
+		snap, _ := src.MarshalBinary()
+		st := stateOf(t, snap)
+		c.mutate(&st)
+		bad := encodeState(snap, st, SnapshotVersion)
+		r, _ := NewLearner(cfg)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		err := r.UnmarshalBinary(bad)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Errorf("%s: restored", c.name)
+		}
+		// The largest legitimate allocation of a restore is the state's own
+		// size a few times over; 2^24 lags would be 128 MB of history.
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+			t.Errorf("%s: %d MB allocated to refuse a %d-byte snapshot", c.name, grew>>20, len(bad))
+		}
+		if err := r.UnmarshalBinary(snap); err != nil {
+			t.Errorf("%s: the unchanged snapshot: %v", c.name, err)
+		}
+	}
+}
+
+// TestRestoreUnderAnotherRobustConfiguration: a series keeps its state when
+// its robust weighting is switched on or off or given another window: the
+// change is named (ConfigChanged) and takes effect at once, from an empty
+// scale when on; under the same configuration the scale is restored and the
+// series goes on bit for bit.
+func TestRestoreUnderAnotherRobustConfiguration(t *testing.T) {
+	on := robustConfig(false)
+	off := testConfig()
+	wider := robustConfig(false)
+	wider.Robust.Window = 300
+	y, _ := spiky(400, 8)
+	for _, c := range []struct {
+		name     string
+		from, to Config
+	}{
+		{"on → off", on, off},
+		{"off → on", off, on},
+		{"window 200 → 300", on, wider},
+		{"on → on", on, on},
+	} {
+		a, _ := NewLearner(c.from)
+		for i, v := range y[:300] {
+			a.Observe(Observation{T: int64(i), Y: v})
+		}
+		snap, _ := a.MarshalBinary()
+		r, _ := NewLearner(c.to)
+		if err := r.UnmarshalBinary(snap); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		changed := slices.Contains(r.ConfigChanged(), "robust")
+		if same := c.from.Robust == c.to.Robust; changed == same {
+			t.Errorf("%s: changed keys %v", c.name, r.ConfigChanged())
+		}
+		if (r.rscale != nil) != c.to.Robust.Enabled {
+			t.Errorf("%s: robust scale %v with robust weighting %v", c.name, r.rscale != nil, c.to.Robust.Enabled)
+		}
+		for i, v := range y[300:] {
+			ra, errA := a.Observe(Observation{T: int64(300 + i), Y: v})
+			rr, errR := r.Observe(Observation{T: int64(300 + i), Y: v})
+			if errR != nil || math.IsNaN(rr.Prediction) {
+				t.Fatalf("%s: sample %d: %v, prediction %v", c.name, 300+i, errR, rr.Prediction)
+			}
+			if c.from.Robust == c.to.Robust && (errA != nil || ra.Prediction != rr.Prediction) {
+				t.Fatalf("%s: sample %d: %v against %v", c.name, 300+i, rr.Prediction, ra.Prediction)
+			}
+		}
+	}
 }

@@ -547,7 +547,7 @@ func (s spacing) afterWall(t, h int64) int64 {
 	}
 	m := calendarMonths(s.step)
 	if m == 0 {
-		return t + h*s.step
+		return satAddMul(t, h, s.step)
 	}
 	tt := time.UnixMilli(t).UTC()
 	y, mo, d := tt.Date()
@@ -724,4 +724,14 @@ func nilIfEmpty(s []int32) []int32 {
 		return nil
 	}
 	return s
+}
+
+// satAddMul returns t + h·step (h ≥ 0, step > 0), saturated at the int64
+// limits: a forecast step of an absurd spacing (two times 2^54 ms apart)
+// is dated at the end of time, not wrapped around to before its origin.
+func satAddMul(t, h, step int64) int64 {
+	if h > 0 && step > (math.MaxInt64-max(t, 0))/h {
+		return math.MaxInt64
+	}
+	return t + h*step
 }

@@ -1263,8 +1263,12 @@ func (l *Learner) logFloor(ys []float64) float64 {
 	if math.IsInf(lo, 1) {
 		return 1
 	}
-	return lo / 2
+	return halfFloor(lo)
 }
+
+// halfFloor is half of y > 0, and never 0: half the smallest subnormal
+// rounds to 0, whose ln is −∞.
+func halfFloor(y float64) float64 { return max(y/2, math.SmallestNonzeroFloat64) }
 
 func boolInt(b bool) int {
 	if b {

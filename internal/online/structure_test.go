@@ -603,7 +603,7 @@ func TestReChoiceBeyondWarmup(t *testing.T) {
 	}
 }
 
-// TestGrossErrorIsNotLearned: a value of 1e308 on a fitted series (robust
+// TestGrossErrorIsNotLearned: a value of 1e150 (MaxAbsValue) on a fitted series (robust
 // weighting off) is flagged, not learned, and leaves the model as it was:
 // the noise level and γ unchanged, every later forecast finite and within
 // a few bands of the clean learner's. Three such values in a row are a shift,
@@ -621,12 +621,12 @@ func TestGrossErrorIsNotLearned(t *testing.T) {
 		}
 	}
 	before := a.Model().Info()
-	res, err := a.Observe(Observation{T: 300, Y: 1e308})
+	res, err := a.Observe(Observation{T: 300, Y: MaxAbsValue})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Outlier || res.Weight != 0 {
-		t.Fatalf("1e308: outlier %v, weight %v", res.Outlier, res.Weight)
+		t.Fatalf("1e150: outlier %v, weight %v", res.Outlier, res.Weight)
 	}
 	after := a.Model().Info()
 	if after.NoiseVar != before.NoiseVar || after.Gamma != before.Gamma {

@@ -64,8 +64,11 @@ func (s *ValueStats) armed() bool {
 // band [lo, hi] stays within what the values have shown
 // (Learner.plausible): a band at most implausibleRanges times their range
 // wide, and a point forecast at most that far beyond them; any step while
-// they do not judge (armed). A NaN fails every comparison: not plausible.
+// they do not judge (armed); never a step that is not finite.
 func (s *ValueStats) plausible(mean, lo, hi float64) bool {
+	if !allFinite3(mean, lo, hi) {
+		return false
+	}
 	if !s.armed() {
 		return true
 	}

@@ -17,8 +17,9 @@ type Reason string
 // The reasons. The decoder checks a record in this order, the first
 // failure naming it; the learner checks NonFiniteY, BadInputs,
 // NonFiniteInput, BadFuture and NonFiniteFuture again on its own API and
-// adds TNotIncreasing; the daemon gives BadTime to a t of another kind
-// than its series' earlier ones.
+// adds OutOfRange, BadTime for a t beyond ±2^53 and TNotIncreasing; the
+// daemon gives BadTime to a t of another kind than its series' earlier
+// ones.
 const (
 	Oversize        Reason = "oversize"            // value larger than the configured limit
 	InvalidJSON     Reason = "invalid_json"        // not a JSON object
@@ -34,11 +35,12 @@ const (
 	NonFiniteFuture Reason = "non_finite_future"   // a planned input in future not finite
 	BadTime         Reason = "bad_time"            // t not an integer, an RFC 3339 time, a date or a month (or seconds overflowing ms), or of another kind than the series' earlier t
 	TNotIncreasing  Reason = "t_not_increasing"    // t not after the series' last t
+	OutOfRange      Reason = "out_of_range"        // y, an input or a planned input beyond ±1e150, whose square would overflow
 )
 
 // Reasons lists every Reason, for pre-creating metric series.
 var Reasons = []Reason{Oversize, InvalidJSON, MissingSeries, SeriesKey, BadSeries, MissingY, BadY, NonFiniteY,
-	BadInputs, NonFiniteInput, BadFuture, NonFiniteFuture, BadTime, TNotIncreasing}
+	BadInputs, NonFiniteInput, BadFuture, NonFiniteFuture, BadTime, TNotIncreasing, OutOfRange}
 
 // ErrRejected is wrapped by every *Error.
 var ErrRejected = errors.New("rejected")

@@ -96,7 +96,9 @@ var ErrTooShort = fmt.Errorf("theta: fewer than %d values", MinValues)
 // The series is seasonal when it is longer than 2m, not constant (to a
 // relative 1.5e-8, as R's all.equal), and |r_m| exceeds seasonalZ times
 // √((1 + 2Σ_{k<m} r_k²)/n), r the sample autocorrelations; its seasonal
-// indices are then used unless one is within minIndex of zero.
+// indices are then used unless one is within minIndex of zero. Values too
+// large for the squared errors (about 1e155) give ErrOverflow, as they do
+// to FitDamped and FitProfile.
 func Fit(x []float64, m int) (*Model, error) {
 	f, _, err := fit(x, m)
 	return f, err
@@ -132,7 +134,25 @@ func fit(x []float64, m int) (*Model, []float64, error) {
 	}
 	f := &Model{Season: season}
 	f.smooth(adj)
+	if !f.finite() {
+		return nil, nil, ErrOverflow
+	}
 	return f, adj, nil
+}
+
+// ErrOverflow says that the values are too large for the method: its
+// squared errors or its line's moments overflow.
+var ErrOverflow = errors.New("theta: the values are too large: the fit overflows")
+
+// finite reports whether every number of f's state is finite.
+func (f *Model) finite() bool {
+	for _, v := range [...]float64{f.Alpha, f.Level, f.Drift, f.Weight, f.Phi, f.Beta, f.Trend, f.Sigma2,
+		f.meanT, f.meanX, f.stt, f.stx, f.sse, f.nextT} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // FitDamped fits Holt's damped trend method (additive, as ets's "AAdN")
@@ -166,6 +186,9 @@ func FitDamped(x []float64, m int) (*Model, error) {
 	f.Alpha, f.Beta, f.Phi, f.Level, f.Trend, f.sse = bA, bB, bP, l, tr, sse
 	f.Sigma2 = sse / float64(len(x)-4)
 	f.Weight, f.Drift = 0, 0
+	if !f.finite() {
+		return nil, ErrOverflow
+	}
 	return f, nil
 }
 
@@ -259,6 +282,9 @@ func FitProfile(x []float64, m, s, k int) (*Model, error) {
 		f.push(v, d)
 	}
 	f.smooth(adj)
+	if !f.finite() {
+		return nil, ErrOverflow
+	}
 	return f, nil
 }
 
@@ -585,7 +611,7 @@ func (f *Model) State() State {
 
 // FromState returns the Model of a state State returned, or an error when
 // the state could not have been: non-finite numbers, α out of its bounds,
-// fewer than 4 values, a time index behind them, a phase outside the
+// fewer than 4 values, a time index behind them or beyond 2^53, a phase outside the
 // season, a seasonal index within minIndex of zero, a profile whose ring
 // does not hold its cycles or fewer than one of them, or both kinds of
 // season.
@@ -601,7 +627,7 @@ func FromState(s State) (*Model, error) {
 	switch {
 	case !finite(s.Alpha, s.Level, s.Drift, s.Sigma2, s.MeanT, s.MeanX, s.STT, s.STX, s.SSE, s.NextT) || !finite(s.Season...) || !finite(s.Recent...) || !finite(s.RecentY...):
 		return nil, errors.New("theta: state is not finite")
-	case s.Alpha < AlphaMin || s.Alpha > AlphaMax || s.N < MinValues || !(s.STT > 0) || s.Sigma2 < 0 || s.SSE < 0 || s.NextT < float64(s.N) ||
+	case s.Alpha < AlphaMin || s.Alpha > AlphaMax || s.N < MinValues || !(s.STT > 0) || s.Sigma2 < 0 || s.SSE < 0 || s.NextT < float64(s.N) || s.NextT > maxIndex || math.Abs(s.MeanT) > maxIndex ||
 		!(s.Weight >= 0 && s.Weight <= 1) || !finite(s.Trend) || s.Phi != 0 && !(s.Phi > 0 && s.Phi < 1 && s.Beta >= 0 && s.Beta <= s.Alpha && s.Weight == 0 && s.Profile == 0):
 		return nil, errors.New("theta: state is not a fitted model's")
 	case slices.ContainsFunc(s.Season, func(v float64) bool { return math.Abs(v) < minIndex }):
@@ -633,6 +659,11 @@ func FromState(s State) (*Model, error) {
 		Profile: s.Profile, Sub: s.Sub, Cycles: s.Cycles, recent: recent, recentY: recentY, pos: s.Pos, filled: s.Filled,
 		meanT: s.MeanT, meanX: s.MeanX, stt: s.STT, stx: s.STX, sse: s.SSE, nextT: s.NextT}, nil
 }
+
+// maxIndex bounds the time index of a restored state (2^53, the integers a
+// float64 holds exactly): a series of more values than that is a corrupt
+// state, whose line's moments would overflow.
+const maxIndex = 1 << 53
 
 // Clone returns a deep copy of f.
 func (f *Model) Clone() *Model {

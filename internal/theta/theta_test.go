@@ -1,6 +1,7 @@
 package theta
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -471,5 +472,41 @@ func TestSkipKeepsTimeAcrossAGap(t *testing.T) {
 	}
 	if math.Abs(l.Drift-1) > 1e-9 {
 		t.Errorf("drift %v after the gap, want 1 (half the slope 2)", l.Drift)
+	}
+}
+
+// TestFitOverflow: values whose squared errors overflow (about 1e155 and
+// beyond) are refused with ErrOverflow by every fit, rather than fitted to
+// an infinite or NaN σ²; values of 1e150 (online.MaxAbsValue) fit to a
+// finite state. A state with a time index beyond 2^53 is refused.
+func TestFitOverflow(t *testing.T) {
+	for _, scale := range []float64{1e160, 1e150} {
+		x := make([]float64, 60)
+		for i := range x {
+			x[i] = scale * (2 + math.Sin(float64(i)))
+		}
+		fits := map[string]func() (*Model, error){
+			"Fit":        func() (*Model, error) { return Fit(x, 12) },
+			"FitDamped":  func() (*Model, error) { return FitDamped(x, 12) },
+			"FitProfile": func() (*Model, error) { return FitProfile(x, 12, 0, 2) },
+		}
+		for name, fit := range fits {
+			f, err := fit()
+			switch {
+			case scale > 1e155 && !errors.Is(err, ErrOverflow):
+				t.Errorf("%s at %g: %v, want ErrOverflow", name, scale, err)
+			case scale <= 1e155 && (err != nil || !f.finite()):
+				t.Errorf("%s at %g: %v", name, scale, err)
+			}
+		}
+	}
+	f, err := Fit([]float64{1, 2, 3, 4, 5, 6}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.State()
+	s.NextT = 1e300
+	if _, err := FromState(s); err == nil {
+		t.Error("a state with a time index of 1e300 restored")
 	}
 }
