@@ -157,11 +157,16 @@ func (p *workerPool) waitLive(ctx context.Context) {
 
 // whatIfLane computes the what-if forecasts (on their requests'
 // goroutines, from copies of the models) one at a time, and while a
-// partition is behind its input each waits first for yieldRatio times the
-// previous one's duration (at most yieldMax): the forecasts take at most
-// one CPU, and a quarter of one while the live records need the rest. At a
-// horizon of 1 000 a forecast costs milliseconds; eight clients sending
-// them back to back would otherwise take the CPUs the partitions need.
+// partition is behind its input, or other forecasts wait for the lane,
+// each waits first for yieldRatio times the previous one's duration (at
+// most yieldMax): the forecasts take a quarter of a CPU while the live
+// records need the rest or the requests queue, and a lone client's run at
+// once. At a horizon of 1 000 a forecast costs milliseconds; eight clients
+// sending them back to back would otherwise keep a CPU busy, and the live
+// records would wait until a partition fell behind: with the lane paced
+// while they queue, the established series' median latency halved in the
+// onboarding benchmark with eight what-if clients (docs/benchmarks.md,
+// "Onboarding under load").
 type whatIfLane struct {
 	slot    chan struct{} // capacity 1: the forecast running
 	pool    *workerPool   // for behind; nil without a pool: no pauses
@@ -185,7 +190,7 @@ func (w *whatIfLane) run(ctx context.Context, f func()) error {
 	if err := ctx.Err(); err != nil { // select took the slot over a done ctx
 		return err
 	}
-	if w.pool != nil && w.last > 0 && w.pool.behind() {
+	if w.pool != nil && w.last > 0 && (w.waiting.Load() > 0 || w.pool.behind()) {
 		t := time.NewTimer(min(yieldRatio*w.last, yieldMax))
 		select {
 		case <-t.C:

@@ -557,6 +557,38 @@ func TestWhatIfLanePausesWhileBehind(t *testing.T) {
 	}
 }
 
+// With no partition behind, a forecast runs at once while no other waits
+// for the lane, and pauses yieldRatio times the previous one's duration
+// while one does: clients sending them back to back get a quarter of a
+// CPU, a lone client all of it.
+func TestWhatIfLanePausesWhileRequestsQueue(t *testing.T) {
+	p := &workerPool{}
+	in := make(chan kafka.Message, 2*liveBehind)
+	p.watch(in)
+	defer p.unwatch(in)
+	lane := newWhatIfLane()
+	lane.pool = p
+	ctx := context.Background()
+	const work = 20 * time.Millisecond
+	if err := lane.run(ctx, func() { time.Sleep(work) }); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := lane.run(ctx, func() {}); err != nil || time.Since(start) > work {
+		t.Fatalf("alone: %v after %v, want at once", err, time.Since(start))
+	}
+	if err := lane.run(ctx, func() { time.Sleep(work) }); err != nil {
+		t.Fatal(err)
+	}
+	lane.waiting.Add(1) // as a request waiting for the slot counts itself
+	start = time.Now()
+	err := lane.run(ctx, func() {})
+	lane.waiting.Add(-1)
+	if d := time.Since(start); err != nil || d < yieldRatio*work {
+		t.Errorf("another waiting: %v after %v, want a pause of at least %v", err, d, yieldRatio*work)
+	}
+}
+
 // A heavy job hands its worker's pause on to the Learner: a first fit with
 // a width search pauses before each of its fits (about 20), so that the
 // pacer can hold a re-choice of seconds while a partition is behind its
