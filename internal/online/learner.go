@@ -821,8 +821,8 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	if res.Outlier {
 		l.outliers++
 		if l.cfg.Robust.Clean || gross {
-			lagValue = mean
-			z = base + l.yLoc + l.yScale*mean
+			lagValue = mean + offset // as published: the correction included
+			z = base + l.yLoc + l.yScale*lagValue
 			thetaValue = own // the theta forecaster learns the cleaned series too
 		}
 	}
@@ -998,7 +998,8 @@ const retuneMinGain = 2
 // fillGap keeps the lag history aligned in time across a gap: when t moved
 // k > 1 steps (the step frozen at the fit; k rounded, so jitter below half a
 // step is no gap), each of the k−1 missing samples is filled with its
-// one-step prediction, inputs held at their last values (the calendar's
+// one-step prediction (with the level-shift correction that applies, as
+// the forecasts have it), inputs held at their last values (the calendar's
 // computed for its time) — what an iterated forecast feeds back — and is
 // not learned. At most the history's depth is
 // filled: after that many the regressor holds only predictions either way,
@@ -1020,7 +1021,7 @@ func (l *Learner) fillGap(prevT, t int64) int {
 		copy(l.uNorm, l.hist.LastInputs())
 		l.calendarNorm(l.uNorm, l.StepTime(t, -int64(fill-j)))
 		l.hist.Regressor(l.x, l.uNorm)
-		p := l.model.Predict(l.x)
+		p := l.model.Predict(l.x) + l.shift.correction() // as a forecast over the gap would have it
 		l.hist.Push(p, l.uNorm)
 		l.lastZ = l.levelBase() + l.yLoc + l.yScale*p
 	}

@@ -278,3 +278,31 @@ func TestShiftStartedNotAtAReChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestGapFillKeepsTheCorrection: while a level-shift correction applies,
+// a missing value is filled in as the published forecast of its step would
+// have it, the correction included, not by the model's uncorrected
+// prediction (which would drag the lags back below the shifted level).
+func TestGapFillKeepsTheCorrection(t *testing.T) {
+	ys := shiftedNoise(260)
+	l, _ := NewLearner(autoConfig())
+	for i, y := range ys[:186] {
+		if _, err := l.Observe(Observation{T: int64(i), Y: y}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := l.shift.correction()
+	if c == 0 {
+		t.Fatal("no correction 35 values after the shift")
+	}
+	copy(l.uNorm, l.hist.LastInputs())
+	l.calendarNorm(l.uNorm, l.StepTime(l.lastT, 1))
+	l.hist.Regressor(l.x, l.uNorm)
+	want := l.levelBase() + l.yLoc + l.yScale*(l.model.Predict(l.x)+c)
+	if n := l.fillGap(l.lastT, l.lastT+2); n != 1 {
+		t.Fatalf("filled %d values of a gap of one", n)
+	}
+	if l.lastZ != want {
+		t.Errorf("filled level %v, want %v (the corrected prediction; uncorrected %v)", l.lastZ, want, want-l.yScale*c)
+	}
+}
