@@ -306,3 +306,31 @@ func TestGapFillKeepsTheCorrection(t *testing.T) {
 		t.Errorf("filled level %v, want %v (the corrected prediction; uncorrected %v)", l.lastZ, want, want-l.yScale*c)
 	}
 }
+
+// TestGrossErrorStandInKeepsTheCorrection: while a level-shift correction
+// applies, a gross error's stand-in in the lags is the prediction as
+// published, the correction included.
+func TestGrossErrorStandInKeepsTheCorrection(t *testing.T) {
+	ys := shiftedNoise(260)
+	l, _ := NewLearner(autoConfig())
+	for i, y := range ys[:186] {
+		if _, err := l.Observe(Observation{T: int64(i), Y: y}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := l.shift.correction()
+	if c == 0 {
+		t.Fatal("no correction 35 values after the shift")
+	}
+	copy(l.uNorm, l.hist.LastInputs())
+	l.calendarNorm(l.uNorm, l.StepTime(l.lastT, 1))
+	l.hist.Regressor(l.x, l.uNorm)
+	want := l.levelBase() + l.yLoc + l.yScale*(l.model.Predict(l.x)+c)
+	res, err := l.Observe(Observation{T: 186, Y: 1e6})
+	if err != nil || !res.Outlier || res.Weight != 0 {
+		t.Fatalf("1e6: %v, outlier %v, weight %v", err, res.Outlier, res.Weight)
+	}
+	if l.lastZ != want {
+		t.Errorf("stand-in level %v, want %v (the corrected prediction; uncorrected %v)", l.lastZ, want, want-l.yScale*c)
+	}
+}
