@@ -740,8 +740,8 @@ func (f *ForecastConfig) validate(p *problems) {
 	if f.Every < 1 {
 		p.add("forecast.every", "must be ≥ 1 (got %d)", f.Every)
 	}
-	if !(f.Level > 0 && f.Level < 1) {
-		p.add("forecast.level", "must be in (0, 1) (got %v)", f.Level)
+	if !(f.Level > 0 && f.Level <= narx.MaxIntervalLevel) {
+		p.add("forecast.level", "must be in (0, %v] (got %v)", narx.MaxIntervalLevel, f.Level)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -82,11 +83,17 @@ func (c Config) Validate() error {
 		return fmt.Errorf("swap interval and noise interval must be ≥ 0")
 	case c.Select.MaxIter < 0 || c.Select.Patience < 0:
 		return fmt.Errorf("selection limits must be ≥ 0")
-	case !(c.IntervalLevel >= 0 && c.IntervalLevel < 1):
-		return fmt.Errorf("interval level must be in (0, 1) (got %v)", c.IntervalLevel)
+	case !(c.IntervalLevel >= 0 && c.IntervalLevel <= MaxIntervalLevel):
+		return fmt.Errorf("interval level must be in (0, %v] (got %v)", MaxIntervalLevel, c.IntervalLevel)
 	}
 	return nil
 }
+
+// MaxIntervalLevel is the highest level of a prediction interval: its
+// band, ±4.9 standard deviations of a normal, is already beyond what a
+// window of a few hundred residuals can calibrate, and from 1 − 1e-16 on
+// the quantile rounds to infinity and the calibration's τ to NaN.
+const MaxIntervalLevel = 0.999999
 
 // SwapRule is how the working set changes online.
 type SwapRule int
@@ -225,8 +232,9 @@ func (m *Model) Fitted() bool { return m.fitted }
 // (Config.Selection) from the N rows of X (N×n row-major), Nyström features, and the weighted ridge
 // statistics of all N samples (weights v, nil meaning 1, times λ^{N−k}).
 // O(N·M·(n+M) + M³ + trials·M·n). Non-finite data is an error and leaves m
-// unchanged; a failure further on (a decomposition that does not converge)
-// leaves m unfitted.
+// unchanged, as are a length mismatch and a negative weight; a failure
+// further on (a ridge system that is not positive definite) leaves m
+// unfitted.
 func (m *Model) Fit(X, y, v []float64) error {
 	return m.fit(X, y, v, nil)
 }
@@ -242,6 +250,12 @@ func (m *Model) fit(X, y, v []float64, rows []int) error {
 	if !recursive.AllFinite(X) || !recursive.AllFinite(y) || (v != nil && !recursive.AllFinite(v)) {
 		return fmt.Errorf("narx: Fit: non-finite data")
 	}
+	if v != nil && slices.ContainsFunc(v, func(w float64) bool { return w < 0 }) {
+		return fmt.Errorf("narx: Fit: a negative weight")
+	}
+	// From here on the model's structures are replaced: a failure leaves
+	// it unfitted, not fitted with statistics it never loaded.
+	m.fitted = false
 	if rows == nil {
 		rows = SelectWorkingSet(m.cfg.Kernel, X, n, m.cfg.Size, m.rng, m.cfg.Select).Index
 	}

@@ -842,3 +842,44 @@ func TestLearnOffsetScoresThePublishedPrediction(t *testing.T) {
 		x[0] = y
 	}
 }
+
+// TestFailedFitLeavesModelUnfitted: a refit whose ridge system is not
+// positive definite (constant regressors at γ = 1e14: one member, its
+// feature collinear with the bias) leaves the model unfitted, as Fit's
+// contract says, not fitted with empty statistics (which predicted 0 with
+// an infinite variance); a negative weight is refused up front and leaves
+// the fitted model as it was; an interval level whose quantile rounds to
+// infinity is refused by Validate.
+func TestFailedFitLeavesModelUnfitted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	X, y := randRegression(rng, 200, 2, 0.1)
+	cfg := baseConfig(2, 10)
+	cfg.Gamma = 1e14
+	m, err := NewModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Fit(X, y, nil); err != nil {
+		t.Fatal(err)
+	}
+	mu, v := m.Predict(X[:2]), m.Info()
+	w := make([]float64, len(y))
+	for i := range w {
+		w[i] = 1
+	}
+	w[7] = -1
+	if err := m.Fit(X, y, w); err == nil || !m.Fitted() || m.Predict(X[:2]) != mu || m.Info() != v {
+		t.Errorf("a negative weight: %v; fitted %v, prediction %v (was %v)", err, m.Fitted(), m.Predict(X[:2]), mu)
+	}
+	Xc := make([]float64, len(X))
+	for i := range Xc {
+		Xc[i] = 0.3
+	}
+	if err := m.Fit(Xc, y, nil); err == nil || m.Fitted() {
+		t.Errorf("constant regressors at γ = 1e14: %v, fitted %v", err, m.Fitted())
+	}
+	cfg.IntervalLevel = 0.9999999999999999
+	if err := cfg.Validate(); err == nil {
+		t.Error("an interval level of 1 − 1e-16 validated")
+	}
+}

@@ -240,8 +240,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("calibrated horizon must be ≥ 0 (got %d)", c.Calibrate)
 	case c.Every < 1:
 		return fmt.Errorf("forecast interval must be ≥ 1 (got %d)", c.Every)
-	case !(c.Level > 0 && c.Level < 1):
-		return fmt.Errorf("interval level must be in (0, 1) (got %v)", c.Level)
+	case !(c.Level > 0 && c.Level <= narx.MaxIntervalLevel):
+		return fmt.Errorf("interval level must be in (0, %v] (got %v)", narx.MaxIntervalLevel, c.Level)
 	case c.Scale != ScaleRobust && c.Scale != ScaleStandard && c.Scale != ScaleNone:
 		return fmt.Errorf("unknown scale %d", int(c.Scale))
 	case c.Combine != CombineNone && c.Combine != CombineAuto && c.Combine != CombineTheta:
