@@ -18,11 +18,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/reject"
 	"github.com/streamd/streamd/internal/sink"
 	"github.com/streamd/streamd/internal/source"
 )
@@ -445,10 +447,12 @@ func TestReadyzReportsStalledPublishers(t *testing.T) {
 	}
 }
 
-// A restart keeps what the API reports of a series beyond its model: its
+// A restart keeps what the daemon knows of a series beyond its model: its
 // running one-step scores and its latest forecast, written beside its
 // checkpoint: after the restart the summary is not back at predicted 0,
-// coverage 0 and no latest forecast.
+// coverage 0 and no latest forecast; and the kind of its t, so that a
+// record with a time in the series of sequence numbers is refused as
+// bad_time after the restart as before it, not taken as its first.
 func TestRestartKeepsSeriesSummaries(t *testing.T) {
 	c := testCluster(t, 2, "series", "forecasts", "dlq")
 	addrs := c.ListenAddrs()
@@ -487,6 +491,15 @@ func TestRestartKeepsSeriesSummaries(t *testing.T) {
 		after.Latest.Steps[0] != before.Latest.Steps[0] {
 		t.Errorf("restored summary %+v\nbefore the restart %+v", after, before)
 	}
+	w, _ := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
+	defer w.Close()
+	if err := w.WriteRecords(ctx, sink.Record{Key: []byte("s1"), Value: []byte(`{"t":"2026-11-27T12:00:00Z","y":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	badTime := b.metrics.rejected.WithLabelValues(string(reject.BadTime))
+	waitFor(ctx, t, "the time in s1's sequence numbers refused as bad_time", func() bool {
+		return testutil.ToFloat64(badTime) == 1
+	})
 }
 
 // One huge value in a fitted series (robust weighting off, the default)

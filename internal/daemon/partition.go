@@ -43,7 +43,9 @@ type partitionRun struct {
 	// each (they can arrive in floods), with the count not logged since.
 	rejectLog, evictLog, fitLog logLimit
 	// timeKind says, per series, whether its t are times (else sequence
-	// numbers), from its first record since the start.
+	// numbers), from its first record taken; kept in its checkpoint's meta
+	// (summaryMeta) and with a parked partition, so that a restart or a
+	// rebalance does not let one record of the other kind in.
 	timeKind map[string]bool
 
 	// touched holds the latest message of each series changed since the last
@@ -170,7 +172,7 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 		}
 		if park {
 			d.parking.put(partitionKey{Topic: p.Topic, ID: p.ID}, &parked{reg: r.reg, applied: r.applied,
-				stateEnd: r.pub.stateEnd, watermark: r.watermark, scores: r.scores, latest: latest})
+				stateEnd: r.pub.stateEnd, watermark: r.watermark, scores: r.scores, latest: latest, timeKind: r.timeKind})
 		}
 	}()
 	tick := time.NewTicker(d.cfg.FlushEvery)
@@ -306,7 +308,8 @@ func (r *partitionRun) handle(m kafka.Message) {
 func (r *partitionRun) observe(l *online.Learner, m kafka.Message, rec source.Record) (dispatched bool) {
 	// A series' t keeps to one kind (source.Record): a time after
 	// sequence numbers, or the reverse, would be compared as numbers of
-	// another scale. Known from the series' first record since the start.
+	// another scale. Known from the series' first record taken, across
+	// restarts and rebalances.
 	if isTime, ok := r.timeKind[rec.Series]; ok && isTime != rec.IsTime {
 		r.reject(m, reject.BadTime, fmt.Sprintf("series %s has %s; this record has %s",
 			rec.Series, timeKindName(isTime), timeKindName(rec.IsTime)))

@@ -40,9 +40,10 @@ type parked struct {
 	stateEnd  int64
 	watermark int64
 	// scores and latest are the series' running scores and latest
-	// forecasts, which the API reports.
-	scores map[string]*oneStep
-	latest map[string]*sink.Message
+	// forecasts, which the API reports; timeKind their kinds of t.
+	scores   map[string]*oneStep
+	latest   map[string]*sink.Message
+	timeKind map[string]bool
 }
 
 // parking holds the parked partitions. Safe for concurrent use.
@@ -140,7 +141,7 @@ func (r *partitionRun) restore(ctx context.Context) bool {
 		if p != nil && p.stateEnd == end {
 			r.reg, r.applied, r.stateEnd, r.watermark = p.reg, p.applied, end, p.watermark
 			r.reg.SetOnEvict(r.onEvict)
-			r.scores = p.scores
+			r.scores, r.timeKind = p.scores, p.timeKind
 			for id, m := range p.latest {
 				r.touched[id] = m
 			}
@@ -267,14 +268,18 @@ func (r *partitionRun) readState(ctx context.Context) error {
 	return nil
 }
 
-// summaryMeta is what the API reports of series id that its Learner's
+// summaryMeta is what the daemon keeps of series id that its Learner's
 // checkpoint does not hold — the running one-step scores and the latest
-// forecast — written beside the checkpoint (checkpoint.Entry.Meta), so that
-// a restart does not reset them. JSON: {"n", "in", "sse", "latest"}.
+// forecast, which the API reports, and the kind of its t — written beside
+// the checkpoint (checkpoint.Entry.Meta), so that a restart does not reset
+// them. JSON: {"n", "in", "sse", "latest", "time"}.
 func (r *partitionRun) summaryMeta(id string) []byte {
 	var m summaryMeta
 	if sc := r.scores[id]; sc != nil {
 		m.N, m.In, m.SSE = sc.n, sc.in, optFloat(sc.sse)
+	}
+	if isTime, ok := r.timeKind[id]; ok {
+		m.Time = &isTime
 	}
 	if _, s, ok := r.d.dir.lookup(id); ok {
 		m.Latest = s.Latest
@@ -295,6 +300,11 @@ type summaryMeta struct {
 	In     int64         `json:"in"`
 	SSE    optFloat      `json:"sse"`
 	Latest *sink.Message `json:"latest,omitempty"`
+	// Time is whether the series' t are times (else sequence numbers);
+	// absent before the series' first record was taken, and in the metas
+	// of builds before it, whose restored series learn it from their next
+	// record (partitionRun.timeKind).
+	Time *bool `json:"time,omitempty"`
 }
 
 // restoreSummary restores series id's scores and latest forecast from its
@@ -314,6 +324,12 @@ func (r *partitionRun) restoreSummary(id string, meta []byte) {
 	}
 	if m.Latest != nil {
 		r.touched[id] = m.Latest // published with the summary, not to the brokers
+	}
+	if m.Time != nil {
+		if r.timeKind == nil {
+			r.timeKind = map[string]bool{}
+		}
+		r.timeKind[id] = *m.Time
 	}
 }
 

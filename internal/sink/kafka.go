@@ -272,9 +272,18 @@ func (k *KafkaWriter) sendRounds(ws []*waitingWrite) {
 			}
 		}
 		r := ws[0].round
-		err := k.send(r.ctx, recs, func(rec int32, err error) {
-			if w := ws[owner[rec]]; w.err == nil {
-				w.err = err
+		err := k.send(r.ctx, recs, func(set []int32, err error) {
+			if Classify(err) == Fatal && slices.ContainsFunc(set, func(rec int32) bool { return owner[rec] != owner[set[0]] }) {
+				// The brokers refuse a batch as a whole: which write's
+				// records made it fail is not known, and a write refused
+				// for good is dropped (its records skipped). Each is told
+				// to send again; alone, a refused write gets its own error.
+				err = &sharedRefusal{err}
+			}
+			for _, rec := range set {
+				if w := ws[owner[rec]]; w.err == nil {
+					w.err = err
+				}
 			}
 		})
 		r.cancel()
@@ -313,16 +322,19 @@ func (k *KafkaWriter) giveUp(w *waitingWrite) {
 	}
 }
 
-// send publishes recs; failed, if not nil, is called with the index of every
-// record of a partition that failed, and that partition's error.
-func (k *KafkaWriter) send(ctx context.Context, recs []Record, failed func(rec int32, err error)) error {
+// send publishes recs; failed, if not nil, is called with the indices of
+// the records of each batch that failed (a partition's run of records sent
+// in one request), and that batch's error.
+func (k *KafkaWriter) send(ctx context.Context, recs []Record, failed func(set []int32, err error)) error {
 	lay, err := k.layout(ctx)
 	if err != nil {
 		err = fmt.Errorf("sink: partitions of %s: %w", k.topic, err)
 		if failed != nil {
-			for i := range recs {
-				failed(int32(i), err)
+			all := make([]int32, len(recs))
+			for i := range all {
+				all[i] = int32(i)
 			}
+			failed(all, err)
 		}
 		return err
 	}
@@ -351,9 +363,7 @@ func (k *KafkaWriter) send(ctx context.Context, recs []Record, failed func(rec i
 		if failed != nil {
 			for _, s := range g.sets {
 				if s.err != nil {
-					for _, i := range s.idx {
-						failed(i, s.err)
-					}
+					failed(s.idx, s.err)
 				}
 			}
 		}
@@ -409,7 +419,7 @@ func (k *KafkaWriter) produceRounds(ctx context.Context, g *grouping) error {
 			if s.round == round && (round == 0 || g.sets[i-1].err == nil) {
 				g.round = append(g.round, s)
 			} else if s.round == round {
-				s.err = g.sets[i-1].err
+				s.err = &notSent{g.sets[i-1].err} // retriable: these records were not the cause
 			}
 		}
 		if len(g.round) == 0 {
@@ -756,3 +766,20 @@ func Classify(err error) ErrorClass {
 // Close releases the writer. Writes are synchronous, so nothing is pending;
 // the transport, shared or the caller's, stays open.
 func (k *KafkaWriter) Close() error { return nil }
+
+// sharedRefusal is a fatal refusal of a batch that held records of several
+// writes: each of them may send again (Classify calls it Retriable; it
+// does not unwrap to the brokers' error), and alone gets its own verdict.
+type sharedRefusal struct{ err error }
+
+func (e *sharedRefusal) Error() string {
+	return "sink: the brokers refused a batch shared with other writes (send again alone): " + e.err.Error()
+}
+
+// notSent is the error of a partition's later run of records, not sent
+// because an earlier run failed: Retriable whatever that run's error.
+type notSent struct{ err error }
+
+func (e *notSent) Error() string {
+	return "sink: not sent: an earlier batch of the partition failed: " + e.err.Error()
+}

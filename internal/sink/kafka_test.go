@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -632,5 +634,77 @@ func TestPartitioners(t *testing.T) {
 	}
 	if _, err := PartitionOf("java", []byte("a"), 3); err == nil {
 		t.Error("an unknown partitioner was accepted")
+	}
+}
+
+// TestSharedRefusalIsNotFatal: writes gathered into one request whose batch
+// the brokers refuse for a record of one of them (larger than the topic's
+// max.message.bytes) are each told to send again (Retriable), not refused
+// for good: a publisher drops the records of a write refused for good, and
+// the good records beside the oversize one would be lost. Alone, the
+// oversize write is refused for good. One partition, so every write's
+// records share its batches; a produce round trip of 3 ms, so that writes
+// arriving meanwhile are gathered, and three writers, so that a round
+// holds more than the one write that arrived during the last.
+func TestSharedRefusalIsNotFatal(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.CreateTopic("dlq", 1, map[string]string{"max.message.bytes": "20000"}); err != nil {
+		t.Fatal(err)
+	}
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		time.Sleep(3 * time.Millisecond)
+		return nil, nil, false
+	})
+	w, err := NewKafkaWriter(KafkaConfig{Brokers: c.ListenAddrs(), Topic: "dlq", Transport: &kafka.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx := context.Background()
+	big := Record{Key: []byte("big"), Value: make([]byte, 50_000)}
+	if err := w.WriteRecords(ctx, big); Classify(err) != Fatal {
+		t.Fatalf("the oversize record alone: %v, want a fatal refusal", err)
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			w.WriteRecords(ctx, big)
+		}
+	}()
+	var mu sync.Mutex
+	var retry, fatal, ok int
+	good := func(name string) {
+		for i := 0; i < 300; i++ {
+			err := w.WriteRecords(ctx, Record{Key: []byte(name), Value: []byte(strconv.Itoa(i))})
+			mu.Lock()
+			switch {
+			case err == nil:
+				ok++
+			case Classify(err) == Fatal:
+				fatal++
+			default:
+				retry++
+			}
+			mu.Unlock()
+		}
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); good("other") }()
+	good("good")
+	stop.Store(true)
+	wg.Wait()
+	if fatal > 0 {
+		t.Errorf("%d of 600 good writes refused for good beside the oversize one (%d told to retry, %d written)", fatal, retry, ok)
+	}
+	if retry == 0 || ok == 0 {
+		t.Errorf("the writes were never gathered with the oversize one, or never written: %d told to retry, %d written", retry, ok)
 	}
 }
