@@ -521,12 +521,7 @@ func TestPacerYieldsOnlyWhilePartitionsAreBehind(t *testing.T) {
 // duration first, and a context that ends during the pause gets its error
 // back without the forecast running, leaving the lane free.
 func TestWhatIfLanePausesWhileBehind(t *testing.T) {
-	p := &workerPool{}
-	in := make(chan kafka.Message, 2*liveBehind)
-	p.watch(in)
-	defer p.unwatch(in)
-	lane := newWhatIfLane()
-	lane.pool = p
+	lane, in := watchedLane(t)
 	ctx := context.Background()
 	run := func(ctx context.Context, d time.Duration) (time.Duration, bool, error) {
 		ran := false
@@ -562,12 +557,7 @@ func TestWhatIfLanePausesWhileBehind(t *testing.T) {
 // while one does: clients sending them back to back get a quarter of a
 // CPU, a lone client all of it.
 func TestWhatIfLanePausesWhileRequestsQueue(t *testing.T) {
-	p := &workerPool{}
-	in := make(chan kafka.Message, 2*liveBehind)
-	p.watch(in)
-	defer p.unwatch(in)
-	lane := newWhatIfLane()
-	lane.pool = p
+	lane, _ := watchedLane(t)
 	ctx := context.Background()
 	const work = 20 * time.Millisecond
 	if err := lane.run(ctx, func() { time.Sleep(work) }); err != nil {
@@ -618,4 +608,16 @@ func TestHeavyJobPausesWithinItsObserve(t *testing.T) {
 	if !l.Fitted() || len(r.done.jobs) != len(ys) {
 		t.Fatalf("fitted %v, %d completions of %d jobs", l.Fitted(), len(r.done.jobs), len(ys))
 	}
+}
+
+// watchedLane returns a what-if lane of a pool watching one partition's
+// input, in, empty: no partition behind.
+func watchedLane(t *testing.T) (*whatIfLane, chan kafka.Message) {
+	p := &workerPool{}
+	in := make(chan kafka.Message, 2*liveBehind)
+	p.watch(in)
+	t.Cleanup(func() { p.unwatch(in) })
+	lane := newWhatIfLane()
+	lane.pool = p
+	return lane, in
 }

@@ -284,21 +284,7 @@ func TestShiftStartedNotAtAReChoice(t *testing.T) {
 // have it, the correction included, not by the model's uncorrected
 // prediction (which would drag the lags back below the shifted level).
 func TestGapFillKeepsTheCorrection(t *testing.T) {
-	ys := shiftedNoise(260)
-	l, _ := NewLearner(autoConfig())
-	for i, y := range ys[:186] {
-		if _, err := l.Observe(Observation{T: int64(i), Y: y}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c := l.shift.correction()
-	if c == 0 {
-		t.Fatal("no correction 35 values after the shift")
-	}
-	copy(l.uNorm, l.hist.LastInputs())
-	l.calendarNorm(l.uNorm, l.StepTime(l.lastT, 1))
-	l.hist.Regressor(l.x, l.uNorm)
-	want := l.levelBase() + l.yLoc + l.yScale*(l.model.Predict(l.x)+c)
+	l, want, c := correctedNext(t)
 	if n := l.fillGap(l.lastT, l.lastT+2); n != 1 {
 		t.Fatalf("filled %d values of a gap of one", n)
 	}
@@ -311,21 +297,7 @@ func TestGapFillKeepsTheCorrection(t *testing.T) {
 // applies, a gross error's stand-in in the lags is the prediction as
 // published, the correction included.
 func TestGrossErrorStandInKeepsTheCorrection(t *testing.T) {
-	ys := shiftedNoise(260)
-	l, _ := NewLearner(autoConfig())
-	for i, y := range ys[:186] {
-		if _, err := l.Observe(Observation{T: int64(i), Y: y}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c := l.shift.correction()
-	if c == 0 {
-		t.Fatal("no correction 35 values after the shift")
-	}
-	copy(l.uNorm, l.hist.LastInputs())
-	l.calendarNorm(l.uNorm, l.StepTime(l.lastT, 1))
-	l.hist.Regressor(l.x, l.uNorm)
-	want := l.levelBase() + l.yLoc + l.yScale*(l.model.Predict(l.x)+c)
+	l, want, c := correctedNext(t)
 	res, err := l.Observe(Observation{T: 186, Y: 1e6})
 	if err != nil || !res.Outlier || res.Weight != 0 {
 		t.Fatalf("1e6: %v, outlier %v, weight %v", err, res.Outlier, res.Weight)
@@ -333,4 +305,25 @@ func TestGrossErrorStandInKeepsTheCorrection(t *testing.T) {
 	if l.lastZ != want {
 		t.Errorf("stand-in level %v, want %v (the corrected prediction; uncorrected %v)", l.lastZ, want, want-l.yScale*c)
 	}
+}
+
+// correctedNext returns the learner of TestLevelShiftIsCorrected's series
+// 35 values after the shift, with a correction c applying, and want, the
+// level of its next value's corrected prediction (the inputs held, the
+// calendar's for its time).
+func correctedNext(t *testing.T) (l *Learner, want, c float64) {
+	t.Helper()
+	l, _ = NewLearner(autoConfig())
+	for i, y := range shiftedNoise(186) {
+		if _, err := l.Observe(Observation{T: int64(i), Y: y}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c = l.shift.correction(); c == 0 {
+		t.Fatal("no correction 35 values after the shift")
+	}
+	copy(l.uNorm, l.hist.LastInputs())
+	l.calendarNorm(l.uNorm, l.StepTime(l.lastT, 1))
+	l.hist.Regressor(l.x, l.uNorm)
+	return l, l.levelBase() + l.yLoc + l.yScale*(l.model.Predict(l.x)+c), c
 }
