@@ -564,6 +564,10 @@ const (
 // proxies do not close it.
 const eventKeepAlive = 15 * time.Second
 
+// eventWriteTimeout bounds one write of an event stream: two keep-alive
+// periods.
+const eventWriteTimeout = 2 * eventKeepAlive
+
 func (d *Daemon) webRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	mux.Handle("GET /ui/", http.StripPrefix("/ui", webui.Handler()))
@@ -603,12 +607,19 @@ func (d *Daemon) webRoutes(mux *http.ServeMux) {
 
 // serveEvents streams snapshot's value as server-sent events of type event:
 // the first at once, then one whenever its version changed after a
-// publication, at most one per interval. It ends when the client goes or the
-// server shuts down.
+// publication, at most one per interval. It ends when the client goes, the
+// server shuts down, or a write (an event or a keep-alive) is not taken
+// within eventWriteTimeout: a client that stopped reading without closing
+// would otherwise hold the handler until TCP gives up.
 func (d *Daemon) serveEvents(w http.ResponseWriter, req *http.Request, event string, interval time.Duration,
 	snapshot func() (v any, version uint64)) {
 	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
+	// A stream outlives the server's write timeout; each write has its own.
+	send := func(s string) bool {
+		rc.SetWriteDeadline(time.Now().Add(eventWriteTimeout))
+		_, err := io.WriteString(w, s)
+		return err == nil && rc.Flush() == nil
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -624,7 +635,7 @@ func (d *Daemon) serveEvents(w http.ResponseWriter, req *http.Request, event str
 			if err != nil {
 				return
 			}
-			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil || rc.Flush() != nil {
+			if !send("event: " + event + "\ndata: " + string(b) + "\n\n") {
 				return
 			}
 			sent, first = version, false
@@ -632,7 +643,7 @@ func (d *Daemon) serveEvents(w http.ResponseWriter, req *http.Request, event str
 		select {
 		case <-changed:
 		case <-keepAlive.C:
-			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+			if !send(": keep-alive\n\n") {
 				return
 			}
 			continue

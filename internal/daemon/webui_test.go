@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -463,5 +464,66 @@ func TestEventStreamEndsAtClose(t *testing.T) {
 	}
 	if _, err := io.ReadAll(resp.Body); err != nil {
 		t.Errorf("the stream did not end cleanly: %v", err)
+	}
+}
+
+// deadlineRecorder is a ResponseWriter that records the write deadlines
+// set on it (through http.ResponseController) at each write.
+type deadlineRecorder struct {
+	httptest.ResponseRecorder
+	mu        sync.Mutex
+	deadline  time.Time
+	atWrites  []time.Time
+	firstDone chan struct{}
+}
+
+func (r *deadlineRecorder) SetWriteDeadline(t time.Time) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.deadline = t
+	return nil
+}
+
+func (r *deadlineRecorder) Write(b []byte) (int, error) {
+	r.mu.Lock()
+	r.atWrites = append(r.atWrites, r.deadline)
+	first := len(r.atWrites) == 1
+	r.mu.Unlock()
+	if first {
+		close(r.firstDone)
+	}
+	return r.ResponseRecorder.Write(b)
+}
+
+func (r *deadlineRecorder) WriteString(s string) (int, error) { return r.Write([]byte(s)) }
+
+// Each write of an event stream has a deadline of its own, eventWriteTimeout
+// ahead: a client that stops reading without closing releases its handler
+// then, instead of when TCP gives up (the server's own write timeout is
+// lifted for streams).
+func TestEventStreamWritesHaveDeadlines(t *testing.T) {
+	d := &Daemon{dir: newDirectory(), quit: make(chan struct{})}
+	w := &deadlineRecorder{ResponseRecorder: *httptest.NewRecorder(), firstDone: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	req := httptest.NewRequest("GET", "/v1/events/series", nil).WithContext(ctx)
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(done)
+		d.serveEvents(w, req, "series", time.Millisecond, func() (any, uint64) { return []int{1}, 1 })
+	}()
+	select {
+	case <-w.firstDone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event written in 10 s")
+	}
+	cancel()
+	<-done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, dl := range w.atWrites {
+		if dl.Before(start.Add(eventWriteTimeout)) || dl.After(time.Now().Add(eventWriteTimeout)) {
+			t.Errorf("write %d: deadline %v, want eventWriteTimeout (%v) after the write", i, dl, eventWriteTimeout)
+		}
 	}
 }
