@@ -243,37 +243,66 @@ func (s *Store) topicConfig(ctx context.Context, name string) (string, bool, err
 // them, each with the store's group in its GroupHeader. On error some
 // leading entries may have been written; writing them again is harmless
 // (the newest record of a key wins).
+//
+// Entries go in requests of up to requestBytes. The brokers apply the
+// topic's max.message.bytes to a request's whole batch, not to each
+// record: a batch of checkpoints that each fit but together do not is
+// refused as too large, and its entries are then sent one per request, so
+// that only a checkpoint too large by itself fails the write.
 func (s *Store) Write(ctx context.Context, partition int, entries []Entry) (end int64, err error) {
 	end = -1
 	for start := 0; start < len(entries); {
 		stop, size := start, 0
-		for stop < len(entries) && (stop == start || size+len(entries[stop].Value) <= requestBytes) {
-			size += len(entries[stop].Key) + len(entries[stop].Value) + len(entries[stop].Meta)
+		for stop < len(entries) && (stop == start || size+entries[stop].size() <= requestBytes) {
+			size += entries[stop].size()
 			stop++
 		}
-		recs := make([]kafka.Record, stop-start)
-		for i, e := range entries[start:stop] {
-			// append to a non-nil slice: an empty key is a key, not null
-			recs[i] = kafka.Record{Key: protocol.NewBytes(append([]byte{}, e.Key...)), Value: protocol.NewBytes(e.Value)}
-			if s.group != "" {
-				recs[i].Headers = append(recs[i].Headers, kafka.Header{Key: GroupHeader, Value: []byte(s.group)})
+		e, err := s.produce(ctx, partition, entries[start:stop])
+		if tooLarge(err) && stop-start > 1 {
+			for i := start; i < stop && (i == start || err == nil); i++ {
+				e, err = s.produce(ctx, partition, entries[i:i+1])
 			}
-			if e.Meta != nil {
-				recs[i].Headers = append(recs[i].Headers, kafka.Header{Key: MetaHeader, Value: e.Meta})
-			}
-		}
-		res, err := s.client.Produce(ctx, &kafka.ProduceRequest{Topic: s.topic, Partition: partition,
-			RequiredAcks: kafka.RequireAll, Records: kafka.NewRecordReader(recs...)})
-		if err == nil {
-			err = res.Error
 		}
 		if err != nil {
-			return -1, fmt.Errorf("checkpoint: write %s/%d: %w", s.topic, partition, err)
+			return -1, err
 		}
-		end = res.BaseOffset + int64(len(recs))
-		start = stop
+		end, start = e, stop
 	}
 	return end, nil
+}
+
+// size is what e adds to a request, but for the record's framing.
+func (e Entry) size() int { return len(e.Key) + len(e.Value) + len(e.Meta) }
+
+// tooLarge reports whether err is the brokers' refusal of a batch as too
+// large for the topic.
+func tooLarge(err error) bool {
+	return errors.Is(err, kafka.MessageSizeTooLarge) || errors.Is(err, kafka.RecordListTooLarge)
+}
+
+// produce writes entries in one request and returns the partition's end
+// offset after them.
+func (s *Store) produce(ctx context.Context, partition int, entries []Entry) (end int64, err error) {
+	recs := make([]kafka.Record, len(entries))
+	for i, e := range entries {
+		// append to a non-nil slice: an empty key is a key, not null
+		recs[i] = kafka.Record{Key: protocol.NewBytes(append([]byte{}, e.Key...)), Value: protocol.NewBytes(e.Value)}
+		if s.group != "" {
+			recs[i].Headers = append(recs[i].Headers, kafka.Header{Key: GroupHeader, Value: []byte(s.group)})
+		}
+		if e.Meta != nil {
+			recs[i].Headers = append(recs[i].Headers, kafka.Header{Key: MetaHeader, Value: e.Meta})
+		}
+	}
+	res, err := s.client.Produce(ctx, &kafka.ProduceRequest{Topic: s.topic, Partition: partition,
+		RequiredAcks: kafka.RequireAll, Records: kafka.NewRecordReader(recs...)})
+	if err == nil {
+		err = res.Error
+	}
+	if err != nil {
+		return -1, fmt.Errorf("checkpoint: write %s/%d: %w", s.topic, partition, err)
+	}
+	return res.BaseOffset + int64(len(recs)), nil
 }
 
 // End returns partition's end offset (the offset the next record gets).

@@ -119,3 +119,37 @@ func TestWriteRead(t *testing.T) {
 		t.Errorf("partition 0: %d records, %v", n, err)
 	}
 }
+
+// The brokers apply max.message.bytes to a request's whole batch: three
+// checkpoints of 377 KB (M = 100's size, docs/operations.md) that each fit
+// a topic's 1 MB default but not together are written one per request, and
+// read back complete, in order; a checkpoint too large by itself still
+// fails the write.
+func TestWriteBatchOverTheTopicLimit(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	if err := c.CreateTopic("state", 1, map[string]string{"max.message.bytes": "1048576", "cleanup.policy": "compact"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s := store(t, c.ListenAddrs(), "state")
+	var entries []Entry
+	for i := range 3 {
+		entries = append(entries, Entry{Key: fmt.Sprintf("s%d", i), Value: bytes.Repeat([]byte{byte(i)}, 377<<10)})
+	}
+	end, err := s.Write(ctx, 0, entries)
+	if err != nil || end != 3 {
+		t.Fatalf("three checkpoints of 377 KB: end %d, %v; want 3", end, err)
+	}
+	var got []string
+	if _, err := s.Read(ctx, 0, func(r Record) { got = append(got, r.Key) }); err != nil || strings.Join(got, ",") != "s0,s1,s2" {
+		t.Errorf("read back %v, %v", got, err)
+	}
+	if _, err := s.Write(ctx, 0, []Entry{{Key: "huge", Value: make([]byte, 1200<<10)}}); err == nil {
+		t.Error("a checkpoint of 1.2 MB written to a topic of 1 MB")
+	}
+}
