@@ -115,10 +115,10 @@ func scoreClassic(series []nn3Series, fc map[string]forecast) classicScore {
 		sc.Covered += r.Covered
 		sc.Values += len(r.AE)
 	}
-	if sc.Forecast > 0 {
-		n := float64(sc.Forecast)
-		sc.MAE, sc.SMAPE, sc.MASE = sc.MAE/n, sc.SMAPE/n, sc.MASE/n
-	}
+	// With nothing forecast the means are NaN, which the tables print as
+	// "—": zeros would read as perfect forecasts.
+	n := float64(sc.Forecast)
+	sc.MAE, sc.SMAPE, sc.MASE = sc.MAE/n, sc.SMAPE/n, sc.MASE/n
 	return sc
 }
 

@@ -56,6 +56,11 @@ func TestScoreClassic(t *testing.T) {
 	if sc := scoreClassic(series, fc); sc.Forecast != 1 || sc.Values != 2 || math.Abs(sc.MAE-0.5) > tol {
 		t.Errorf("with b failed: %+v", sc)
 	}
+	// Nothing forecast: no score, printed "—", not a perfect 0.
+	if sc := scoreClassic(series, nil); sc.Forecast != 0 || !math.IsNaN(sc.MAE) || !math.IsNaN(sc.SMAPE) || !math.IsNaN(sc.MASE) ||
+		f3(sc.MAE) != "—" || fmtCoverage(sc.Covered, sc.Values) != "—" {
+		t.Errorf("nothing forecast: %+v", sc)
+	}
 }
 
 // TestGeoRatio against closed forms: the geometric mean of 2, 1/2 and 4 is

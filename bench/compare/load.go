@@ -212,8 +212,5 @@ func loadMAPE(cuts []nn3Series, fc map[string]forecast) float64 {
 			n++
 		}
 	}
-	if n == 0 {
-		return 0
-	}
-	return sum / float64(n)
+	return sum / float64(n) // NaN ("—") when nothing was forecast
 }

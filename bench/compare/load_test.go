@@ -80,7 +80,7 @@ func TestLoadCutsAndMAPE(t *testing.T) {
 	if got := loadMAPE(cuts, map[string]forecast{cuts[0].Name: f}); math.Abs(got-10) > 1e-12 {
 		t.Errorf("MAPE %v, want 10", got)
 	}
-	if got := loadMAPE(cuts, nil); got != 0 {
-		t.Errorf("no forecasts: MAPE %v", got)
+	if got := loadMAPE(cuts, nil); !math.IsNaN(got) || f2(got) != "—" {
+		t.Errorf("no forecasts: MAPE %v, printed %q; want NaN, \"—\"", got, f2(got))
 	}
 }

@@ -126,6 +126,9 @@ func readSeriesData(r io.Reader, cols columns) (*series, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A byte-order mark (a spreadsheet's UTF-8 export) is not part of the
+	// first value or column name.
+	b = bytes.TrimPrefix(b, []byte("\ufeff"))
 	first, ok := firstDataLine(string(b))
 	if !ok {
 		return nil, fmt.Errorf("%w: no data", errData)

@@ -202,3 +202,16 @@ func TestAtWithin(t *testing.T) {
 		}
 	}
 }
+
+// A UTF-8 byte-order mark (a spreadsheet's export) is not part of the
+// first value of a plain file, nor of the first column's name.
+func TestReadByteOrderMark(t *testing.T) {
+	s, err := readSeries(strings.NewReader("\ufeff1\n2\n3\n"), columns{})
+	if err != nil || !slices.Equal(s.y, []float64{1, 2, 3}) {
+		t.Errorf("plain: %v, %v", s, err)
+	}
+	s, err = readSeries(strings.NewReader("\ufefft,y\n1,5\n2,6\n"), columns{time: "t", y: "y"})
+	if err != nil || !slices.Equal(s.y, []float64{5, 6}) || !slices.Equal(s.t, []int64{1, 2}) {
+		t.Errorf("CSV: %v, %v", s, err)
+	}
+}
