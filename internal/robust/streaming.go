@@ -106,6 +106,10 @@ func (s *StreamingScale) Add(x float64) {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return
 	}
+	// −0 as +0: equal values are ordered by ring slot, which a restore
+	// renumbers, so two zeros of different signs could swap places and a
+	// quantile's sign with them.
+	x += 0
 	w := len(s.tree.nodes)
 	var slot int
 	if s.n == w {

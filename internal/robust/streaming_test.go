@@ -302,3 +302,23 @@ func TestStreamingScaleNoAlloc(t *testing.T) {
 		_ = sink
 	}
 }
+
+// A window holding −0 and +0 restores to the same quantiles, signs
+// included: the order of equal values follows ring slots, which a restore
+// renumbers, so the zeros are kept as +0.
+func TestStreamingSignedZeroRestore(t *testing.T) {
+	s := NewStreamingScale(3, ScaleIQR)
+	for _, x := range []float64{1, math.Copysign(0, -1), 3, 0} {
+		s.Add(x)
+	}
+	r, err := StreamingScaleFromState(s.State())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []float64{0, 0.5, 1} {
+		a, b := s.Quantile(p), r.Quantile(p)
+		if math.Float64bits(a) != math.Float64bits(b) {
+			t.Errorf("quantile %v: %v, restored %v", p, a, b)
+		}
+	}
+}
