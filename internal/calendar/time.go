@@ -65,19 +65,12 @@ var timestampLayouts = [...]string{time.RFC3339Nano, "2006-01-02T15:04:05", "200
 // (errors hold a copy), so a caller may pass string(b) of a byte slice
 // without allocating on success.
 func ParseTime(s string, unit Unit) (t int64, isTime bool, err error) {
-	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
-		switch unit {
-		case Sequence:
-			return v, false, nil
-		case Millis:
-			return v, true, nil
-		case Seconds:
-			if v > math.MaxInt64/1000 || v < math.MinInt64/1000 {
-				return 0, false, fmt.Errorf("%s seconds overflow int64 milliseconds", strings.Clone(s))
-			}
-			return v * 1000, true, nil
+	// A timestamp is not tried as an integer: strconv's error would cost it
+	// two allocations.
+	if integerShape(s) {
+		if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return fromInteger(s, v, unit)
 		}
-		return 0, false, fmt.Errorf("calendar: unknown time unit %d", int(unit))
 	}
 	if t, err := ParseTimestamp(s); err == nil {
 		return t, true, nil
@@ -85,14 +78,117 @@ func ParseTime(s string, unit Unit) (t int64, isTime bool, err error) {
 	return 0, false, fmt.Errorf("%q is not an integer, an RFC 3339 time, a date YYYY-MM-DD or a month YYYY-MM", strings.Clone(s))
 }
 
+// fromInteger is ParseTime of the integer v, written s.
+func fromInteger(s string, v int64, unit Unit) (int64, bool, error) {
+	switch unit {
+	case Sequence:
+		return v, false, nil
+	case Millis:
+		return v, true, nil
+	case Seconds:
+		if v > math.MaxInt64/1000 || v < math.MinInt64/1000 {
+			return 0, false, fmt.Errorf("%s seconds overflow int64 milliseconds", strings.Clone(s))
+		}
+		return v * 1000, true, nil
+	}
+	return 0, false, fmt.Errorf("calendar: unknown time unit %d", int(unit))
+}
+
+// integerShape reports whether s is an optional sign and decimal digits.
+func integerShape(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // ParseTimestamp reads the timestamp forms of ParseTime only (not an
 // integer) into Unix milliseconds: for a field whose type already says it
 // holds text, such as a JSON string.
 func ParseTimestamp(s string) (int64, error) {
-	for _, layout := range timestampLayouts {
-		if ts, err := time.Parse(layout, s); err == nil {
-			return ts.UnixMilli(), nil
+	if norm, ok := timestampShape(s); ok {
+		for _, layout := range timestampLayouts {
+			if ts, err := time.Parse(layout, norm); err == nil {
+				return ts.UnixMilli(), nil
+			}
 		}
 	}
 	return 0, fmt.Errorf("%q is not an RFC 3339 time, a date YYYY-MM-DD or a month YYYY-MM", strings.Clone(s))
+}
+
+// timestampShape checks s against the grammar of the timestamp forms —
+// YYYY-MM[-DD[(T|t| )hh:mm[:ss[.f…][Z|z|±hh:mm]]]], every field of its
+// width, an offset's hours at most 23 and minutes at most 59 — and returns
+// it as time.Parse's layouts read it: a lower-case t or z (RFC 3339 §5.6
+// allows them) upper-cased, and a space before a time with a zone made a
+// T (§5.6's note allows the space). time.Parse alone, when its RFC 3339
+// path fails, falls back to a lenient reading that takes one-digit hours
+// and offsets of +24:00 or +00:60. The string is copied only when changed.
+func timestampShape(s string) (string, bool) {
+	digits := func(i, n int) bool {
+		if i+n > len(s) {
+			return false
+		}
+		for _, c := range []byte(s[i : i+n]) {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	two := func(i int) int { return int(s[i]-'0')*10 + int(s[i+1]-'0') }
+	if !digits(0, 4) || len(s) < 7 || s[4] != '-' || !digits(5, 2) {
+		return "", false
+	}
+	if len(s) == 7 {
+		return s, true
+	}
+	if s[7] != '-' || !digits(8, 2) {
+		return "", false
+	}
+	if len(s) == 10 {
+		return s, true
+	}
+	if c := s[10]; c != 'T' && c != 't' && c != ' ' || !digits(11, 2) || len(s) < 16 || s[13] != ':' || !digits(14, 2) {
+		return "", false
+	}
+	i := 16
+	if i < len(s) { // seconds, a fraction, a zone
+		if s[i] != ':' || !digits(i+1, 2) {
+			return "", false
+		}
+		for i += 3; i < len(s) && s[i] == '.' || i > 19 && i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			if s[i] == '.' && (i != 19 || !digits(20, 1)) {
+				return "", false
+			}
+		}
+	}
+	zone := s[i:]
+	switch {
+	case zone == "":
+	case zone == "Z" || zone == "z":
+	case len(zone) == 6 && (zone[0] == '+' || zone[0] == '-') && digits(i+1, 2) && zone[3] == ':' && digits(i+4, 2):
+		if two(i+1) > 23 || two(i+4) > 59 {
+			return "", false
+		}
+	default:
+		return "", false
+	}
+	if s[10] == 'T' && zone != "z" || zone == "" && s[10] != 't' {
+		return s, true
+	}
+	b := []byte(s)
+	b[10] = 'T'
+	if zone == "z" {
+		b[len(b)-1] = 'Z'
+	}
+	return string(b), true
 }

@@ -125,3 +125,52 @@ func FuzzParseTime(f *testing.F) {
 		}
 	})
 }
+
+// RFC 3339's lower-case t and z, and a space before a time with a zone
+// (§5.6 and its note), read as the upper-case T form; forms time.Parse's
+// lenient fallback would take — one-digit hours, an offset's hours of 24
+// or minutes of 60, fields of the wrong width — are refused.
+func TestParseTimestampStrictRFC3339(t *testing.T) {
+	want, err := ParseTimestamp("2024-12-25T06:30:00Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"2024-12-25t06:30:00z", "2024-12-25T06:30:00z", "2024-12-25t06:30:00Z", "2024-12-25 06:30:00Z",
+		"2024-12-25T07:30:00+01:00", "2024-12-25 01:00:00-05:30"} {
+		got, err := ParseTimestamp(s)
+		if err != nil || got != want {
+			t.Errorf("%q: %v, %v; want %v", s, got, err, want)
+		}
+	}
+	if got, err := ParseTimestamp("2024-12-25t06:30"); err != nil || got != want {
+		t.Errorf("lower-case t to the minute: %v, %v", got, err)
+	}
+	if got, err := ParseTimestamp("2024-12-25T06:30:00.250z"); err != nil || got != want+250 {
+		t.Errorf("fraction and z: %v, %v", got, err)
+	}
+	for _, s := range []string{"2024-12-25T06:30:00+00:60", "2024-12-25T06:30:00+24:00", "2024-12-25T6:30:00Z",
+		"2024-12-25T6:30", "2024-12-25 6:30:00", "2024-1-25", "2024-12-5", "24-12-25", "2024-12-25T06:30Z",
+		"2024-12-25T06:30:00.Z", "2024-12-25T06:30:00+0100", "2024-12-25x06:30:00Z", "2024-12-25T06:30:00.5.5Z"} {
+		if got, err := ParseTimestamp(s); err == nil {
+			t.Errorf("%q: taken as %v", s, got)
+		}
+	}
+}
+
+// A timestamp in UTC read from a byte slice (string(b), which does not
+// escape) allocates nothing on success; its lower-case form one copy.
+// (An offset other than Z costs time.Parse its zone.)
+func TestParseTimeDoesNotAllocate(t *testing.T) {
+	b := []byte("2024-12-25T06:30:00.5Z")
+	if n := testing.AllocsPerRun(100, func() { ParseTime(string(b), Millis) }); n != 0 {
+		t.Errorf("%v allocations per timestamp", n)
+	}
+	i := []byte("1735108200000")
+	if n := testing.AllocsPerRun(100, func() { ParseTime(string(i), Millis) }); n != 0 {
+		t.Errorf("%v allocations per timestamp", n)
+	}
+	lower := []byte("2024-12-25t06:30:00.5z")
+	if n := testing.AllocsPerRun(100, func() { ParseTime(string(lower), Millis) }); n > 1 {
+		t.Errorf("%v allocations per lower-case timestamp", n)
+	}
+}
