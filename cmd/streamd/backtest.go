@@ -457,7 +457,10 @@ func (b *backtest) futureRows(k int) [][]float64 {
 // prediction the Learner made for it before learning it, and at h ≥ 2 by step
 // h of the forecast issued after learning sample k−h. Step 1 of an issued
 // forecast is the next sample's one-step prediction itself (same state, same
-// regressor), so it is not scored twice.
+// regressor), so it is not scored twice. The value after a gap of g missing
+// steps was predicted g + 1 steps ahead (the gap filled with predictions):
+// it is step g + 1 of the forecast issued before the gap, scored there, and
+// not at h = 1.
 func (b *backtest) prequential(ctx context.Context) (*report, error) {
 	var err error
 	if b.l, err = online.NewLearner(b.cfg); err != nil {
@@ -474,7 +477,7 @@ func (b *backtest) prequential(ctx context.Context) (*report, error) {
 		if err != nil {
 			return nil, err
 		}
-		if res.Fitted && k >= from {
+		if res.Fitted && k >= from && res.Filled == 0 {
 			df := res.DF
 			if b.l.Form().Log {
 				df = 0 // as stepsDF
@@ -880,7 +883,8 @@ func (r *report) summary(w io.Writer) error {
 			fmt.Fprintf(&sb, "  a working day's steps (the others have no values, and are not steps): %d, %s to %s\n", len(ws), ws[0], ws[len(ws)-1])
 		}
 	}
-	fmt.Fprintf(&sb, "  %-12s %6s %10s %10s %10s %10s %10s\n", "", "n", "NMSE", "RMSE", "MAE", "cover95", "NLPD")
+	// The coverage is of the [lo, hi] band, at forecast.level.
+	fmt.Fprintf(&sb, "  %-12s %6s %10s %10s %10s %10s %10s\n", "", "n", "NMSE", "RMSE", "MAE", fmt.Sprintf("cover%g", 100*float64(r.Config.Level)), "NLPD")
 	row := func(name string, m metrics) {
 		fmt.Fprintf(&sb, "  %-12s %6d %10s %10s %10s %10s %10s\n", name, m.N, fmtMetric(m.NMSE), fmtMetric(m.RMSE),
 			fmtMetric(m.MAE), fmtMetric(m.Coverage95), fmtMetric(m.NLPD))

@@ -533,8 +533,12 @@ func TestBacktestMissingValues(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("prequential: exit %d: %s", code, stderr)
 	}
-	if p := readReport(t, []byte(stdout)); p.Metrics.ByHorizon[1].N != p.Metrics.ByHorizon[0].N-1 {
-		t.Errorf("prequential: %d one-step and %d two-step targets, want one fewer (no forecast is issued at the gap)", p.Metrics.ByHorizon[0].N, p.Metrics.ByHorizon[1].N)
+	// No forecast is issued at the gap, and the value after it, predicted
+	// two steps ahead, is scored by the forecast issued before the gap
+	// (h = 2), not again as a one-step prediction: as many one-step as
+	// two-step targets.
+	if p := readReport(t, []byte(stdout)); p.Metrics.ByHorizon[1].N != p.Metrics.ByHorizon[0].N {
+		t.Errorf("prequential: %d one-step and %d two-step targets, want as many", p.Metrics.ByHorizon[0].N, p.Metrics.ByHorizon[1].N)
 	}
 	var csv strings.Builder
 	csv.WriteString("t,y,u\n")
@@ -758,5 +762,29 @@ func TestBacktestJitteredTimes(t *testing.T) {
 			"--protocol", "iterated", "--train", train, "--horizon", "24"); code != 0 {
 			t.Errorf("iterated from %s values: exit %d: %s", train, code, stderr)
 		}
+	}
+}
+
+// The summary's coverage column is of the [lo, hi] band, at
+// forecast.level: named for that level, and near it for a well-calibrated
+// model (a noisy sine's one-step band at 50 %: within 0.1 of 0.5, the
+// standard error of a share of about 300 targets being 0.03).
+func TestBacktestCoverageAtTheLevel(t *testing.T) {
+	var b strings.Builder
+	for k := range 400 {
+		fmt.Fprintf(&b, "%.6f\n", math.Sin(float64(k)/5)+0.1*math.Sin(float64(k)*7.3)*math.Cos(float64(k)*3.1))
+	}
+	cfg := writeFile(t, "level.yaml", "forecast: {horizon: 1, level: 0.5}\n")
+	stdout, stderr, code := backtestRun(t, "--data", writeFile(t, "s.dat", b.String()), "--config", cfg, "--report", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r := readReport(t, []byte(stdout))
+	if c := val(r.Metrics.Coverage95); !(math.Abs(c-0.5) < 0.1) {
+		t.Errorf("coverage of the 50 %% band %v", c)
+	}
+	stdout, _, _ = backtestRun(t, "--data", writeFile(t, "s.dat", b.String()), "--config", cfg)
+	if !strings.Contains(stdout, "cover50") || strings.Contains(stdout, "cover95") {
+		t.Errorf("summary's coverage column not named for the level:\n%s", stdout)
 	}
 }

@@ -76,6 +76,9 @@ type metrics struct {
 	NMSE       jsonFloat `json:"nmse"`
 	RMSE       jsonFloat `json:"rmse"`
 	MAE        jsonFloat `json:"mae"`
+	// Coverage95 is the share of targets in their [lo, hi] band, at
+	// forecast.level: the 95 % band of the default level, whose name the
+	// field keeps.
 	Coverage95 jsonFloat `json:"coverage95"`
 	NLPD       jsonFloat `json:"nlpd"`
 	// The one-step-bar baseline (same means, step 1's level-1 std at every step).
@@ -87,7 +90,7 @@ type metrics struct {
 //
 //	NMSE = Σ(y−μ)² / (n·var(y)), var with ddof 0 over the same targets
 //	RMSE = √(Σ(y−μ)²/n),  MAE = Σ|y−μ|/n
-//	coverage95 = #{|y−μ| ≤ 1.959964·σ}/n
+//	coverage95 = #{lo ≤ y ≤ hi}/n, the band at forecast.level
 //	NLPD = Σ(½log(2πσ²) + (y−μ)²/(2σ²))/n
 //
 // and the last two again for the one-step-bar baseline.

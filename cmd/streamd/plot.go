@@ -71,7 +71,7 @@ type forecastPlot struct {
 	// values from the first of them on.
 	Window int
 	// ByHorizon, when it holds more than one horizon, adds the per-horizon
-	// panel (RMSE and coverage of the 95 % band by h).
+	// panel (RMSE and coverage of the band at Level by h).
 	ByHorizon []horizonMetrics
 }
 
@@ -265,8 +265,9 @@ func misses(band []bandPoint, actual plotter.XYs) plotter.XYs {
 	return out
 }
 
-// horizonPlots draws the RMSE and the 95 % coverage by horizon (the
-// metrics' coverage is always of the 95 % band, whatever the level drawn).
+// horizonPlots draws the RMSE and the coverage of the band at Level by
+// horizon (the metrics' coverage95 is of the [lo, hi] band, at
+// forecast.level).
 func (f forecastPlot) horizonPlots() (rmse, coverage *plot.Plot, err error) {
 	errPts := make(plotter.XYs, 0, len(f.ByHorizon))
 	covPts := make(plotter.XYs, 0, len(f.ByHorizon))
@@ -285,7 +286,8 @@ func (f forecastPlot) horizonPlots() (rmse, coverage *plot.Plot, err error) {
 	rmse.Y.Min = 0
 	rmse.Y.Tick.Marker = niceTicks{}
 	coverage = plot.New()
-	coverage.Title.Text = "95 % interval coverage by horizon"
+	nominalPct := 100 * f.Level
+	coverage.Title.Text = fmt.Sprintf("%g %% interval coverage by horizon", nominalPct)
 	coverage.X.Label.Text = "horizon h (steps ahead)"
 	coverage.Y.Label.Text = "coverage (%)"
 	coverage.Y.Tick.Marker = niceTicks{}
@@ -298,14 +300,14 @@ func (f forecastPlot) horizonPlots() (rmse, coverage *plot.Plot, err error) {
 	if err := addLinePoints(rmse, errPts, meanColor); err != nil {
 		return nil, nil, err
 	}
-	nominal, err := plotter.NewLine(plotter.XYs{{X: coverage.X.Min, Y: 95}, {X: coverage.X.Max, Y: 95}})
+	nominal, err := plotter.NewLine(plotter.XYs{{X: coverage.X.Min, Y: nominalPct}, {X: coverage.X.Max, Y: nominalPct}})
 	if err != nil {
 		return nil, nil, err
 	}
 	nominal.Color = missColor
 	nominal.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 	coverage.Add(nominal)
-	coverage.Legend.Add("nominal 95 %", nominal)
+	coverage.Legend.Add(fmt.Sprintf("nominal %g %%", nominalPct), nominal)
 	coverage.Legend.Top = false
 	coverage.Legend.Left = true
 	coverage.Legend.XOffs = vg.Points(6)
