@@ -72,10 +72,10 @@ func gaussNLPD(e, std float64) float64 {
 // metrics are the summary statistics of a score. NaN (no targets; or, for
 // NMSE, targets of zero variance) encodes as JSON null.
 type metrics struct {
-	N          int       `json:"n"`
-	NMSE       jsonFloat `json:"nmse"`
-	RMSE       jsonFloat `json:"rmse"`
-	MAE        jsonFloat `json:"mae"`
+	N    int       `json:"n"`
+	NMSE jsonFloat `json:"nmse"`
+	RMSE jsonFloat `json:"rmse"`
+	MAE  jsonFloat `json:"mae"`
 	// Coverage95 is the share of targets in their [lo, hi] band, at
 	// forecast.level: the 95 % band of the default level, whose name the
 	// field keeps.
