@@ -218,6 +218,8 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 		case set["eval-from"] && c.evalFrom <= first:
 			return nil, usageErrorf("backtest: --eval-from %d is before the first fit: a series is first fitted on %d values, so the first target it predicts is %d",
 				c.evalFrom, first, first+1)
+		case set["eval-from"] && c.evalFrom > n:
+			return nil, usageErrorf("backtest: --eval-from %d is beyond the %d values of %s: nothing would be scored", c.evalFrom, n, c.data)
 		case set["eval-from"]:
 			bt.evalFrom = c.evalFrom
 		}
@@ -230,6 +232,8 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 	switch {
 	case H < 1:
 		return nil, usageErrorf("backtest: the iterated protocol needs a horizon ≥ 1: give --horizon")
+	case !set["train"] && H >= n:
+		return nil, usageErrorf("backtest: --horizon %d is not below the %d values of %s: give a shorter horizon, or --train", H, n, c.data)
 	case bt.train > n:
 		return nil, usageErrorf("backtest: --train %d exceeds the %d values of %s", bt.train, n, c.data)
 	case bt.train < bt.cfg.FirstForecast():

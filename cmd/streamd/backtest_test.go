@@ -327,6 +327,8 @@ func TestBacktestUsageErrors(t *testing.T) {
 		{"train with prequential", []string{"--data", data, "--train", "100"}, 2, "--train"},
 		{"eval-from with iterated", []string{"--data", data, "--protocol", "iterated", "--eval-from", "5"}, 2, "--eval-from"},
 		{"eval-from before the first fit", []string{"--data", data, "--config", cfg, "--eval-from", "10"}, 2, "first fit"},
+		{"eval-from beyond the data", []string{"--data", data, "--eval-from", "301"}, 2, "beyond the 300 values"},
+		{"horizon beyond the data", []string{"--data", data, "--protocol", "iterated", "--horizon", "300"}, 2, "--horizon 300 is not below the 300 values"},
 		{"plot type", []string{"--data", data, "--plot", "out.gif"}, 2, ".svg"},
 		{"train beyond the data", []string{"--data", data, "--config", cfg, "--protocol", "iterated", "--train", "301"}, 2, "exceeds"},
 		{"train too short to forecast", []string{"--data", data, "--config", cfg, "--protocol", "iterated", "--train", "3"}, 2, "too short"},

@@ -140,7 +140,30 @@ func readSeriesData(r io.Reader, cols columns) (*series, error) {
 		}
 		return readPlain(bytes.NewReader(b))
 	}
+	if !strings.Contains(first, ",") {
+		b = blankCells(b)
+	}
 	return readCSV(bytes.NewReader(b), cols)
+}
+
+// blankCells returns the text of a one-column CSV with every blank line
+// after its header written as an empty cell (""): encoding/csv skips blank
+// lines, and in one column a blank line is the empty cell of a missing
+// value, a gap in t like any other.
+func blankCells(b []byte) []byte {
+	var out bytes.Buffer
+	header := false
+	for line := range strings.Lines(string(b)) {
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "" && header:
+			out.WriteString("\"\"\n")
+		default:
+			header = header || t != "" && !strings.HasPrefix(t, "#")
+			out.WriteString(line)
+		}
+	}
+	return out.Bytes()
 }
 
 // firstDataLine returns the first line that is not blank or a comment, trimmed.

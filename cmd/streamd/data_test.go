@@ -215,3 +215,15 @@ func TestReadByteOrderMark(t *testing.T) {
 		t.Errorf("CSV: %v, %v", s, err)
 	}
 }
+
+// In a one-column CSV a blank line is the empty cell of a missing value, a
+// gap in t, as NA or "" are (encoding/csv alone would skip it and shift
+// every later t); blank lines before the header are not values.
+func TestReadOneColumnBlankLine(t *testing.T) {
+	for _, in := range []string{"y\n1\n2\n\n4\n", "\n# c\ny\n1\n2\n\"\"\n4\n", "y\r\n1\r\n2\r\n\r\n4\r\n", "y\n1\n2\nNA\n4\n"} {
+		s, err := readSeries(strings.NewReader(in), columns{y: "y"})
+		if err != nil || !slices.Equal(s.y, []float64{1, 2, 4}) || !slices.Equal(s.t, []int64{1, 2, 4}) {
+			t.Errorf("%q: %v, %v", in, s, err)
+		}
+	}
+}
