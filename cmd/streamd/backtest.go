@@ -64,8 +64,9 @@ become none and 0); the daemon never runs that.
 FILE holds one value per line, or is a CSV file with a header line, from
 which --column picks y, --inputs the exogenous inputs and --time the time
 (columns by name or 0-based index). '-' reads standard input. A missing y
-(NA, NaN, null, or an empty CSV cell before the last value) is a gap in t,
-as a record that never came; a forecast step over it is not scored.
+(NA, NaN, null, or an empty CSV cell before the last value, a blank line
+in a one-column CSV) is a gap in t, as a record that never came; a forecast
+step over it is not scored. A UTF-8 byte-order mark is ignored.
 
 Flags:
 `

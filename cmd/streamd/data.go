@@ -102,7 +102,8 @@ func dataErrorf(line int, format string, args ...any) error {
 // is the 1-based sample number, so that sample k of the file is t = k. A
 // time column is read by calendar.ParseTime in cols.unit (the daemon's
 // parser of t), every row of one kind: sequence numbers, or times. A
-// missing y (NA, NaN or null; in a CSV file also an empty cell) is a gap:
+// missing y (NA, NaN or null; in a CSV file also an empty cell, in a
+// one-column CSV a blank line) is a gap:
 // no sample at its t, as a record that never came (the Learner fills gaps
 // from its predictions). In a CSV file, trailing rows with a missing y end
 // the series (short columns of a table). t must increase from row to row,
