@@ -419,7 +419,7 @@ func (k *KafkaWriter) produceRounds(ctx context.Context, g *grouping) error {
 			if s.round == round && (round == 0 || g.sets[i-1].err == nil) {
 				g.round = append(g.round, s)
 			} else if s.round == round {
-				s.err = &notSent{g.sets[i-1].err} // retriable: these records were not the cause
+				s.err = notSentAfter(g.sets[i-1].err) // retriable: these records were not the cause
 			}
 		}
 		if len(g.round) == 0 {
@@ -779,6 +779,15 @@ func (e *sharedRefusal) Error() string {
 // notSent is the error of a partition's later run of records, not sent
 // because an earlier run failed: Retriable whatever that run's error.
 type notSent struct{ err error }
+
+// notSentAfter is the notSent error of a run after one that failed with
+// err (itself not sent, or sent and refused).
+func notSentAfter(err error) error {
+	if ns, ok := err.(*notSent); ok {
+		return ns
+	}
+	return &notSent{err}
+}
 
 func (e *notSent) Error() string {
 	return "sink: not sent: an earlier batch of the partition failed: " + e.err.Error()
