@@ -99,8 +99,9 @@ func scoreGaussian(y, mean, std []float64) gaussMetrics { return scorePredictive
 // with df[i] > 2 degrees of freedom scaled to standard deviation std[i]
 // (scale std·√((ν−2)/ν)) — what streamd's messages say with observed.df.
 // A forecast that is not a proper distribution is counted in Invalid and
-// left out of every figure (the target too, so both sides of a comparison
-// are scored on the targets they forecast).
+// left out of every figure with its target: each side is scored on the
+// targets it forecast, which differ between the sides only where one has
+// Invalid forecasts (the table's failed lines say how many).
 func scorePredictive(y, mean, std, df []float64) gaussMetrics {
 	var m gaussMetrics
 	var z [3]float64
