@@ -165,9 +165,12 @@ func timestampShape(s string) (string, bool) {
 		if s[i] != ':' || !digits(i+1, 2) {
 			return "", false
 		}
-		for i += 3; i < len(s) && s[i] == '.' || i > 19 && i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-			if s[i] == '.' && (i != 19 || !digits(20, 1)) {
+		i += 3
+		if i < len(s) && s[i] == '.' { // a fraction: at least one digit
+			if !digits(i+1, 1) {
 				return "", false
+			}
+			for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
 			}
 		}
 	}

@@ -670,6 +670,9 @@ func (l *Learner) check(o Observation) error {
 	if math.IsNaN(o.Y) || math.IsInf(o.Y, 0) {
 		return reject.Errorf(reject.NonFiniteY, "y is not finite")
 	}
+	if math.Abs(o.Y) > MaxAbsValue {
+		return reject.Errorf(reject.OutOfRange, "y %g is beyond ±%g", o.Y, MaxAbsValue)
+	}
 	if len(o.U) != l.nUser {
 		return reject.Errorf(reject.BadInputs, "%d inputs, want %d", len(o.U), l.nUser)
 	}
@@ -681,15 +684,18 @@ func (l *Learner) check(o Observation) error {
 			if math.IsNaN(u) || math.IsInf(u, 0) {
 				return reject.Errorf(reject.NonFiniteFuture, "a planned input is not finite")
 			}
+			if math.Abs(u) > MaxAbsValue {
+				return reject.Errorf(reject.OutOfRange, "a planned input, %g, is beyond ±%g", u, MaxAbsValue)
+			}
 		}
 	}
-	for _, u := range o.U {
+	for i, u := range o.U {
 		if math.IsNaN(u) || math.IsInf(u, 0) {
 			return reject.Errorf(reject.NonFiniteInput, "an input is not finite")
 		}
-	}
-	if err := inRange(o.Y, o.U, o.Future); err != nil {
-		return err
+		if math.Abs(u) > MaxAbsValue {
+			return reject.Errorf(reject.OutOfRange, "input %d, %g, is beyond ±%g", i, u, MaxAbsValue)
+		}
 	}
 	if o.T > maxAbsT || o.T < -maxAbsT {
 		return reject.Errorf(reject.BadTime, "t %d is beyond ±2^53", o.T)
@@ -706,28 +712,6 @@ func (l *Learner) check(o Observation) error {
 // squares are 1e300, over any window a series keeps. Beyond it a value is
 // refused (reject.OutOfRange) rather than let overflow into the state.
 const MaxAbsValue = 1e150
-
-// inRange returns a reject.OutOfRange error naming the first of y, the
-// inputs u and the planned inputs future beyond ±MaxAbsValue (each
-// finite), else nil.
-func inRange(y float64, u []float64, future [][]float64) error {
-	if math.Abs(y) > MaxAbsValue {
-		return reject.Errorf(reject.OutOfRange, "y %g is beyond ±%g", y, MaxAbsValue)
-	}
-	for i, v := range u {
-		if math.Abs(v) > MaxAbsValue {
-			return reject.Errorf(reject.OutOfRange, "input %d, %g, is beyond ±%g", i, v, MaxAbsValue)
-		}
-	}
-	for h, row := range future {
-		for i, v := range row {
-			if math.Abs(v) > MaxAbsValue {
-				return reject.Errorf(reject.OutOfRange, "planned input %d of future row %d, %g, is beyond ±%g", i, h, v, MaxAbsValue)
-			}
-		}
-	}
-	return nil
-}
 
 // maxAbsT bounds |t|: 2^53 ms is 285 000 years either side of 1970, and a
 // sequence number that large is a corrupt one. Beyond it a series' steps

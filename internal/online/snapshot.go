@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/streamd/streamd/internal/narx"
+	"github.com/streamd/streamd/internal/recursive"
 	"github.com/streamd/streamd/internal/robust"
 	"github.com/streamd/streamd/internal/theta"
 )
@@ -237,7 +238,7 @@ func (l *Learner) unmarshal(b []byte) error {
 	}
 	if !(fitted || st.NextFit > 0) || (fitted || len(st.WarmY) > 0) && !st.HaveT || st.LastT > maxAbsT || st.LastT < -maxAbsT ||
 		st.Seen < 0 || st.Seen > maxSeen || st.Learned < 0 || st.Learned > st.Seen || st.Outliers < 0 || st.Outliers > st.Seen ||
-		int64(st.Gross) > st.Seen || st.SinceForecast < 0 || !allFinite(st.WarmY) || !allFinite(st.WarmU) ||
+		int64(st.Gross) > st.Seen || st.SinceForecast < 0 || !recursive.AllFinite(st.WarmY) || !recursive.AllFinite(st.WarmU) ||
 		slices.ContainsFunc(st.WarmT, func(t int64) bool { return t > maxAbsT || t < -maxAbsT }) || !slices.IsSorted(st.WarmT) {
 		return fmt.Errorf("online: snapshot counts or kept values are not valid")
 	}
@@ -390,16 +391,6 @@ func changedKeys(was, now []string) []string {
 // series (a thousand years at a million values a second is 2^55), and the
 // counts kept beside it cannot overflow.
 const maxSeen = 1 << 62
-
-// allFinite3 reports whether a, b and c are finite.
-func allFinite3(a, b, c float64) bool {
-	return !math.IsNaN(a) && !math.IsInf(a, 0) && !math.IsNaN(b) && !math.IsInf(b, 0) && !math.IsNaN(c) && !math.IsInf(c, 0)
-}
-
-// allFinite reports whether every value of xs is finite.
-func allFinite(xs []float64) bool {
-	return !slices.ContainsFunc(xs, func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) })
-}
 
 // lagsWithin reports whether every lag of ls is in [0, deepest].
 func lagsWithin(ls []int, deepest int) bool {

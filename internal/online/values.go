@@ -66,7 +66,7 @@ func (s *ValueStats) armed() bool {
 // wide, and a point forecast at most that far beyond them; any step while
 // they do not judge (armed); never a step that is not finite.
 func (s *ValueStats) plausible(mean, lo, hi float64) bool {
-	if !allFinite3(mean, lo, hi) {
+	if math.IsNaN(mean) || math.IsInf(mean, 0) || math.IsNaN(lo) || math.IsInf(lo, 0) || math.IsNaN(hi) || math.IsInf(hi, 0) {
 		return false
 	}
 	if !s.armed() {
