@@ -337,9 +337,11 @@ func (s *Store) Read(ctx context.Context, partition int, fn func(Record)) (end i
 	if err != nil {
 		return 0, err
 	}
+	maxBytes, raised := int64(fetchBytes), false
+reading:
 	for empty := 0; offset < end; {
 		res, err := s.client.Fetch(ctx, &kafka.FetchRequest{Topic: s.topic, Partition: partition, Offset: offset,
-			MinBytes: 1, MaxBytes: fetchBytes, MaxWait: 200 * time.Millisecond})
+			MinBytes: 1, MaxBytes: maxBytes, MaxWait: 200 * time.Millisecond})
 		if err == nil {
 			err = res.Error
 		}
@@ -380,13 +382,30 @@ func (s *Store) Read(ctx context.Context, partition int, fn func(Record)) (end i
 			fn(r)
 			offset, progressed = rec.Offset+1, true
 		}
-		if progressed {
+		switch {
+		case progressed:
 			empty = 0
-		} else if empty++; empty == 3 {
-			// The broker answers with the first records at or after offset;
-			// none below end, three times, means there are none (the newest
-			// records were tombstones, and compaction removed them).
-			break
+		case !raised:
+			// A broker answers with the batch that holds offset, whole, then
+			// whole batches while they fit in MaxBytes, and the start of the
+			// next, which the client drops. Compaction can leave the batch
+			// that holds offset with records below it only; if the batch
+			// after it does not fit in the rest, the answer brings nothing
+			// new however often it is asked. Every batch was written within
+			// the topic's max.message.bytes, so twice that fits both.
+			raised = true
+			if n, err := s.MaxRecordBytes(ctx); err == nil && 2*int64(n) > maxBytes {
+				maxBytes = 2 * int64(n)
+				continue
+			}
+			fallthrough
+		default:
+			if empty++; empty == 3 {
+				// None at or after offset, below end, three times: there are
+				// none (the newest records were tombstones, and compaction
+				// removed them).
+				break reading
+			}
 		}
 	}
 	return end, nil

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/crc32"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func cluster(t *testing.T, opts ...kfake.Opt) []string {
@@ -152,4 +154,92 @@ func TestWriteBatchOverTheTopicLimit(t *testing.T) {
 	if _, err := s.Write(ctx, 0, []Entry{{Key: "huge", Value: make([]byte, 1200<<10)}}); err == nil {
 		t.Error("a checkpoint of 1.2 MB written to a topic of 1 MB")
 	}
+}
+
+// A broker answers a fetch with the batch that holds the offset asked for,
+// whole, then whole batches within MaxBytes and the start of the next.
+// Compaction can leave the batch that holds the next offset with records
+// below it only; with a batch after it too large for the rest, the answer
+// brings nothing new. kfake neither compacts nor cuts, so its fetches are
+// answered here as such a broker would: a batch of offsets 0..5 of which
+// 0..2 are left, and a batch of 6..9 that stands for one of 9 MiB (a topic
+// of max.message.bytes 16 MiB). Read must deliver every record left, not
+// stop after the first batch.
+func TestReadPastACompactedBatch(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	if err := c.CreateTopic("state", 1, map[string]string{"max.message.bytes": "16777216", "cleanup.policy": "compact"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s := store(t, c.ListenAddrs(), "state")
+	var entries []Entry
+	for i := range 10 {
+		entries = append(entries, Entry{Key: fmt.Sprintf("k%d", i), Value: []byte{byte(i)}})
+	}
+	if end, err := s.Write(ctx, 0, entries); err != nil || end != 10 {
+		t.Fatalf("write: end %d, %v", end, err)
+	}
+	const standsFor = 9 << 20 // the second batch's size on such a broker
+	first := recordBatch(t, 0, 5, 0, 1, 2)
+	second := recordBatch(t, 6, 9, 6, 7, 8, 9)
+	var maxSeen int32
+	c.ControlKey(int16(kmsg.Fetch), func(kr kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := kr.(*kmsg.FetchRequest)
+		resp := req.ResponseKind().(*kmsg.FetchResponse)
+		for _, rt := range req.Topics {
+			st := kmsg.NewFetchResponseTopic()
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
+			for _, rp := range rt.Partitions {
+				maxSeen = max(maxSeen, rp.PartitionMaxBytes)
+				sp := kmsg.NewFetchResponseTopicPartition()
+				sp.Partition, sp.HighWatermark, sp.LastStableOffset = rp.Partition, 10, 10
+				var b []byte
+				if rp.FetchOffset <= 5 {
+					b = append(b, first...)
+				}
+				if rp.FetchOffset > 5 || int(rp.PartitionMaxBytes) >= len(first)+standsFor {
+					b = append(b, second...)
+				} else {
+					b = append(b, second[:len(second)/2]...) // cut: the client drops it
+				}
+				sp.RecordBatches = b
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	var got []string
+	if _, err := s.Read(ctx, 0, func(r Record) { got = append(got, r.Key) }); err != nil {
+		t.Fatal(err)
+	}
+	if want := "k0,k1,k2,k6,k7,k8,k9"; strings.Join(got, ",") != want {
+		t.Errorf("read %v, want %s (largest fetch asked for %d bytes)", got, want, maxSeen)
+	}
+}
+
+// recordBatch encodes a v2 record batch of offsets base..last holding the
+// records at offsets keep (key "k<offset>", value one byte).
+func recordBatch(t *testing.T, base, last int64, keep ...int64) []byte {
+	t.Helper()
+	var recs []byte
+	for _, o := range keep {
+		r := kmsg.Record{OffsetDelta: int32(o - base), Key: []byte(fmt.Sprintf("k%d", o)), Value: []byte{byte(o)}}
+		n := len(r.AppendTo(nil)) - 1 // the length field of 0 takes one byte
+		r.Length = int32(n)
+		recs = r.AppendTo(recs)
+	}
+	b := kmsg.RecordBatch{FirstOffset: base, Magic: 2, LastOffsetDelta: int32(last - base),
+		ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: int32(len(keep)), Records: recs}
+	enc := b.AppendTo(nil)
+	b.Length = int32(len(enc) - 12) // after the first offset and the length
+	enc = b.AppendTo(nil)
+	b.CRC = int32(crc32.Checksum(enc[21:], crc32.MakeTable(crc32.Castagnoli))) // from the attributes on
+	return b.AppendTo(nil)
 }
