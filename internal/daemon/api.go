@@ -36,9 +36,12 @@ type SeriesSummary struct {
 	Partition int    `json:"partition"`
 	Topic     string `json:"topic"`
 	LastT     int64  `json:"last_t"`
-	Fitted    bool   `json:"fitted"`
-	Outliers  int64  `json:"outliers"`
-	Bytes     int    `json:"bytes"`
+	// Time says the series' t are times in Unix milliseconds (true) or
+	// sequence numbers (false); absent before its first record.
+	Time     *bool `json:"time,omitempty"`
+	Fitted   bool  `json:"fitted"`
+	Outliers int64 `json:"outliers"`
+	Bytes    int   `json:"bytes"`
 	// Running one-step scores since the fit: the RMSE of the one-step
 	// predictions and the share of values inside their 95 % band.
 	// Non-finite numbers (a ruined model's) are reported as null.
@@ -147,7 +150,9 @@ func (dir *directory) lookup(id string) (*partitionRun, SeriesSummary, bool) {
 }
 
 // seriesOrders are the orders of a series list (the sort parameter): by id,
-// or by a score, ties by id (ascending in either direction).
+// or by a score, ties by id (ascending in either direction). A score that
+// is null (nothing predicted yet, or a ruined model's) sorts last in
+// either direction (page).
 var seriesOrders = map[string]func(a, b *SeriesSummary) int{
 	"id":       func(a, b *SeriesSummary) int { return cmp.Compare(a.ID, b.ID) },
 	"rmse":     func(a, b *SeriesSummary) int { return cmp.Compare(a.OneStepRMS, b.OneStepRMS) },
@@ -155,6 +160,17 @@ var seriesOrders = map[string]func(a, b *SeriesSummary) int{
 	"outliers": func(a, b *SeriesSummary) int { return cmp.Compare(a.Outliers, b.Outliers) },
 	"updated":  func(a, b *SeriesSummary) int { return a.Updated.Compare(b.Updated) },
 	"last_t":   func(a, b *SeriesSummary) int { return cmp.Compare(a.LastT, b.LastT) },
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // page returns items offset.. (at most limit) of the series sorted by order
@@ -172,7 +188,22 @@ func (dir *directory) page(offset, limit int, withLatest bool, order string, des
 	}
 	seq = dir.seq
 	dir.mu.RUnlock()
+	var null func(s *SeriesSummary) bool
+	switch order {
+	case "rmse":
+		null = func(s *SeriesSummary) bool { return s.OneStepRMS.null() }
+	case "coverage":
+		null = func(s *SeriesSummary) bool { return s.Coverage95.null() }
+	}
 	slices.SortFunc(all, func(a, b SeriesSummary) int {
+		if null != nil {
+			if na, nb := null(&a), null(&b); na || nb {
+				if na && nb {
+					return cmp.Compare(a.ID, b.ID)
+				}
+				return cmpBool(na, nb)
+			}
+		}
 		c := by(&a, &b)
 		if desc {
 			c = -c
@@ -437,14 +468,15 @@ func writeBody(w http.ResponseWriter, code int, b []byte) {
 // FanLevels are the levels of the central intervals the fan chart draws.
 var FanLevels = []float64{0.5, 0.8, 0.95}
 
-// fanZ[i] is the standard normal quantile of (1 + FanLevels[i])/2.
-var fanZ = func() []float64 {
-	z := make([]float64, len(FanLevels))
-	for i, p := range FanLevels {
-		z[i] = distuv.UnitNormal.Quantile(0.5 + p/2)
+// quantile returns the standard quantile at probability p of the
+// distribution a step's band is drawn from: a Student t of ν df when df > 0,
+// else the normal.
+func quantile(p, df float64) float64 {
+	if df > 0 {
+		return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
 	}
-	return z
-}()
+	return distuv.UnitNormal.Quantile(p)
+}
 
 // FanStep is one forecast step as the fan chart draws it: Lo[i], Hi[i] bound
 // the central interval at FanLevels[i].
@@ -459,31 +491,43 @@ type FanStep struct {
 // fan returns the intervals of each step at FanLevels from the band [lo, hi]
 // the step reports at level: its predictive distribution is symmetric about
 // the point forecast in the form the model learns (y, or ln y for the forms
-// "log" and "log+diff") and its bounds are that distribution's quantiles
+// "log" and "log+diff"), a Student t of df degrees of freedom (the message's
+// model.df; 0: a normal), and its bounds are that distribution's quantiles
 // carried back, so each side scales with the quantile: the bound at level p
-// is mean + (hi − mean)·z_p/z_level in that form, mapped back. Exact for
-// the normal; for the Student t a model issues on few samples, the ratio of
-// its quantiles is within a few per cent of the normal's. A fallback step
-// (sink.Step.Fallback) is a normal in y whatever the form.
-func fan(steps []sink.Step, form string, level float64) []FanStep {
+// is mean + (hi − mean)·q_p/q_level in that form, mapped back, exact for
+// either distribution. A fallback step (sink.Step.Fallback) is a normal in
+// y whatever the form.
+func fan(steps []sink.Step, form string, level, df float64) []FanStep {
 	inLogs := form == "log" || form == "log+diff"
-	zl := distuv.UnitNormal.Quantile(0.5 + level/2)
+	// ratio[d][i]: q at FanLevels[i] over q at level, for a normal (d = 0)
+	// and for the model's t (d = 1).
+	var ratio [2][]float64
+	for d, nu := range []float64{0, df} {
+		ql := quantile(0.5+level/2, nu)
+		for _, p := range FanLevels {
+			ratio[d] = append(ratio[d], quantile(0.5+p/2, nu)/ql)
+		}
+	}
 	id := func(v float64) float64 { return v }
 	out := make([]FanStep, len(steps))
 	for k, s := range steps {
-		f := FanStep{H: s.H, T: s.T, Mean: optFloat(s.Mean), Lo: make([]optFloat, len(fanZ)), Hi: make([]optFloat, len(fanZ))}
+		f := FanStep{H: s.H, T: s.T, Mean: optFloat(s.Mean), Lo: make([]optFloat, len(FanLevels)), Hi: make([]optFloat, len(FanLevels))}
 		to, from := id, id
 		if inLogs && !s.Fallback { // a fallback step is a normal in y
 			to, from = math.Log, math.Exp
 		}
 		m, lo, hi := to(s.Mean), to(s.Lo), to(s.Hi)
 		ok := !(math.IsNaN(m) || math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(m, 0) || math.IsInf(lo, 0) || math.IsInf(hi, 0))
-		for i, z := range fanZ {
+		d := 1
+		if s.Fallback || df <= 0 {
+			d = 0
+		}
+		for i, r := range ratio[d] {
 			if !ok { // a bound at 0 in logs: fall back to the std
+				z := quantile(0.5+FanLevels[i]/2, 0)
 				f.Lo[i], f.Hi[i] = optFloat(s.Mean-z*s.Std), optFloat(s.Mean+z*s.Std)
 				continue
 			}
-			r := z / zl
 			f.Lo[i], f.Hi[i] = optFloat(from(m-(m-lo)*r)), optFloat(from(m+(hi-m)*r))
 		}
 		out[k] = f
@@ -526,8 +570,11 @@ type historyColumns struct {
 // optFloat is a number that encodes NaN and ±Inf, which JSON lacks, as null.
 type optFloat float64
 
+// null says f encodes as null: it is not finite.
+func (f optFloat) null() bool { return math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) }
+
 func (f optFloat) MarshalJSON() ([]byte, error) {
-	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+	if f.null() {
 		return []byte("null"), nil
 	}
 	return json.Marshal(float64(f))
@@ -536,7 +583,9 @@ func (f optFloat) MarshalJSON() ([]byte, error) {
 func viewOf(s SeriesSummary) seriesView {
 	v := seriesView{SeriesSummary: s, Levels: FanLevels, Fan: []FanStep{}}
 	if s.Latest != nil {
-		v.Fan = fan(s.Latest.Steps, s.Model.Form, float64(s.Level))
+		// The latest message's model made its steps (the summary's model
+		// may be newer, after a refit that has not forecast yet).
+		v.Fan = fan(s.Latest.Steps, s.Latest.Model.Form, float64(s.Level), s.Latest.Model.DF)
 	}
 	n := len(s.History)
 	c := historyColumns{T: make([]int64, n), Y: make([]optFloat, n), Prediction: make([]optFloat, n),

@@ -503,7 +503,11 @@ func (r *partitionRun) publishSummaries() {
 		if h != nil {
 			s.History = h.view()
 		}
+		if isTime, ok := r.timeKind[id]; ok {
+			s.Time = &isTime
+		}
 		s.Model = ModelInfoOf(l)
+		s.OneStepRMS, s.Coverage95 = optFloat(math.NaN()), optFloat(math.NaN()) // null: nothing predicted yet
 		if sc := r.scores[id]; sc != nil && sc.n > 0 {
 			s.Predicted, s.OneStepRMS = sc.n, optFloat(math.Sqrt(sc.sse/float64(sc.n)))
 			s.Coverage95 = optFloat(float64(sc.in) / float64(sc.n))

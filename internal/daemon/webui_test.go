@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -25,46 +26,56 @@ import (
 	"github.com/streamd/streamd/internal/sink"
 )
 
-// TestFanBands: each side of a step's band scales with the normal quantile
-// of the level in the form the model learns, from the [lo, hi] it reports
-// at its level: z(0.95) = 1.959963984540054, z(0.8) = 1.2815515655446004,
-// z(0.5) = 0.6744897501960817 (R qnorm(c(.975, .9, .75))). At the reported
-// level the band is [lo, hi] itself; in logs the bands are asymmetric about
-// the point forecast, their logs symmetric (a fallback step's are
-// symmetric in y). Bands nest.
+// TestFanBands: each side of a step's band scales with the quantile of its
+// predictive distribution at the level, in the form the model learns, from
+// the [lo, hi] it reports at its level. The normal's: z(0.95) =
+// 1.959963984540054, z(0.8) = 1.2815515655446004, z(0.5) =
+// 0.6744897501960817 (R qnorm(c(.975, .9, .75))). A Student t of ν = 2 df
+// has the closed form q(p) = (2p − 1)/√(2p(1 − p)). At the reported level
+// the band is [lo, hi] itself; in logs the bands are asymmetric about the
+// point forecast, their logs symmetric (a fallback step's are symmetric in
+// y, and normal whatever df). Bands nest. Tolerance 1e-12 relative: a few
+// roundings of values of order 1–100.
 func TestFanBands(t *testing.T) {
 	z := []float64{0.6744897501960817, 1.2815515655446004, 1.959963984540054}
-	const z95 = 1.959963984540054
+	t2 := func(level float64) float64 { p := 0.5 + level/2; return (2*p - 1) / math.Sqrt(2*p*(1-p)) }
+	q2 := []float64{t2(0.5), t2(0.8), t2(0.95)}
+	id := func(v float64) float64 { return v }
 	for _, tc := range []struct {
 		form  string
+		df    float64
 		steps []sink.Step
 		to    func(float64) float64
+		q     []float64 // the quantiles the bands scale with
 	}{
-		{"none", []sink.Step{{H: 1, T: 11, Mean: 10, Std: 2, Lo: 10 - 2*z95, Hi: 10 + 2*z95}, {H: 2, T: 12, Mean: -1, Std: 0.5, Lo: -2, Hi: 0.5}},
-			func(v float64) float64 { return v }},
-		{"log+diff", []sink.Step{{H: 1, T: 11, Mean: 10, Std: 3, Lo: 5, Hi: 20}}, math.Log},
-		// A fallback step is a normal in y whatever the form.
-		{"log", []sink.Step{{H: 3, T: 13, Mean: 10, Std: 2, Lo: 10 - 2*z95, Hi: 10 + 2*z95, Fallback: true}},
-			func(v float64) float64 { return v }},
+		{"none", 0, []sink.Step{{H: 1, T: 11, Mean: 10, Std: 2, Lo: 10 - 2*z[2], Hi: 10 + 2*z[2]}, {H: 2, T: 12, Mean: -1, Std: 0.5, Lo: -2, Hi: 0.5}},
+			id, z},
+		{"log+diff", 0, []sink.Step{{H: 1, T: 11, Mean: 10, Std: 3, Lo: 5, Hi: 20}}, math.Log, z},
+		// A fallback step is a normal in y whatever the form and df.
+		{"log", 2, []sink.Step{{H: 3, T: 13, Mean: 10, Std: 2, Lo: 10 - 2*z[2], Hi: 10 + 2*z[2], Fallback: true}},
+			id, z},
+		{"none", 2, []sink.Step{{H: 1, T: 11, Mean: 10, Std: 2, Lo: 10 - 2*q2[2], Hi: 10 + 2*q2[2]}}, id, q2},
+		{"log", 2, []sink.Step{{H: 1, T: 11, Mean: 10, Std: 3, Lo: 4, Hi: 25}}, math.Log, q2},
 	} {
-		got := fan(tc.steps, tc.form, 0.95)
+		got := fan(tc.steps, tc.form, 0.95, tc.df)
 		for k, f := range got {
 			s := tc.steps[k]
 			if f.H != s.H || f.T != s.T || float64(f.Mean) != s.Mean || len(f.Lo) != len(FanLevels) || len(f.Hi) != len(FanLevels) {
 				t.Fatalf("%s step %d: %+v from %+v", tc.form, k, f, s)
 			}
 			m := tc.to(s.Mean)
-			for i, zi := range z {
-				wantLo := m - (m-tc.to(s.Lo))*zi/z95
-				wantHi := m + (tc.to(s.Hi)-m)*zi/z95
-				if math.Abs(tc.to(float64(f.Lo[i]))-wantLo) > 1e-12 || math.Abs(tc.to(float64(f.Hi[i]))-wantHi) > 1e-12 {
-					t.Errorf("%s step %d level %g: [%g, %g]", tc.form, k, FanLevels[i], f.Lo[i], f.Hi[i])
+			last := len(tc.q) - 1
+			for i, qi := range tc.q {
+				wantLo := m - (m-tc.to(s.Lo))*qi/tc.q[last]
+				wantHi := m + (tc.to(s.Hi)-m)*qi/tc.q[last]
+				if math.Abs(tc.to(float64(f.Lo[i]))-wantLo) > 1e-12*math.Abs(m) || math.Abs(tc.to(float64(f.Hi[i]))-wantHi) > 1e-12*math.Abs(m) {
+					t.Errorf("%s df %g step %d level %g: [%g, %g], want [%g, %g] in the form", tc.form, tc.df, k, FanLevels[i], f.Lo[i], f.Hi[i], wantLo, wantHi)
 				}
 				if i > 0 && !(f.Lo[i] < f.Lo[i-1] && f.Hi[i] > f.Hi[i-1]) {
 					t.Errorf("%s step %d: band %g does not contain band %g", tc.form, k, FanLevels[i], FanLevels[i-1])
 				}
 			}
-			if last := len(z) - 1; math.Abs(float64(f.Lo[last])-s.Lo) > 1e-12*math.Abs(s.Lo) || math.Abs(float64(f.Hi[last])-s.Hi) > 1e-12*math.Abs(s.Hi) {
+			if math.Abs(float64(f.Lo[last])-s.Lo) > 1e-12*math.Abs(s.Lo) || math.Abs(float64(f.Hi[last])-s.Hi) > 1e-12*math.Abs(s.Hi) {
 				t.Errorf("%s step %d: 95 %% band [%g, %g], the step's [%g, %g]", tc.form, k, f.Lo[last], f.Hi[last], s.Lo, s.Hi)
 			}
 		}
@@ -163,15 +174,19 @@ func TestViewColumns(t *testing.T) {
 	}
 }
 
-// The series list sorts by each score, ties by id, in either order; an
-// unknown order is a 400.
+// The series list sorts by each score, ties by id, in either order; a
+// null score (d: nothing predicted yet; e: a ruined model's) sorts last in
+// either order; an unknown order is a 400.
 func TestSeriesListOrders(t *testing.T) {
 	dir := newDirectory()
 	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	null := optFloat(math.NaN())
 	for i, s := range []SeriesSummary{
 		{ID: "a", OneStepRMS: 3, Coverage95: 0.9, Outliers: 1, LastT: 5},
 		{ID: "b", OneStepRMS: 1, Coverage95: 0.99, Outliers: 7, LastT: 9},
 		{ID: "c", OneStepRMS: 2, Coverage95: 0.5, Outliers: 1, LastT: 1},
+		{ID: "d", OneStepRMS: null, Coverage95: null, Outliers: 0, LastT: 2},
+		{ID: "e", OneStepRMS: optFloat(math.Inf(1)), Coverage95: null, Outliers: 0, LastT: 3},
 	} {
 		s.Updated = base.Add(time.Duration(3-i) * time.Second)
 		dir.publish(nil, s)
@@ -181,15 +196,16 @@ func TestSeriesListOrders(t *testing.T) {
 		desc bool
 		want string
 	}{
-		{"id", false, "abc"}, {"id", true, "cba"}, {"rmse", true, "acb"}, {"coverage", false, "cab"},
-		{"outliers", true, "bac"}, {"updated", true, "abc"}, {"last_t", false, "cab"},
+		{"id", false, "abcde"}, {"id", true, "edcba"}, {"rmse", true, "acbde"}, {"rmse", false, "bcade"},
+		{"coverage", false, "cabde"}, {"coverage", true, "bacde"},
+		{"outliers", true, "bacde"}, {"updated", true, "abcde"}, {"last_t", false, "cdeab"},
 	} {
 		items, total, _ := dir.page(0, 10, false, c.sort, c.desc)
 		var ids string
 		for _, s := range items {
 			ids += s.ID
 		}
-		if ids != c.want || total != 3 {
+		if ids != c.want || total != 5 {
 			t.Errorf("sort=%s desc=%v: %s of %d, want %s", c.sort, c.desc, ids, total, c.want)
 		}
 	}
@@ -258,6 +274,8 @@ func TestWebViewInBrowser(t *testing.T) {
 				}
 				recs = append(recs, sink.Record{Key: []byte(id), Value: []byte(fmt.Sprintf(`{"series":%q,"t":%d,"y":%.17g}`, id, i+1, y))})
 			}
+			day := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i).Format(time.DateOnly)
+			recs = append(recs, sink.Record{Key: []byte("daily"), Value: []byte(fmt.Sprintf(`{"series":"daily","t":%q,"y":%.17g}`, day, 3*ys[i]))})
 		}
 		if err := in.WriteRecords(ctx, recs...); err != nil {
 			t.Fatal(err)
@@ -397,6 +415,26 @@ func TestWebViewInBrowser(t *testing.T) {
 	}
 	shot("streamd-webui-series.png")
 
+	// The daily series: its page draws its forecast, and labels its time
+	// axis with dates (its t are Unix ms), not numbers of 13 digits.
+	run(chromedp.Navigate(base + "/ui/series.html?id=daily"))
+	waitFor(ctx, t, "the page of the daily series to draw its forecast", func() bool {
+		k, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll('#fan-mean circle').length`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k > 0
+	})
+	labels, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('#main-chart .axis text[text-anchor="middle"]:not(.axis-label)')].map(e => e.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dateLabel := regexp.MustCompile(`^\d{4}(-\d{2}(-\d{2})?)?$`)
+	if len(labels) < 2 || !slices.ContainsFunc(labels, dateLabel.MatchString) || slices.ContainsFunc(labels, func(l string) bool { return !dateLabel.MatchString(l) }) {
+		t.Errorf("time axis of a daily series labelled %q, want dates", labels)
+	}
+
 	run(chromedp.Navigate(base + "/ui/"))
 	order := func() string {
 		t.Helper()
@@ -408,15 +446,16 @@ func TestWebViewInBrowser(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return strings.Count(s, ",") == 1
+			return strings.Count(s, ",") == 2
 		})
 		return s
 	}
-	if got := order(); got != "other,web" {
+	if got := order(); got != "daily,other,web" {
 		t.Errorf("overview by id: %s", got)
 	}
-	// "other" has twice the amplitude, so the larger one-step error: first
-	// when sorted by error (descending on the first click).
+	// The list sorted by one-step error as the API sorts it (descending
+	// on the first click): "daily" has three times web's amplitude,
+	// "other" twice.
 	var items []SeriesSummary
 	items, _, _ = d.dir.page(0, 10, false, "rmse", true)
 	run(chromedp.Evaluate[chromedp.Void](`document.querySelector('th[data-sort="rmse"]').click()`))
@@ -426,7 +465,7 @@ func TestWebViewInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s == "rmse:"+items[0].ID+","+items[1].ID
+		return s == "rmse:"+items[0].ID+","+items[1].ID+","+items[2].ID
 	})
 	shot("streamd-webui-overview.png")
 	mu.Lock()

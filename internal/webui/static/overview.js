@@ -32,7 +32,7 @@ function render() {
     a.textContent = s.id;
     tr.insertCell().append(a);
     cell(`${s.topic}/${s.partition}`);
-    cell(String(s.last_t), 'num');
+    cell(s.time ? new Date(s.last_t).toISOString().replace('.000Z', 'Z') : String(s.last_t), 'num');
     cell(ago(s.updated), 'num');
     cell(s.fitted ? 'fitted' : 'warm-up');
     cell(String(s.predicted), 'num');
@@ -55,7 +55,14 @@ function connect() {
   es = new EventSource(`../v1/events/series?sort=${sort}&order=${order}&limit=${LIMIT}`);
   es.addEventListener('series', (e) => { page = JSON.parse(e.data); render(); });
   es.onopen = () => { $('#live').textContent = 'live'; $('#live').className = 'live on'; };
-  es.onerror = () => { $('#live').textContent = 'reconnecting…'; $('#live').className = 'live off'; };
+  const mine = es;
+  es.onerror = () => {
+    $('#live').textContent = 'reconnecting…'; $('#live').className = 'live off';
+    // A browser retries a dropped stream by itself, but not one answered
+    // with an error (a proxy's 502 while the daemon restarts): start anew,
+    // unless a click has replaced the stream meanwhile.
+    if (mine.readyState === EventSource.CLOSED) setTimeout(() => { if (es === mine) connect(); }, 3000);
+  };
 }
 
 for (const th of document.querySelectorAll('th[data-sort]')) {

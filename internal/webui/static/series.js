@@ -3,7 +3,7 @@
 // one-step errors, the running coverage, the scores and the model. It
 // redraws from the series' event stream (GET /v1/events/series/{id}), which
 // sends the series' view whenever the daemon published a change.
-import { chart, format } from './svgplot.js';
+import { chart } from './svgplot.js';
 
 const id = new URLSearchParams(location.search).get('id') || '';
 const $ = (s) => document.querySelector(s);
@@ -39,15 +39,21 @@ function render() {
   const v = view;
   if (!v) {
     $('#status').textContent = 'This series is not on this instance (not seen yet, evicted, or its partition moved to another instance).';
+    for (const c of ['#main-chart', '#error-chart', '#coverage-chart', '#scores', '#model', '#forecast']) $(c).replaceChildren();
+    $('#main-title').textContent = 'Observations and forecast';
     return;
   }
+  // t: UTC times in Unix ms when the series' records carry times, else
+  // sequence numbers.
+  const T = (t) => (v.time ? new Date(t).toISOString().replace('.000Z', 'Z') : String(t));
+  const tLabel = v.time ? 't (UTC)' : 't';
   updates++;
   document.body.dataset.updates = updates;
   const h = v.history, fan = v.fan, latest = v.latest;
   const levels = v.levels.map((l) => Math.round(100 * l) + ' %');
   const fitted = v.fitted ? `fitted, ${v.predicted} values predicted`
     : fan.length > 0 ? 'in warm-up: the theta method forecasts alone until the model is fitted' : 'in warm-up: no forecast yet';
-  $('#status').textContent = `${fitted} · last t ${v.last_t} · updated ${new Date(v.updated).toLocaleTimeString()}`;
+  $('#status').textContent = `${fitted} · last t ${T(v.last_t)} · updated ${new Date(v.updated).toLocaleTimeString()}`;
 
   // Main chart: the last observations, enough of them to read the series'
   // dynamics next to the forecast without squashing it (at least 100, four
@@ -85,15 +91,15 @@ function render() {
     // The forecast's own points, as the server sent them.
     layers.push({ kind: 'points', id: 'fan-mean', x: fan.map((s) => s.t), y: fan.map((s) => s.mean), color: BLUE, r: 2,
       data: { t: JSON.stringify(fan.map((s) => s.t)), mean: JSON.stringify(fan.map((s) => s.mean)), issued: issue } });
-    layers.push({ kind: 'vline', id: 'issued', x: issue, color: GREY, dash: '3 3', label: `forecast issued at t = ${issue}` });
+    layers.push({ kind: 'vline', id: 'issued', x: issue, color: GREY, dash: '3 3', label: `forecast issued at t = ${T(issue)}` });
   }
-  chart($('#main-chart'), { layers, xLabel: 't', yLabel: 'y', height: 340 });
+  chart($('#main-chart'), { layers, xLabel: tLabel, xTime: v.time, yLabel: 'y', height: 340 });
 
   const std95 = h.std.map((s) => (s == null ? null : 1.959963984540054 * s));
   const eo = [], ey = [];
   h.t.forEach((t, i) => { if (h.outlier[i] && h.error[i] != null) { eo.push(t); ey.push(h.error[i]); } });
   chart($('#error-chart'), {
-    xLabel: 't', yLabel: 'y − prediction', height: 230, layers: [
+    xLabel: tLabel, xTime: v.time, yLabel: 'y − prediction', height: 230, layers: [
       { kind: 'band', x: h.t, lo: std95.map((s) => (s == null ? null : -s)), hi: std95, color: GREY, opacity: 0.25, label: '±95 % one-step band' },
       { kind: 'hline', y: 0, color: GREY },
       { kind: 'line', id: 'errors', x: h.t, y: h.error, color: INK, width: 1.2, label: 'one-step error' },
@@ -101,7 +107,7 @@ function render() {
     ],
   });
   chart($('#coverage-chart'), {
-    xLabel: 't', yLabel: 'share inside the band', height: 230, yDomain: [0, 1.02],
+    xLabel: tLabel, xTime: v.time, yLabel: 'share inside the band', height: 230, yDomain: [0, 1.02],
     yFormat: (y) => Math.round(100 * y) + ' %', layers: [
       { kind: 'hline', y: 0.95, color: RED, dash: '5 4', label: 'nominal 95 %' },
       { kind: 'line', id: 'coverage', x: h.t, y: h.coverage, color: GREEN, width: 1.6, label: 'last 50 predictions' },
@@ -113,7 +119,7 @@ function render() {
     ['one-step RMSE', num(v.one_step_rmse)],
     ['95 % coverage', v.predicted ? pct(v.coverage95) : '—', coverageClass(v.coverage95, v.predicted)],
     ['outliers', String(v.outliers)],
-    ['last t', String(v.last_t)],
+    ['last t', T(v.last_t)],
     ['topic / partition', `${v.topic} / ${v.partition}`],
     ['state bytes', v.bytes.toLocaleString('en')],
   ]);
@@ -146,7 +152,7 @@ function render() {
   const body = ft.createTBody();
   for (const s of fan) {
     const tr = body.insertRow();
-    const cells = [String(s.h), String(s.t), num(s.mean, 5), ...s.lo.map((lo, i) => `${num(lo, 4)} … ${num(s.hi[i], 4)}`)];
+    const cells = [String(s.h), T(s.t), num(s.mean, 5), ...s.lo.map((lo, i) => `${num(lo, 4)} … ${num(s.hi[i], 4)}`)];
     cells.forEach((c, i) => { const td = tr.insertCell(); td.textContent = c; if (i >= 2) td.className = 'num'; });
   }
 }
@@ -155,7 +161,12 @@ function connect() {
   const es = new EventSource(`../v1/events/series/${encodeURIComponent(id)}`);
   es.addEventListener('view', (e) => { view = JSON.parse(e.data); render(); });
   es.onopen = () => { $('#live').textContent = 'live'; $('#live').className = 'live on'; };
-  es.onerror = () => { $('#live').textContent = 'reconnecting…'; $('#live').className = 'live off'; };
+  es.onerror = () => {
+    $('#live').textContent = 'reconnecting…'; $('#live').className = 'live off';
+    // A browser retries a dropped stream by itself, but not one answered
+    // with an error (a proxy's 502 while the daemon restarts): start anew.
+    if (es.readyState === EventSource.CLOSED) setTimeout(connect, 3000);
+  };
 }
 
 let resize;

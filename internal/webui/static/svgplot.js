@@ -24,17 +24,63 @@ function el(name, attrs, parent) {
 const finite = (v) => typeof v === 'number' && Number.isFinite(v);
 
 // ticks returns about count round values (1, 2 or 5 × 10^k apart) covering
-// [lo, hi], and their spacing.
+// [lo, hi], and their spacing. A spacing below the floats' resolution at lo
+// (a span of a few units at 1e16) gives lo alone: adding it would not move.
 export function ticks(lo, hi, count) {
   const raw = (hi - lo) / Math.max(count, 1);
   const mag = Math.pow(10, Math.floor(Math.log10(raw)));
   const f = raw / mag;
   const step = (f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10) * mag;
+  const first = Math.ceil(lo / step) * step;
+  if (!(step > 0) || !Number.isFinite(first) || first + step === first) return { values: [lo], step: step > 0 ? step : 1 };
   const out = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) {
+  for (let v = first; v <= hi + step * 1e-9 && out.length <= 4 * count + 4; v += step) {
     out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
   }
   return { values: out, step };
+}
+
+const SEC = 1000, MIN = 60 * SEC, HOUR = 60 * MIN, DAY = 24 * HOUR;
+const TIME_STEPS = [SEC, 2 * SEC, 5 * SEC, 10 * SEC, 15 * SEC, 30 * SEC, MIN, 2 * MIN, 5 * MIN, 10 * MIN, 15 * MIN,
+  30 * MIN, HOUR, 2 * HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 2 * DAY, 7 * DAY, 14 * DAY];
+const MONTH_STEPS = [1, 2, 3, 6, 12, 24, 60, 120, 240, 600, 1200];
+
+// timeLabel writes the UTC time v (Unix ms) to the unit of its axis.
+export function timeLabel(v, unit) {
+  const s = new Date(v).toISOString(); // YYYY-MM-DDTHH:MM:SS.sssZ
+  switch (unit) {
+    case 'year': return s.slice(0, 4);
+    case 'month': return s.slice(0, 7);
+    case 'day': return s.slice(0, 10);
+    case 'min': return s.slice(5, 10) + ' ' + s.slice(11, 16);
+    default: return s.slice(11, 19);
+  }
+}
+
+// timeTicks returns about count round UTC times (Unix ms) covering [lo, hi]:
+// seconds to fortnights apart, or whole months and years, with the label
+// of each.
+export function timeTicks(lo, hi, count) {
+  const raw = (hi - lo) / Math.max(count, 1);
+  const step = TIME_STEPS.find((s) => s >= raw);
+  const out = [];
+  if (step !== undefined) {
+    for (let v = Math.ceil(lo / step) * step; v <= hi && out.length <= 4 * count + 4; v += step) out.push(v);
+    const unit = step < MIN ? 'sec' : step < DAY ? 'min' : 'day';
+    return { values: out, label: (v) => timeLabel(v, unit) };
+  }
+  const long = MONTH_STEPS[MONTH_STEPS.length - 1];
+  const months = MONTH_STEPS.find((m) => m * 30.44 * DAY >= raw) ?? long * Math.ceil(raw / (long * 30.44 * DAY));
+  const d = new Date(lo);
+  let idx = d.getUTCFullYear() * 12 + d.getUTCMonth();
+  if (Date.UTC(Math.floor(idx / 12), idx % 12, 1) < lo) idx++;
+  idx = Math.ceil(idx / months) * months;
+  for (; out.length <= 4 * count + 4; idx += months) {
+    const v = Date.UTC(Math.floor(idx / 12), idx % 12, 1);
+    if (!(v <= hi)) break;
+    out.push(v);
+  }
+  return { values: out, label: (v) => timeLabel(v, months >= 12 ? 'year' : 'month') };
 }
 
 // format writes v with the decimals its tick spacing needs.
@@ -56,7 +102,7 @@ function extent(layers, axis) {
     else if (l.y && l.kind !== 'vline') l.y.forEach(see);
   }
   if (lo === Infinity) return [0, 1];
-  if (lo === hi) return [lo - 1, hi + 1];
+  if (lo === hi) { const pad = Math.max(1, Math.abs(lo) * 1e-6); return [lo - pad, hi + pad]; }
   return [lo, hi];
 }
 
@@ -88,7 +134,7 @@ function swatch(l) {
 
 // chart draws spec into container (replacing what it held). spec: layers,
 // xLabel, yLabel, height (px), optional yDomain [lo, hi], xDomain, yFormat
-// (a function of a tick value).
+// (a function of a tick value), xTime (x holds UTC times in Unix ms).
 export function chart(container, spec) {
   container.replaceChildren();
   const legend = document.createElement('div');
@@ -119,11 +165,12 @@ export function chart(container, spec) {
     const t = el('text', { x: m.left - 6, y: r2(Y(v)) + 4, 'text-anchor': 'end' }, axes);
     t.textContent = spec.yFormat ? spec.yFormat(v) : format(v, yt.step);
   }
-  const xt = ticks(x0, x1, Math.max(3, Math.round(pw / 110)));
+  const xn = Math.max(3, Math.round(pw / 110));
+  const xt = spec.xTime ? timeTicks(x0, x1, xn) : ticks(x0, x1, xn);
   for (const v of xt.values) {
     el('line', { class: 'gridline', x1: r2(X(v)), x2: r2(X(v)), y1: m.top, y2: m.top + ph }, axes);
     const t = el('text', { x: r2(X(v)), y: m.top + ph + 16, 'text-anchor': 'middle' }, axes);
-    t.textContent = format(v, xt.step);
+    t.textContent = spec.xTime ? xt.label(v) : format(v, xt.step);
   }
   el('rect', { class: 'frame', x: m.left, y: m.top, width: pw, height: ph }, axes);
   const xl = el('text', { class: 'axis-label', x: m.left + pw / 2, y: H - 6, 'text-anchor': 'middle' }, axes);
