@@ -385,6 +385,9 @@ type Learner struct {
 	warmY []float64
 	warmU []float64
 	warmT []int64
+	// fitT are the times of the samples a fit chooses on: warmT with the
+	// missing steps of its gaps (regularised), during fit only.
+	fitT []int64
 	// values is what the values learned have been (ValueStats), which
 	// bounds the plausible forecasts (plausible).
 	values ValueStats
@@ -1394,26 +1397,36 @@ func (l *Learner) fit() error {
 	// grid of this fit's spacing (calendarAt; a value before the first fit,
 	// or on another fit's grid, was given its own time's or that grid's).
 	sp := spacingOf(l.warmT, l.cfg.Calendar.Location)
+	// The structure is chosen, and the model fitted, on the samples in
+	// time: a lag is the same time back in every sample.
+	season := 0 // the main period the time step implies, for the fills
+	if ps := l.cfg.knownPeriods(l.warmT); len(ps) > 0 {
+		season = ps[0]
+	}
+	ys, rawU, ts := regularised(sp, l.warmY, l.warmU, l.warmT, l.nu, season)
+	l.fitT = ts
+	defer func() { l.fitT = nil }()
+	N = len(ys)
 	if l.nu > l.nUser {
-		for k, t := range l.warmT {
-			l.calendarAt(l.warmU[k*l.nu:(k+1)*l.nu], sp.onGrid(t))
+		for k, t := range ts {
+			l.calendarAt(rawU[k*l.nu:(k+1)*l.nu], sp.onGrid(t))
 		}
 	}
 	uLoc, uScale := make([]float64, l.nu), make([]float64, l.nu)
 	col := make([]float64, N)
 	for i := 0; i < l.nu; i++ {
 		for k := 0; k < N; k++ {
-			col[k] = l.warmU[k*l.nu+i]
+			col[k] = rawU[k*l.nu+i]
 		}
 		uLoc[i], uScale[i] = scaleOf(col, l.cfg.Scale)
 	}
 	us := make([]float64, N*l.nu)
 	for k := 0; k < N; k++ {
 		for i := 0; i < l.nu; i++ {
-			us[k*l.nu+i] = standardise(l.warmU[k*l.nu+i], uLoc[i], uScale[i])
+			us[k*l.nu+i] = standardise(rawU[k*l.nu+i], uLoc[i], uScale[i])
 		}
 	}
-	st, err := l.choose(l.warmY, us)
+	st, err := l.choose(ys, us)
 	if err != nil {
 		return err
 	}
@@ -1425,7 +1438,7 @@ func (l *Learner) fit() error {
 	}
 	l.setStructure(m)
 	l.setSpacing(sp)
-	l.form, l.floor = d.form, l.logFloor(l.warmY)
+	l.form, l.floor = d.form, l.logFloor(ys)
 	l.yLoc, l.yScale, l.uLoc, l.uScale = d.loc, d.scale, uLoc, uScale
 	if l.rscale != nil {
 		// The residuals so far are in the units of the previous form.
@@ -1434,7 +1447,7 @@ func (l *Learner) fit() error {
 	for k := range d.ws {
 		l.hist.Push(d.ws[k], d.us[k*l.nu:(k+1)*l.nu])
 	}
-	l.lastZ = d.form.transformed(l.warmY[N-1], l.floor)
+	l.lastZ = d.form.transformed(ys[N-1], l.floor)
 	l.cal.reset(l.learned)
 	l.th = nil
 	if st.theta {
@@ -1443,11 +1456,11 @@ func (l *Learner) fit() error {
 		// forecast alone.
 		switch p := st.partner; {
 		case p.profile > 0:
-			l.th, _ = theta.FitProfile(l.warmY, p.profile, p.sub, profileCycles(p.sub))
+			l.th, _ = theta.FitProfile(ys, p.profile, p.sub, profileCycles(p.sub))
 		case p.damped:
-			l.th, _ = theta.FitDamped(l.warmY, st.period)
+			l.th, _ = theta.FitDamped(ys, st.period)
 		default:
-			if l.th, _ = theta.Fit(l.warmY, st.period); l.th != nil {
+			if l.th, _ = theta.Fit(ys, st.period); l.th != nil {
 				l.th.SetWeight(p.weight)
 			}
 		}

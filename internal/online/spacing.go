@@ -735,3 +735,66 @@ func satAddMul(t, h, step int64) int64 {
 	}
 	return t + h*step
 }
+
+// maxRegularGap is the longest gap, in missing steps, that regularised
+// fills: a longer one (an outage of days in an hourly series) would be a
+// guess in place of several cycles, and stays closed.
+const maxRegularGap = 64
+
+// regularised returns the samples ys at times ts (inputs us, nu per
+// sample) with the missing steps of each gap of at most maxRegularGap
+// steps on sp's grid inserted at their steps' times, so that a lag is the
+// same time back in every sample the fit sees. A missing y is interpolated
+// linearly in steps between the gap's ends, or, with a season of period
+// s > 0 whose values a season back are all known, its value a season back
+// plus the seasonal difference y − y₋ₛ interpolated so (a missing Monday
+// is last Monday moved by the change in level); inputs linearly. Without
+// such a gap (or without a step) it returns its arguments themselves.
+// O(len(ys)·nu + the steps inserted).
+func regularised(sp spacing, ys, us []float64, ts []int64, nu, s int) (rys, rus []float64, rts []int64) {
+	if sp.step <= 0 || len(ts) != len(ys) {
+		return ys, us, ts
+	}
+	gap := func(k int) int { // missing steps between samples k−1 and k, if filled
+		n := sp.steps(sp.onGrid(ts[k-1]), sp.onGrid(ts[k]))
+		if n < 2 || n-1 > maxRegularGap {
+			return 0
+		}
+		return int(n - 1)
+	}
+	extra := 0
+	for k := 1; k < len(ts); k++ {
+		extra += gap(k)
+	}
+	if extra == 0 {
+		return ys, us, ts
+	}
+	n := len(ys) + extra
+	rys, rus, rts = make([]float64, 0, n), make([]float64, 0, n*nu), make([]int64, 0, n)
+	for k := range ys {
+		if g := 0; k > 0 {
+			g = gap(k)
+			a := len(rys) - 1 // the gap's ends: a, and b = a + g + 1
+			t0 := sp.onGrid(ts[k-1])
+			seasonal := s > 0 && a-s >= 0 && g < s // y₋ₛ of every step to b known by then
+			for j := 1; j <= g; j++ {
+				f := float64(j) / float64(g+1)
+				y := ys[k-1] + f*(ys[k]-ys[k-1])
+				if seasonal {
+					da, db := ys[k-1]-rys[a-s], ys[k]-rys[a+g+1-s]
+					y = rys[a+j-s] + da + f*(db-da)
+				}
+				rys = append(rys, y)
+				for i := range nu {
+					u0, u1 := us[(k-1)*nu+i], us[k*nu+i]
+					rus = append(rus, u0+f*(u1-u0))
+				}
+				rts = append(rts, sp.after(t0, int64(j)))
+			}
+		}
+		rys = append(rys, ys[k])
+		rus = append(rus, us[k*nu:(k+1)*nu]...)
+		rts = append(rts, ts[k])
+	}
+	return rys, rus, rts
+}

@@ -398,7 +398,7 @@ func (l *Learner) forms(ys []float64) []Form {
 // one first: the configured Season; else those of the sampling step when t
 // is a time (stepPeriods) and the samples hold them; else those detected
 // from the data (detectPeriods). Season < 0 proposes none.
-func (l *Learner) periods(ys []float64) []int { return l.periodsOf(ys, l.warmT) }
+func (l *Learner) periods(ys []float64) []int { return l.periodsOf(ys, l.fitT) }
 
 // periodsOf is periods for the samples ys at times ts.
 func (l *Learner) periodsOf(ys []float64, ts []int64) []int {

@@ -864,14 +864,14 @@ func TestPeriodsFromTheStep(t *testing.T) {
 	l, _ := NewLearner(autoConfig())
 	ys := make([]float64, 400)
 	for i := range ys {
-		l.warmT = append(l.warmT, start+int64(i)*hour)
+		l.fitT = append(l.fitT, start+int64(i)*hour) // the times of the samples a fit chooses on
 		ys[i] = float64(i % 5)
 	}
 	if got := l.periods(ys); !slices.Equal(got, []int{24, 168}) {
 		t.Errorf("hourly, 400 samples: periods %v, want [24 168]", got)
 	}
-	full := l.warmT
-	l.warmT = full[:100]
+	full := l.fitT
+	l.fitT = full[:100]
 	if got := l.periods(ys[:100]); !slices.Equal(got, []int{24}) {
 		t.Errorf("hourly, 100 samples: periods %v, want [24]", got)
 	}
@@ -903,7 +903,7 @@ func TestPeriodsFromTheStep(t *testing.T) {
 			t.Errorf("step %d ms: periods %v, want %v", c.step, got, c.want)
 		}
 	}
-	l.warmT = full
+	l.fitT = full
 	l.cfg.Season = 12
 	if got := l.periods(ys); !slices.Equal(got, []int{12}) {
 		t.Errorf("season 12: periods %v", got)
