@@ -345,7 +345,21 @@ type SeriesConfig struct {
 
 // maxWindow bounds model.window: the retained samples cost W·(M+n+3) floats
 // per series (their kernel columns included) and O(W·M) work per swap test.
+// robust.window takes the same bound: its scale keeps 3 numbers per sample.
 const maxWindow = 100000
+
+// Bounds that refuse a typo before it allocates gigabytes per series or
+// pins a CPU: a working set of M costs several M×M matrices (4 096: about
+// 130 MB each), the values kept for the re-choices three numbers per
+// sample and input up to model.warmup, a polynomial kernel degree
+// multiplications per kernel value, and process.memory_limit_mib is
+// shifted into bytes (a petabyte is far below int64's range).
+const (
+	maxWorkingSet  = 4096
+	maxWarmup      = 1 << 20
+	maxDegree      = 64
+	maxMemoryLimit = 1 << 30
+)
 
 // autoLagOrders are the lag orders p (lags 1..p) among which `lags: auto`
 // chooses by level-3 evidence on the warm-up window.
@@ -521,7 +535,20 @@ func withPaths(err error, root *yaml.Node) error {
 		}
 		p, ok := collections[line]
 		if a, b := strings.Index(m, "`"), strings.LastIndex(m, "`"); a >= 0 && b > a {
-			p, ok = paths[scalar{line, m[a+1 : b]}]
+			v := m[a+1 : b]
+			p, ok = paths[scalar{line, v}]
+			if prefix, cut := strings.CutSuffix(v, "..."); !ok && cut && len(prefix) == 7 {
+				// The library quotes a value of more than 10 bytes as its
+				// first 7 and "...": the scalar of the line it begins, if
+				// only one does.
+				n := 0
+				for s, sp := range paths {
+					if s.line == line && len(s.value) > 10 && strings.HasPrefix(s.value, prefix) {
+						p, n = sp, n+1
+					}
+				}
+				ok = n == 1
+			}
 		}
 		if ok && p != "" {
 			head := fmt.Sprintf("line %d:", line)
@@ -555,8 +582,8 @@ func (c *Config) Validate() error {
 	c.HTTP.validate(&p)
 	c.Robust.validate(&p)
 	c.Forecast.validate(&p)
-	if c.Process.MemoryLimitMiB < 0 {
-		p.add("process.memory_limit_mib", "must be ≥ 0 (got %d); 0 = the GOMEMLIMIT environment variable, or none", c.Process.MemoryLimitMiB)
+	if c.Process.MemoryLimitMiB < 0 || c.Process.MemoryLimitMiB > maxMemoryLimit {
+		p.add("process.memory_limit_mib", "must be in [0, %d] (got %d); 0 = the GOMEMLIMIT environment variable, or none", maxMemoryLimit, c.Process.MemoryLimitMiB)
 	}
 	if w := c.Process.Workers; !w.Auto && (w.Value < 0 || w.Value > maxWorkers) {
 		p.add("process.workers", "must be auto or 0..%d (got %d); 0 = heavy work on the partitions' goroutines", maxWorkers, w.Value)
@@ -643,6 +670,10 @@ func (k *KafkaConfig) validate(p *problems) {
 	for i, t := range k.InputTopics {
 		if t == "" {
 			p.add(fmt.Sprintf("kafka.input_topics[%d]", i), "must not be empty")
+		} else if slices.Index(k.InputTopics, t) < i {
+			// Each of its partitions would be owned twice: every record
+			// forecast twice, and both owners checkpointing to one topic.
+			p.add(fmt.Sprintf("kafka.input_topics[%d]", i), "lists %q a second time", t)
 		}
 	}
 	for _, f := range []struct{ path, v string }{
@@ -673,6 +704,12 @@ func (k *KafkaConfig) validate(p *problems) {
 	}
 	if slices.Contains(k.InputTopics, k.stateTopic()) || slices.Contains(k.InputTopics, k.ForecastTopic) {
 		p.add("kafka.input_topics", "must not include the forecast or state topic (got %q)", k.InputTopics)
+	}
+	// A rejected record written to an input topic would be read, rejected
+	// and written again without end; to the forecast or state topic it
+	// would mix raw input into their records.
+	if k.DeadLetterTopic != "" && (slices.Contains(k.InputTopics, k.DeadLetterTopic) || k.DeadLetterTopic == k.ForecastTopic || k.DeadLetterTopic == k.stateTopic()) {
+		p.add("kafka.dead_letter_topic", "must differ from the input, forecast and state topics (got %q)", k.DeadLetterTopic)
 	}
 	switch k.SASL.Mechanism {
 	case "":
@@ -719,8 +756,8 @@ func (r *RobustConfig) validate(p *problems) {
 	if !(r.C2 > r.C1) || math.IsInf(r.C2, 0) {
 		p.add("robust.c2", "must be finite and > robust.c1 = %v (got %v)", r.C1, r.C2)
 	}
-	if r.Window < 20 {
-		p.add("robust.window", "must be ≥ 20 (got %d)", r.Window)
+	if r.Window < 20 || r.Window > maxWindow {
+		p.add("robust.window", "must be in [20, %d] (got %d)", maxWindow, r.Window)
 	}
 }
 
@@ -747,6 +784,10 @@ func (f *ForecastConfig) validate(p *problems) {
 
 func (m *ModelConfig) validate(p *problems, at string) {
 	depthOK := true
+	if m.Warmup > maxWarmup {
+		p.add(at+".warmup", "must be at most %d (got %d): the values before it are kept for the re-choices", maxWarmup, m.Warmup)
+		depthOK = false
+	}
 	if m.Lags.Count < 0 || m.Lags.Count > maxLags {
 		p.add(at+".lags", "must be auto, a count in [0, %d] or a list (got %d)", maxLags, m.Lags.Count)
 		depthOK = false
@@ -783,11 +824,11 @@ func (m *ModelConfig) validate(p *problems, at string) {
 			p.add(at+".lags", "no regressors: give lags, or inputs with input_lags (got %s)", m.Lags)
 		}
 	}
-	if !m.WorkingSet.Auto && m.WorkingSet.Value < 2 {
-		p.add(at+".working_set", "must be auto or ≥ 2 (got %d)", m.WorkingSet.Value)
+	if !m.WorkingSet.Auto && (m.WorkingSet.Value < 2 || m.WorkingSet.Value > maxWorkingSet) {
+		p.add(at+".working_set", "must be auto or in [2, %d] (got %d)", maxWorkingSet, m.WorkingSet.Value)
 	}
-	if m.MaxWorkingSet < 2 {
-		p.add(at+".max_working_set", "must be ≥ 2 (got %d)", m.MaxWorkingSet)
+	if m.MaxWorkingSet < 2 || m.MaxWorkingSet > maxWorkingSet {
+		p.add(at+".max_working_set", "must be in [2, %d] (got %d)", maxWorkingSet, m.MaxWorkingSet)
 	}
 	switch m.Kernel.Type {
 	case "rbf", "auto":
@@ -796,8 +837,8 @@ func (m *ModelConfig) validate(p *problems, at string) {
 		}
 	case "linear":
 	case "poly":
-		if m.Kernel.Degree < 1 {
-			p.add(at+".kernel.degree", "must be ≥ 1 (got %d)", m.Kernel.Degree)
+		if m.Kernel.Degree < 1 || m.Kernel.Degree > maxDegree {
+			p.add(at+".kernel.degree", "must be in [1, %d] (got %d)", maxDegree, m.Kernel.Degree)
 		}
 		if !(m.Kernel.Offset >= 0) || math.IsInf(m.Kernel.Offset, 0) {
 			p.add(at+".kernel.offset", "must be finite and ≥ 0 (got %v)", m.Kernel.Offset)
@@ -853,8 +894,8 @@ func (m *ModelConfig) validate(p *problems, at string) {
 	if !slices.Contains([]string{"evidence", "iterated", "robust-cv"}, m.Tuning) {
 		p.add(at+".tuning", "must be evidence, iterated or robust-cv (got %q)", m.Tuning)
 	}
-	if !m.TuneWorkingSet.Auto && m.TuneWorkingSet.Value < 1 {
-		p.add(at+".tune_working_set", "must be auto or ≥ 1 (got %d)", m.TuneWorkingSet.Value)
+	if !m.TuneWorkingSet.Auto && (m.TuneWorkingSet.Value < 1 || m.TuneWorkingSet.Value > maxWorkingSet) {
+		p.add(at+".tune_working_set", "must be auto or in [1, %d] (got %d)", maxWorkingSet, m.TuneWorkingSet.Value)
 	}
 	if m.RetuneEvery < 0 || (m.RetuneEvery > 0 && (!m.Kernel.Sigma2.Auto || (m.Kernel.Type != "rbf" && m.Kernel.Type != "auto"))) {
 		p.add(at+".retune_every", "must be ≥ 0, and 0 unless kernel.type is rbf or auto with sigma2: auto (got %d)", m.RetuneEvery)

@@ -67,8 +67,20 @@ func (generateCommand) Run(_ context.Context, args []string, _ io.Reader, stdout
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
-	if *n < 1 {
-		return usageErrorf("generate: --n must be ≥ 1 (got %d)", *n)
+	if *n < 1 || *n > 100_000_000 {
+		return usageErrorf("generate: --n must be in [1, 100000000] (got %d)", *n)
+	}
+	if !(*tau >= 0.1 && *tau <= 10000) {
+		return usageErrorf("generate: --tau must be in [0.1, 10000] (got %g)", *tau)
+	}
+	if !(*noise >= 0) && *noise != -1 || math.IsInf(*noise, 0) {
+		return usageErrorf("generate: --noise must be finite and ≥ 0 (got %g)", *noise)
+	}
+	if !(*spikes >= 0 && *spikes <= 1) {
+		return usageErrorf("generate: --spikes must be in [0, 1] (got %g)", *spikes)
+	}
+	if *outliers < 0 || *test < 0 {
+		return usageErrorf("generate: --outliers and --test must be ≥ 0 (got %d, %d)", *outliers, *test)
 	}
 	if *contam < 0 || *contam > 1 || !(*contamVar >= 0) {
 		return usageErrorf("generate: --contamination must be in [0, 1] and --contamination-var ≥ 0 (got %g, %g)", *contam, *contamVar)

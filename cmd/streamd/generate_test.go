@@ -54,6 +54,19 @@ func TestGenerate(t *testing.T) {
 	if _, err := gen("-n", "5"); !errors.As(err, &ue) {
 		t.Errorf("missing kind: %v", err)
 	}
+	// Values that panicked (a negative or NaN delay indexes before the
+	// series), ran out of memory or were silently ignored are usage errors.
+	for _, args := range [][]string{{"-tau", "-3"}, {"-tau", "NaN"}, {"-tau", "1e12"}, {"-n", "1000000000"},
+		{"-noise", "NaN"}, {"-noise", "-2"}, {"-spikes", "2"}, {"-spikes", "NaN"}} {
+		if _, err := gen(append([]string{"mackey-glass"}, args...)...); !errors.As(err, &ue) {
+			t.Errorf("mackey-glass %v: %v, want a usage error", args, err)
+		}
+	}
+	for _, args := range [][]string{{"-outliers", "-1"}, {"-test", "-5"}} {
+		if _, err := gen(append([]string{"sinc"}, args...)...); !errors.As(err, &ue) {
+			t.Errorf("sinc %v: %v, want a usage error", args, err)
+		}
+	}
 }
 
 // --spikes writes the spiked series, the clean one and the spike flags: y and

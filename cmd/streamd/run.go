@@ -55,8 +55,12 @@ func (runCommand) Run(ctx context.Context, args []string, _ io.Reader, stdout, s
 	if err != nil {
 		return err
 	}
+	httpAddr := cfg.HTTP.Listen
+	if a := d.Addr(); a != nil {
+		httpAddr = a.String() // the port bound, where the configuration says 0
+	}
 	dc.Logger.Info("streamd running", "version", versionString(), "brokers", dc.Brokers,
-		"input_topics", dc.InputTopics, "http", cfg.HTTP.Listen)
+		"input_topics", dc.InputTopics, "http", httpAddr)
 	select {
 	case <-ctx.Done():
 	case <-d.Done(): // stopped on its own: Close returns why
