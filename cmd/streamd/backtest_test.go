@@ -338,7 +338,7 @@ func TestBacktestUsageErrors(t *testing.T) {
 		{"ambiguous column", []string{"--data", csvData}, 2, "--column"},
 		{"no such column", []string{"--data", csvData, "--column", "c"}, 2, "no such column"},
 		{"missing file", []string{"--data", filepath.Join(t.TempDir(), "none.dat")}, 1, "none.dat"},
-		{"invalid config", []string{"--data", data, "--config", bad}, 1, "model.working_set: must be auto or ≥ 2 (got 1)"},
+		{"invalid config", []string{"--data", data, "--config", bad}, 1, "model.working_set: must be auto or in [2, 4096] (got 1)"},
 		{"too little data", []string{"--data", shortData}, 1, "start at its first fit, on 16"},
 		{"help", []string{"-h"}, 0, "-protocol"},
 	} {

@@ -373,7 +373,7 @@ func TestWorkingSetGrowth(t *testing.T) {
 			t.Errorf("%s: %v", tc.yaml, err)
 		}
 	}
-	if _, err := ParseConfig([]byte("model: {max_working_set: 1}")); err == nil || !strings.Contains(err.Error(), "model.max_working_set: must be ≥ 2 (got 1)") {
+	if _, err := ParseConfig([]byte("model: {max_working_set: 1}")); err == nil || !strings.Contains(err.Error(), "model.max_working_set: must be in [2, 4096] (got 1)") {
 		t.Errorf("max_working_set 1: %v", err)
 	}
 }
