@@ -47,7 +47,9 @@ Protocols:
                value nearest the step's time, within half a step); targets
                from --eval-from on count (by default the first after the
                first fit; the steps at h ≥ 2 of a young series' forecasts,
-               the theta method's from its 4th value, count too).
+               the theta method's from its 4th value, count too, and a
+               series shorter than its first fit is scored on them alone,
+               from its 6th value).
   iterated     learn the first --train values, then forecast the next
                --horizon values from there without seeing them (true future
                inputs are supplied when the model has inputs); score that one
@@ -211,14 +213,25 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 	// The Learner's first fit: the first target it can predict follows it.
 	first, H, n := bt.cfg.FirstFitAt(), bt.cfg.Horizon, s.len()
 	if c.protocol == "prequential" {
+		// The first target scored: the first one-step prediction's, after
+		// the first fit; with a young series' forecasts (the theta
+		// method's, from its FirstForecast-th value), the first target of
+		// their steps at h ≥ 2.
+		earliest, what := first+1, fmt.Sprintf("a series' one-step predictions start at its first fit, on %d", first)
+		if young := bt.cfg.FirstForecast(); H >= 2 && young < first {
+			earliest, what = young+2, fmt.Sprintf("a young series' forecasts start on its %dth value (their steps h ≥ 2 are scored), its one-step predictions at its first fit, on %d", young, first)
+		}
 		bt.evalFrom = first + 1
+		if n <= first {
+			bt.evalFrom = earliest
+		}
 		switch {
-		case n <= first:
-			return nil, fmt.Errorf("backtest: %s has %d values: a series' one-step predictions start at its first fit, on %d, so none would be scored",
-				c.data, n, first)
-		case set["eval-from"] && c.evalFrom <= first:
-			return nil, usageErrorf("backtest: --eval-from %d is before the first fit: a series is first fitted on %d values, so the first target it predicts is %d",
-				c.evalFrom, first, first+1)
+		case n < earliest:
+			return nil, fmt.Errorf("backtest: %s has %d values: %s, so none would be scored; --protocol iterated forecasts from fewer",
+				c.data, n, what)
+		case set["eval-from"] && c.evalFrom < earliest:
+			return nil, usageErrorf("backtest: --eval-from %d is too early: %s, so the first target scored is %d",
+				c.evalFrom, what, earliest)
 		case set["eval-from"] && c.evalFrom > n:
 			return nil, usageErrorf("backtest: --eval-from %d is beyond the %d values of %s: nothing would be scored", c.evalFrom, n, c.data)
 		case set["eval-from"]:

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -313,7 +314,8 @@ func TestBacktestUsageErrors(t *testing.T) {
 	cfg := writeFile(t, "sine.yaml", sineConfig)
 	bad := writeFile(t, "bad.yaml", "model: {working_set: 1}\n")
 	csvData := writeFile(t, "two.csv", "a,b\n1,2\n")
-	shortData := sineFile(t, online.FirstFit, 20, 0.01)
+	shortData := sineFile(t, 5, 20, 0.01) // below the first young forecast's first scored step
+	oneStepOnly := sineFile(t, online.FirstFit, 20, 0.01)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -326,7 +328,7 @@ func TestBacktestUsageErrors(t *testing.T) {
 		{"bad protocol", []string{"--data", data, "--protocol", "batch"}, 2, "batch"},
 		{"train with prequential", []string{"--data", data, "--train", "100"}, 2, "--train"},
 		{"eval-from with iterated", []string{"--data", data, "--protocol", "iterated", "--eval-from", "5"}, 2, "--eval-from"},
-		{"eval-from before the first fit", []string{"--data", data, "--config", cfg, "--eval-from", "10"}, 2, "first fit"},
+		{"eval-from before the first target", []string{"--data", data, "--config", cfg, "--eval-from", "5"}, 2, "--eval-from 5 is too early"},
 		{"eval-from beyond the data", []string{"--data", data, "--eval-from", "301"}, 2, "beyond the 300 values"},
 		{"horizon beyond the data", []string{"--data", data, "--protocol", "iterated", "--horizon", "300"}, 2, "--horizon 300 is not below the 300 values"},
 		{"plot type", []string{"--data", data, "--plot", "out.gif"}, 2, ".svg"},
@@ -339,7 +341,8 @@ func TestBacktestUsageErrors(t *testing.T) {
 		{"no such column", []string{"--data", csvData, "--column", "c"}, 2, "no such column"},
 		{"missing file", []string{"--data", filepath.Join(t.TempDir(), "none.dat")}, 1, "none.dat"},
 		{"invalid config", []string{"--data", data, "--config", bad}, 1, "model.working_set: must be auto or in [2, 4096] (got 1)"},
-		{"too little data", []string{"--data", shortData}, 1, "start at its first fit, on 16"},
+		{"too little data", []string{"--data", shortData}, 1, "has 5 values: a young series' forecasts start on its 4th value"},
+		{"too little for one step", []string{"--data", oneStepOnly, "--horizon", "1"}, 1, "has 16 values: a series' one-step predictions start at its first fit, on 16"},
 		{"help", []string{"-h"}, 0, "-protocol"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -348,6 +351,13 @@ func TestBacktestUsageErrors(t *testing.T) {
 				t.Errorf("exit %d (want %d), stderr %q does not contain %q; stdout %q", code, tc.code, stderr, tc.want, stdout)
 			}
 		})
+	}
+	// A series shorter than its first fit is scored on its young
+	// forecasts' steps h ≥ 2, from the 6th value: the first forecast
+	// follows the 4th.
+	stdout, stderr, code := backtestRun(t, "--data", oneStepOnly)
+	if code != 0 || !strings.Contains(stdout, "targets 6.. scored (11)") || !regexp.MustCompile(`(?m)^  h = 2 +11 `).MatchString(stdout) {
+		t.Errorf("16 values, default horizon: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
 
