@@ -16,8 +16,20 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first signal stops the command gracefully (the daemon
+		// publishes and commits what it processed, within its shutdown
+		// limit); a second one, while that runs, exits at once: the records
+		// not committed are read again at the next start.
+		<-ctx.Done()
+		stop()
+		again := make(chan os.Signal, 1)
+		signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+		<-again
+		fmt.Fprintln(os.Stderr, "streamd: second signal: exiting without finishing the shutdown")
+		os.Exit(1)
+	}()
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
 	os.Exit(exitCode(err, os.Stderr))
 }
 
