@@ -118,7 +118,7 @@ func (c *backtestCommand) Run(ctx context.Context, args []string, stdin io.Reade
 	if set["horizon"] {
 		cfg.Forecast.Horizon = c.horizon
 	}
-	s, err := c.readData(stdin, &cfg.Model)
+	s, err := c.readData(stdin, stderr, &cfg.Model)
 	if err != nil {
 		return err
 	}
@@ -290,7 +290,7 @@ func (c *backtestCommand) plan(cfg Config, s *series, set map[string]bool, stder
 	return bt, nil
 }
 
-func (c *backtestCommand) readData(stdin io.Reader, m *ModelConfig) (*series, error) {
+func (c *backtestCommand) readData(stdin io.Reader, stderr io.Writer, m *ModelConfig) (*series, error) {
 	cols := columns{y: c.column, time: c.timeColumn, truth: c.truthColumn}
 	cols.fromModel(m)
 	if c.inputs != "" {
@@ -310,6 +310,9 @@ func (c *backtestCommand) readData(stdin io.Reader, m *ModelConfig) (*series, er
 	s, err := readSeries(r, cols)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.data, err)
+	}
+	if s.unitHint != "" {
+		fmt.Fprintf(stderr, "streamd: warning: %s: %s\n", c.data, s.unitHint)
 	}
 	return s, nil
 }

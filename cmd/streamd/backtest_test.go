@@ -800,3 +800,30 @@ func TestBacktestCoverageAtTheLevel(t *testing.T) {
 		t.Errorf("summary's coverage column not named for the level:\n%s", stdout)
 	}
 }
+
+// Integer times that look like the other unit's are read as configured,
+// with a warning that says which unit they look like (calendar.UnitHint):
+// hourly epoch seconds with model.time_unit ms would be 3.6 s apart in
+// January 1970.
+func TestBacktestWarnsOfAnUnlikelyTimeUnit(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("t,y\n")
+	for i := range 200 {
+		fmt.Fprintf(&b, "%d,%g\n", 1_704_067_200+3600*i, 10+math.Sin(float64(i)/4))
+	}
+	data := filepath.Join(dir, "s.csv")
+	cfg := filepath.Join(dir, "ms.yaml")
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for unit, want := range map[string]string{"ms": "set model.time_unit: s", "s": ""} {
+		if err := os.WriteFile(cfg, []byte("model: {time_unit: "+unit+"}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code := backtestRun(t, "--data", data, "--time", "t", "--column", "y", "--config", cfg, "--horizon", "1")
+		if code != 0 || (want == "") != !strings.Contains(stderr, "warning") || !strings.Contains(stderr, want) {
+			t.Errorf("time_unit %s: exit %d, stderr %q; want a warning %q", unit, code, stderr, want)
+		}
+	}
+}

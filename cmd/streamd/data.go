@@ -27,6 +27,9 @@ type series struct {
 	u     []float64
 	truth []float64 // what forecasts are scored against; nil = y
 	line  []int     // source line of each sample, for messages
+	// unitHint says the integer times look like the other time unit's
+	// (calendar.UnitHint); "" when they do not, or are not all integers.
+	unitHint string
 }
 
 func (s *series) len() int { return len(s.y) }
@@ -258,6 +261,7 @@ func readCSV(r io.Reader, cols columns) (*series, error) {
 		return nil, &usageError{msg: fmt.Sprintf("column %q is both y and a time or input column", header[ycol])}
 	}
 	s := &series{nu: len(ucols)}
+	integers := tcol >= 0 // every t an integer: a Unix time when the unit says so
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -293,8 +297,12 @@ func readCSV(r io.Reader, cols columns) (*series, error) {
 		t := int64(len(s.y) + 1)
 		if tcol >= 0 {
 			var isTime bool
-			if t, isTime, err = calendar.ParseTime(strings.TrimSpace(rec[tcol]), cols.unit); err != nil {
+			cell := strings.TrimSpace(rec[tcol])
+			if t, isTime, err = calendar.ParseTime(cell, cols.unit); err != nil {
 				return nil, dataErrorf(line, "column %s: %v", header[tcol], err)
+			}
+			if _, err := strconv.ParseInt(cell, 10, 64); err != nil {
+				integers = false
 			}
 			switch {
 			case len(s.y) == 0:
@@ -309,6 +317,9 @@ func readCSV(r io.Reader, cols columns) (*series, error) {
 		s.y = append(s.y, yv)
 		s.t = append(s.t, t)
 		s.line = append(s.line, line)
+	}
+	if integers && len(s.t) > 0 {
+		s.unitHint = calendar.UnitHint(s.t[0], s.t[len(s.t)-1], cols.unit) // t increases
 	}
 	end := len(s.y)
 	for end > 0 && math.IsNaN(s.y[end-1]) {

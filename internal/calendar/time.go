@@ -195,3 +195,19 @@ func timestampShape(s string) (string, bool) {
 	}
 	return string(b), true
 }
+
+// UnitHint returns a hint when integer Unix times t (milliseconds, as
+// ParseTime returns them) read in unit look like the other unit's: in
+// milliseconds, all before 1973-03-03 (1e11 ms), where epoch seconds of
+// any recent date fall; in seconds, all after the year 5138 (1e14 ms),
+// where epoch milliseconds read as seconds fall. "" otherwise, and for
+// Sequence. lo and hi are the smallest and largest t.
+func UnitHint(lo, hi int64, unit Unit) string {
+	switch {
+	case unit == Millis && lo >= 0 && hi < 1e11:
+		return "the integer times are all before 1973-03-03 as milliseconds; if they are Unix seconds, set model.time_unit: s"
+	case unit == Seconds && lo > 1e14:
+		return "the integer times are all after the year 5138 as seconds; if they are Unix milliseconds, set model.time_unit: ms"
+	}
+	return ""
+}

@@ -174,3 +174,28 @@ func TestParseTimeDoesNotAllocate(t *testing.T) {
 		t.Errorf("%v allocations per lower-case timestamp", n)
 	}
 }
+
+// UnitHint: epoch seconds read as milliseconds fall before 1973-03-03 (1e11
+// ms), epoch milliseconds read as seconds after the year 5138 (1e14 ms);
+// times in range, sequence numbers and a span that reaches the range get
+// no hint.
+func TestUnitHint(t *testing.T) {
+	const sec2024, ms2024 = int64(1_704_067_200), int64(1_704_067_200_000)
+	for _, c := range []struct {
+		lo, hi int64
+		unit   Unit
+		want   string // a substring; "" for no hint
+	}{
+		{sec2024, sec2024 + 3600, Millis, "model.time_unit: s"},
+		{ms2024, ms2024 + 3_600_000, Millis, ""},
+		{ms2024 * 1000, (ms2024 + 3_600_000) * 1000, Seconds, "model.time_unit: ms"},
+		{ms2024, ms2024 + 3_600_000, Seconds, ""},
+		{-5, 1e12, Millis, ""},
+		{sec2024, sec2024 + 3600, Sequence, ""},
+	} {
+		got := UnitHint(c.lo, c.hi, c.unit)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("UnitHint(%d, %d, %v) = %q, want %q", c.lo, c.hi, c.unit, got, c.want)
+		}
+	}
+}
