@@ -366,8 +366,12 @@ func columnIndex(header []string, col, flagName string) (int, error) {
 	if i, err := strconv.Atoi(col); err == nil && i >= 0 && i < len(header) {
 		return i, nil
 	}
-	return 0, &usageError{msg: fmt.Sprintf("%s %s: no such column (the data has %s; indices count from 0)",
-		flagName, col, strings.Join(header, ", "))}
+	sep := ""
+	if len(header) == 1 && strings.ContainsAny(header[0], ";\t|") {
+		sep = ": the file is read as comma-separated CSV, and its header looks separated by another character"
+	}
+	return 0, &usageError{msg: fmt.Sprintf("%s %s: no such column (the data has %s; indices count from 0)%s",
+		flagName, col, strings.Join(header, ", "), sep)}
 }
 
 func parseFinite(s string) (float64, error) {

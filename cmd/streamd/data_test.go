@@ -163,6 +163,7 @@ func TestReadSeriesErrors(t *testing.T) {
 		{"seconds overflow", "t,y\n9223372036854776,1\n", columns{time: "t", unit: calendar.Seconds}, "line 2: column t: 9223372036854776 seconds overflow", true},
 		{"mixed kinds of t", "t,y\n1,1\n2024-12-25,2\n", columns{time: "t"}, `line 3: column t: "2024-12-25" is a time but the first row's t is a sequence number`, true},
 		{"no such column", "a,b\n1,2\n", columns{y: "c"}, "no such column", false},
+		{"semicolons", "t;y\n2024-03-04;211,813\n", columns{y: "y", time: "t"}, "its header looks separated by another character", false},
 		{"index out of range", "a,b\n1,2\n", columns{y: "2"}, "no such column", false},
 		{"y is an input", "a,b\n1,2\n", columns{y: "a", inputs: []string{"a"}}, "both", false},
 	} {
