@@ -643,6 +643,9 @@ func (b *backtest) write(k int, res online.Result) error {
 // thetaString describes the theta method of the summary's model.
 func thetaString(th *sink.ThetaInfo) string {
 	season := fmt.Sprintf("seasonal period %d (0: none)", th.Period)
+	if th.Additive {
+		season = fmt.Sprintf("additive seasonal period %d", th.Period)
+	}
 	if th.Profile > 0 {
 		season = fmt.Sprintf("moving seasonal profile of period %d", th.Profile)
 	}

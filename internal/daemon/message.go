@@ -106,5 +106,5 @@ func thetaInfo(th *theta.Model, w float64) *sink.ThetaInfo {
 	if th.Phi > 0 {
 		drift = th.Phi * th.Trend // the damped trend's next step
 	}
-	return &sink.ThetaInfo{Alpha: th.Alpha, Drift: drift, SlopeShare: th.Weight, Phi: th.Phi, Period: len(th.Season), Profile: th.Profile, ModelWeight: w}
+	return &sink.ThetaInfo{Alpha: th.Alpha, Drift: drift, SlopeShare: th.Weight, Phi: th.Phi, Period: len(th.Season), Additive: th.Additive, Profile: th.Profile, ModelWeight: w}
 }

@@ -198,9 +198,8 @@ func TestThetaPartnerSlope(t *testing.T) {
 }
 
 // The theta forecaster's season: a positive series with a period of 12
-// gets one, unless the configuration rules seasons out (Season < 0), and
-// a series with a value ≤ 0 never does (its decomposition is
-// multiplicative).
+// gets a multiplicative one, unless the configuration rules seasons out
+// (Season < 0), and a series with a value ≤ 0 an additive one.
 func TestThetaSeason(t *testing.T) {
 	y := make([]float64, 96)
 	for i := range y {
@@ -223,8 +222,11 @@ func TestThetaSeason(t *testing.T) {
 	if th := run(-1, 0); th == nil || th.Season != nil {
 		t.Errorf("season none: theta %+v, want no season", th)
 	}
-	if th := run(0, -100); th == nil || th.Season != nil {
-		t.Errorf("a series through zero: theta %+v, want no season", th)
+	if th := run(0, 0); th == nil || th.Additive {
+		t.Errorf("a positive series: theta %+v, want a multiplicative season", th)
+	}
+	if th := run(0, -100); th == nil || len(th.Season) != 12 || !th.Additive {
+		t.Errorf("a series through zero: theta %+v, want an additive season of 12", th)
 	}
 }
 

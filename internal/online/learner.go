@@ -991,10 +991,10 @@ const retuneMinGain = 2
 // not learned. At most the history's depth is
 // filled: after that many the regressor holds only predictions either way,
 // so the cost of a long outage is bounded by O(depth·M·n). The theta
-// forecaster skips every missing step (theta.Model.Skip). Gaps during
-// warm-up are not filled (the fit sees the samples as consecutive; so does
-// a re-choice, which the values kept feed). It returns the number of
-// samples filled.
+// forecaster skips every missing step (theta.Model.Skip). Before the first
+// fit nothing is filled here: a fit or re-choice fills the gaps of the
+// values kept itself (regularised). It returns the number of samples
+// filled.
 func (l *Learner) fillGap(prevT, t int64) int {
 	if l.sp.step <= 0 {
 		return 0

@@ -746,13 +746,18 @@ const maxRegularGap = 64
 // steps on sp's grid inserted at their steps' times, so that a lag is the
 // same time back in every sample the fit sees. A missing y is interpolated
 // linearly in steps between the gap's ends, or, with a season of period
-// s > 0 whose values a season back are all known, its value a season back
-// plus the seasonal difference y − y₋ₛ interpolated so (a missing Monday
-// is last Monday moved by the change in level); inputs linearly. Without
-// such a gap (or without a step) it returns its arguments themselves.
-// O(len(ys)·nu + the steps inserted).
+// s > 0 whose values a season back are all known and in time (no gap
+// kept closed among them), its value a season back plus the seasonal
+// difference y − y₋ₛ interpolated so (a missing Monday is last Monday
+// moved by the change in level), kept within the range of the values
+// (a positive series stays positive); inputs linearly. The fills are
+// samples like the others (targets too). When they would be more than a
+// third of the samples (times mostly off the grid, or a series young
+// enough that its nights are not yet known as such), none are made:
+// guesses would outweigh values. Without fills (or without a step) it
+// returns its arguments themselves. O(len(ys)·nu + the steps inserted).
 func regularised(sp spacing, ys, us []float64, ts []int64, nu, s int) (rys, rus []float64, rts []int64) {
-	if sp.step <= 0 || len(ts) != len(ys) {
+	if sp.step <= 0 || len(ts) != len(ys) || len(ys) == 0 {
 		return ys, us, ts
 	}
 	gap := func(k int) int { // missing steps between samples k−1 and k, if filled
@@ -766,23 +771,28 @@ func regularised(sp spacing, ys, us []float64, ts []int64, nu, s int) (rys, rus 
 	for k := 1; k < len(ts); k++ {
 		extra += gap(k)
 	}
-	if extra == 0 {
+	if extra == 0 || 2*extra > len(ys) {
 		return ys, us, ts
 	}
+	lo, hi := slices.Min(ys), slices.Max(ys)
 	n := len(ys) + extra
 	rys, rus, rts = make([]float64, 0, n), make([]float64, 0, n*nu), make([]int64, 0, n)
+	inTime := 0 // the first sample after the last gap kept closed
 	for k := range ys {
-		if g := 0; k > 0 {
-			g = gap(k)
+		if k > 0 {
+			g := gap(k)
+			if g == 0 && sp.steps(sp.onGrid(ts[k-1]), sp.onGrid(ts[k])) > 1 {
+				inTime = len(rys)
+			}
 			a := len(rys) - 1 // the gap's ends: a, and b = a + g + 1
 			t0 := sp.onGrid(ts[k-1])
-			seasonal := s > 0 && a-s >= 0 && g < s // y₋ₛ of every step to b known by then
+			seasonal := s > 0 && a-s >= inTime && g < s // y₋ₛ of every step to b known by then, in time
 			for j := 1; j <= g; j++ {
 				f := float64(j) / float64(g+1)
 				y := ys[k-1] + f*(ys[k]-ys[k-1])
 				if seasonal {
 					da, db := ys[k-1]-rys[a-s], ys[k]-rys[a+g+1-s]
-					y = rys[a+j-s] + da + f*(db-da)
+					y = min(max(rys[a+j-s]+da+f*(db-da), lo), hi)
 				}
 				rys = append(rys, y)
 				for i := range nu {

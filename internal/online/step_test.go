@@ -900,6 +900,35 @@ func TestRegularisedFillsGapsInTime(t *testing.T) {
 	if ry, _, rt := regularised(spacing{step: day}, ys, us, ts, 0, 0); len(ry) != 3 || &ry[0] != &ys[0] || &rt[0] != &ts[0] {
 		t.Errorf("no gap, yet %v", rt)
 	}
+	// Fills that would be more than a third of the samples: none.
+	var sparse []int64
+	for i := range 10 {
+		sparse = append(sparse, start+int64(4*i)*day)
+	}
+	if ry, _, _ := regularised(spacing{step: day}, make([]float64, 10), nil, sparse, 0, 0); len(ry) != 10 {
+		t.Errorf("every fourth day: %d samples, want the 10 values alone", len(ry))
+	}
+	// A seasonal fill stays within the values' range: weekdays 100,
+	// weekends 2, a level drop of 30 on the Friday before a missing
+	// Saturday (a season back 2, the seasonal difference interpolated
+	// from −30 would take it to −13).
+	var wy []float64
+	var wt []int64
+	for i := range 21 {
+		y := 100.0
+		if i%7 >= 5 {
+			y = 2
+		}
+		if i == 18 {
+			y = 70
+		}
+		if i != 19 {
+			wy, wt = append(wy, y), append(wt, start+int64(i)*day)
+		}
+	}
+	if ry, _, _ := regularised(spacingOf(wt, nil), wy, nil, wt, 0, 7); len(ry) != 21 || ry[19] < 2 || ry[19] > 100 {
+		t.Errorf("the missing Saturday filled with %v, want within [2, 100]", ry)
+	}
 }
 
 // TestGapsKeepTheWeek: a daily series with a weekly pattern, with one day

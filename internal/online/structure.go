@@ -1168,9 +1168,10 @@ func combines(alone, avg float64, nPeriods int) bool {
 // still refuse it: the Santa Fe laser and Mackey–Glass do.
 const thetaMargin = 0.2
 
-// thetaPeriod is the seasonal period of the theta forecaster, when every
-// value is positive (its decomposition is multiplicative; else 1, none)
-// and the configuration does not rule a season out (Season < 0): the main
+// thetaPeriod is the seasonal period of the theta forecaster (its
+// decomposition multiplicative when every value is positive, else
+// additive: theta.Fit), unless the configuration rules a season out
+// (Season < 0; 1, none): the main
 // one the re-choice proposes (periods), as thetaf is given the frequency
 // of its series; when none is proposed, the first of commonPeriods that
 // passes thetaf's own seasonality test on the values (theta.Seasonal).
@@ -1182,7 +1183,7 @@ const thetaMargin = 0.2
 // increments' misses gain on the NN3 training split (docs/benchmarks.md,
 // "NN3", which measures the alternatives).
 func (l *Learner) thetaPeriod(periods []int, ys []float64) int {
-	if l.cfg.Season < 0 || slices.ContainsFunc(ys, func(y float64) bool { return !(y > 0) }) {
+	if l.cfg.Season < 0 {
 		return 1
 	}
 	if len(periods) > 0 {

@@ -119,6 +119,9 @@ func (w *jsonWriter) model(mi *ModelInfo) {
 			w.float(`,"phi":`, th.Phi)
 		}
 		w.int(`,"period":`, int64(th.Period))
+		if th.Additive { // omitempty
+			w.raw(`,"additive":true`)
+		}
 		if th.Profile != 0 { // omitempty
 			w.int(`,"profile":`, int64(th.Profile))
 		}

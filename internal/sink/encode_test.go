@@ -56,6 +56,7 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 		"no fallback":            func(m *Message) { m.Steps[1].Fallback, m.Observed.Fallback = false, false },
 		"no theta":               func(m *Message) { m.Model.Combine, m.Model.Theta = "none", nil },
 		"theta with a profile":   func(m *Message) { m.Model.Theta.Period, m.Model.Theta.Profile = 0, 336 },
+		"additive season":        func(m *Message) { m.Model.Theta.Additive = true },
 		"damped trend":           func(m *Message) { m.Model.Theta.SlopeShare, m.Model.Theta.Phi = 0, 0.95 },
 		"no band scale":          func(m *Message) { m.Model.BandScale = 0 },
 		"no level shift":         func(m *Message) { m.Model.LevelShift = 0 },

@@ -126,9 +126,12 @@ type ThetaInfo struct {
 	SlopeShare float64 `json:"slope_share"`
 	// Phi is the damping of Holt's damped trend when that is the partner
 	// (Drift is then the next step's slope, φ·b), 0 otherwise.
-	Phi     float64 `json:"phi,omitempty"`
-	Period  int     `json:"period"`
-	Profile int     `json:"profile,omitempty"`
+	Phi    float64 `json:"phi,omitempty"`
+	Period int     `json:"period"`
+	// Additive says the season of Period is added to the forecast (the
+	// series has a value at or below zero), not multiplied.
+	Additive bool `json:"additive,omitempty"`
+	Profile  int  `json:"profile,omitempty"`
 	// ModelWeight is the model's weight in the average of steps 2 and
 	// later (step 1's is ½), chosen from the series' realised errors (0
 	// for a young series' theta method alone).

@@ -2,8 +2,9 @@
 // (2000) in the form of Hyndman and Billah (2003), as R's forecast::thetaf
 // computes it: simple exponential smoothing of the series, seasonally
 // adjusted by a classical multiplicative decomposition when its seasonal
-// autocorrelation is significant, with half the slope of a least-squares
-// line through it as drift. It is a strong, cheap forecaster of short
+// autocorrelation is significant (an additive one for a series with a
+// value at or below zero, which thetaf cannot adjust), with half the slope
+// of a least-squares line through it as drift. It is a strong, cheap forecaster of short
 // trending and seasonal series (the M3 competition's winner), whose errors
 // differ from a NARX model's: docs/benchmarks.md prices the combination of
 // the two on NN3.
@@ -46,9 +47,12 @@ type Model struct {
 	Sigma2 float64
 	// Season holds the multiplicative indices of one period, Season[(Phase
 	// + k) mod len] that of step k+1 after the last value; nil when the
-	// series is not treated as seasonal.
-	Season []float64
-	Phase  int
+	// series is not treated as seasonal. With Additive they are added,
+	// not multiplied: the seasonal components of an additive
+	// decomposition, of mean 0.
+	Season   []float64
+	Phase    int
+	Additive bool
 
 	// Profile is the period of a moving seasonal profile (FitProfile), 0
 	// for none; Sub its shorter period (0: none); Cycles is how many of its
@@ -96,7 +100,9 @@ var ErrTooShort = fmt.Errorf("theta: fewer than %d values", MinValues)
 // The series is seasonal when it is longer than 2m, not constant (to a
 // relative 1.5e-8, as R's all.equal), and |r_m| exceeds seasonalZ times
 // √((1 + 2Σ_{k<m} r_k²)/n), r the sample autocorrelations; its seasonal
-// indices are then used unless one is within minIndex of zero. Values too
+// indices are then used unless one is within minIndex of zero
+// (multiplicative, when every value is positive; else additive, Model.
+// Additive, whose components may be anything). Values too
 // large for the squared errors (about 1e155) give ErrOverflow, as they do
 // to FitDamped and FitProfile.
 func Fit(x []float64, m int) (*Model, error) {
@@ -118,11 +124,14 @@ func fit(x []float64, m int) (*Model, []float64, error) {
 	}
 	adj := x
 	var season []float64
+	// Ratios to a trend need positive values: a series with a value at or
+	// below zero is adjusted by differences to it.
+	additive := slices.ContainsFunc(x, func(v float64) bool { return !(v > 0) })
 	if m > 1 && n > 2*m && Seasonal(x, m) {
-		if idx, ok := decompose(x, m); ok {
+		if idx, ok := decompose(x, m, additive); ok {
 			adj = make([]float64, n)
 			for t := range x {
-				adj[t] = x[t] / idx[t%m]
+				adj[t] = deseason(x[t], idx[t%m], additive)
 			}
 			// Rotated so that the phase of the step after the last
 			// value is 0.
@@ -132,7 +141,7 @@ func fit(x []float64, m int) (*Model, []float64, error) {
 			}
 		}
 	}
-	f := &Model{Season: season}
+	f := &Model{Season: season, Additive: additive && season != nil}
 	f.smooth(adj)
 	if !f.finite() {
 		return nil, nil, ErrOverflow
@@ -359,7 +368,7 @@ func (f *Model) push(y, d float64) {
 func (f *Model) Update(y float64) {
 	v := y
 	if m := len(f.Season); m > 0 {
-		v = y / f.Season[f.Phase]
+		v = deseason(y, f.Season[f.Phase], f.Additive)
 		f.Phase = (f.Phase + 1) % m
 	}
 	if f.Profile > 0 {
@@ -427,7 +436,7 @@ func (f *Model) Skip(k uint64) {
 
 // Forecast writes the forecasts of steps 1..len(mean) and their standard
 // deviations. The mean is ℓ + b·(h − 1 + (1 − (1−α)^N)/α), times the
-// step's seasonal index, or plus the moving profile at the step's phase
+// step's seasonal index (plus it, Additive), or plus the moving profile at the step's phase
 // (from the values observed before the next: FitProfile); the deviation
 // σ·√(1 + (h−1)α²) is that of the smoothing's h-step error, not
 // re-seasonalised (as thetaf's intervals). sd may be nil.
@@ -444,7 +453,11 @@ func (f *Model) Forecast(mean, sd []float64) {
 			v = f.Level + f.Trend*damp
 		}
 		if m := len(f.Season); m > 0 {
-			v *= f.Season[(f.Phase+i)%m]
+			if c := f.Season[(f.Phase+i)%m]; f.Additive {
+				v += c
+			} else {
+				v *= c
+			}
 		}
 		if f.Profile > 0 {
 			v += f.profile(i)
@@ -517,9 +530,11 @@ func SeasonSE(r []float64, n int) float64 {
 // decompose returns the seasonal indices of the classical multiplicative
 // decomposition (R's decompose): idx[t%m] for the value at t, the mean
 // ratio of x to its centred moving average (of order 2×m for even m) at
-// each position, normalised to mean 1. ok is false when an index is below
-// minIndex or a position has no ratio.
-func decompose(x []float64, m int) (idx []float64, ok bool) {
+// each position, normalised to mean 1; with additive, of the additive one
+// (R's decompose type "additive"): the mean difference, normalised to mean
+// 0. ok is false when a multiplicative index is below minIndex or a
+// position has no ratio.
+func decompose(x []float64, m int, additive bool) (idx []float64, ok bool) {
 	n := len(x)
 	half := m / 2
 	sum := make([]float64, m)
@@ -537,7 +552,11 @@ func decompose(x []float64, m int) (idx []float64, ok bool) {
 			}
 		}
 		trend /= float64(m)
-		sum[t%m] += x[t] / trend
+		if additive {
+			sum[t%m] += x[t] - trend
+		} else {
+			sum[t%m] += x[t] / trend
+		}
 		cnt[t%m]++
 	}
 	idx = make([]float64, m)
@@ -551,12 +570,24 @@ func decompose(x []float64, m int) (idx []float64, ok bool) {
 	}
 	mean /= float64(m)
 	for k := range idx {
+		if additive {
+			idx[k] -= mean
+			continue
+		}
 		idx[k] /= mean
 		if math.Abs(idx[k]) < minIndex {
 			return nil, false
 		}
 	}
 	return idx, true
+}
+
+// deseason removes the seasonal index c from y: y − c, or y/c.
+func deseason(y, c float64, additive bool) float64 {
+	if additive {
+		return y - c
+	}
+	return y / c
 }
 
 // line returns the means of t = 0..n−1 and of x and the co-moments
@@ -599,6 +630,10 @@ type State struct {
 	// are the damped trend's (Model.Phi), 0 before version 17.
 	Weight           float64 `snapshot:"17"`
 	Phi, Beta, Trend float64 `snapshot:"17"`
+
+	// Additive says Season is added (Model.Additive): false before the
+	// learner's version 18, whose seasons are all multiplicative.
+	Additive bool `snapshot:"18"`
 }
 
 // State returns f's state; Season is copied.
@@ -606,7 +641,7 @@ func (f *Model) State() State {
 	return State{Alpha: f.Alpha, Level: f.Level, Drift: f.Drift, Sigma2: f.Sigma2, N: f.N, Phase: f.Phase,
 		Season: slices.Clone(f.Season), MeanT: f.meanT, MeanX: f.meanX, STT: f.stt, STX: f.stx, SSE: f.sse, NextT: f.nextT,
 		Profile: f.Profile, Sub: f.Sub, Cycles: f.Cycles, Recent: slices.Clone(f.recent), RecentY: slices.Clone(f.recentY),
-		Pos: f.pos, Filled: f.filled, Weight: f.Weight, Phi: f.Phi, Beta: f.Beta, Trend: f.Trend}
+		Pos: f.pos, Filled: f.filled, Weight: f.Weight, Phi: f.Phi, Beta: f.Beta, Trend: f.Trend, Additive: f.Additive}
 }
 
 // FromState returns the Model of a state State returned, or an error when
@@ -630,8 +665,10 @@ func FromState(s State) (*Model, error) {
 	case s.Alpha < AlphaMin || s.Alpha > AlphaMax || s.N < MinValues || !(s.STT > 0) || s.Sigma2 < 0 || s.SSE < 0 || s.NextT < float64(s.N) || s.NextT > maxIndex || math.Abs(s.MeanT) > maxIndex ||
 		!(s.Weight >= 0 && s.Weight <= 1) || !finite(s.Trend) || s.Phi != 0 && !(s.Phi > 0 && s.Phi < 1 && s.Beta >= 0 && s.Beta <= s.Alpha && s.Weight == 0 && s.Profile == 0):
 		return nil, errors.New("theta: state is not a fitted model's")
-	case slices.ContainsFunc(s.Season, func(v float64) bool { return math.Abs(v) < minIndex }):
+	case !s.Additive && slices.ContainsFunc(s.Season, func(v float64) bool { return math.Abs(v) < minIndex }):
 		return nil, errors.New("theta: state has a seasonal index near zero")
+	case s.Additive && len(s.Season) == 0:
+		return nil, errors.New("theta: state has an additive season without indices")
 	case s.Phase < 0 || (len(s.Season) == 0 && s.Phase != 0) || (len(s.Season) > 0 && s.Phase >= len(s.Season)):
 		return nil, errors.New("theta: state's seasonal phase is out of range")
 	case s.Profile == 0 && (s.Sub != 0 || s.Cycles != 0 || len(s.Recent) != 0 || len(s.RecentY) != 0 || s.Pos != 0 || s.Filled != 0),
@@ -655,7 +692,7 @@ func FromState(s State) (*Model, error) {
 	// compute it (bit for bit): a state whose Drift says otherwise would
 	// change its forecasts at the next Update.
 	return &Model{Alpha: s.Alpha, Level: s.Level, Drift: s.STX / s.STT * s.Weight, Weight: s.Weight, Phi: s.Phi, Beta: s.Beta, Trend: s.Trend,
-		Sigma2: s.Sigma2, N: s.N, Phase: s.Phase, Season: season,
+		Sigma2: s.Sigma2, N: s.N, Phase: s.Phase, Season: season, Additive: s.Additive,
 		Profile: s.Profile, Sub: s.Sub, Cycles: s.Cycles, recent: recent, recentY: recentY, pos: s.Pos, filled: s.Filled,
 		meanT: s.MeanT, meanX: s.MeanX, stt: s.STT, stx: s.STX, sse: s.SSE, nextT: s.NextT}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -229,17 +230,66 @@ func TestFitRefusesAndFallsBack(t *testing.T) {
 	if _, err := Fit([]float64{1, 2, math.NaN(), 4}, 1); err == nil {
 		t.Error("a NaN was accepted")
 	}
-	// A seasonal pattern with an index of zero (its ratios to the moving
-	// average 0.5 are −2, 4, 2, 0): adjusting by it would divide by zero,
-	// so the forecast is not seasonal.
+	// A positive seasonal pattern with an index near zero (its ratios to
+	// the moving average 1.0000005 are about 1e-6, 2, 1, 1): adjusting by
+	// it would divide by almost zero, so the forecast is not seasonal.
 	x := make([]float64, 40)
 	for i := range x {
-		x[i] = []float64{-1, 2, 1, 0}[i%4]
+		x[i] = []float64{1e-6, 2, 1, 1}[i%4]
 	}
 	if m, err := Fit(x, 4); err != nil {
 		t.Errorf("seasonal series with a zero index: %v", err)
 	} else if m.Season != nil {
 		t.Errorf("seasonal series with a zero index: season %v, want none", m.Season)
+	}
+}
+
+// A seasonal series with a value at or below zero is adjusted additively
+// (R's decompose type "additive"): on a period-4 pattern on a line through
+// zero the centred moving average is the line itself, so each component
+// is the pattern less its mean exactly (1e-12: sums of a few values of
+// order 10), rotated to the step after the last value; the adjusted
+// series is the line, forecasts add the components back, and the state
+// keeps Additive through State and FromState.
+func TestFitAdditiveSeason(t *testing.T) {
+	pattern := []float64{-3, 5, 1, -1} // mean 0.5
+	x := make([]float64, 42)
+	for i := range x {
+		x[i] = -10 + 0.5*float64(i) + pattern[i%4]
+	}
+	m, err := Fit(x, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Additive || len(m.Season) != 4 {
+		t.Fatalf("additive %v, season %v", m.Additive, m.Season)
+	}
+	for k, c := range m.Season {
+		if want := pattern[(len(x)+k)%4] - 0.5; math.Abs(c-want) > 1e-12 {
+			t.Errorf("component of step %d: %g, want %g", k+1, c, want)
+		}
+	}
+	mean := make([]float64, 8)
+	m.Forecast(mean, nil)
+	plain := *m
+	plain.Season = nil
+	base := make([]float64, 8)
+	plain.Forecast(base, nil)
+	for h := range mean {
+		if want := base[h] + m.Season[h%4]; math.Abs(mean[h]-want) > 1e-12 {
+			t.Errorf("step %d: %g, want the unseasonal %g plus its component", h+1, mean[h], want)
+		}
+	}
+	r, err := FromState(m.State())
+	if err != nil || !r.Additive || !slices.Equal(r.Season, m.Season) {
+		t.Errorf("restored: %v, additive %v, season %v", err, r != nil && r.Additive, r)
+	}
+	pos := make([]float64, len(x))
+	for i := range x {
+		pos[i] = x[i] + 100
+	}
+	if p, err := Fit(pos, 4); err != nil || p.Additive || len(p.Season) != 4 {
+		t.Errorf("a positive series: %v, additive %v, season %v; want multiplicative", err, p != nil && p.Additive, p)
 	}
 }
 
