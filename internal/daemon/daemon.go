@@ -594,6 +594,9 @@ type metrics struct {
 	bytes     prometheus.Gauge
 	skipped   prometheus.Counter
 	gapFilled prometheus.Counter
+	// unitSuspect counts new series whose first t, an integer Unix time,
+	// looks like the other time unit's (partitionRun.checkUnit).
+	unitSuspect prometheus.Counter
 
 	rebalances           prometheus.Counter
 	latency              prometheus.Histogram
@@ -647,6 +650,8 @@ func newMetrics() *metrics {
 		Help: "Level-shift corrections started: a series' one-step errors showed a shift of its level that its model has not learned, and its forecasts carry a correction until it has (model.level_shift)."})
 	m.gapFilled = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_gap_samples_filled_total",
 		Help: "Missing samples (gaps in t of more than one step) filled with their one-step predictions to keep the lags aligned."})
+	m.unitSuspect = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_series_time_unit_suspect_total",
+		Help: "New series whose first t, an integer Unix time, looks like the other time unit's (model.time_unit): before 1973-03-03 as milliseconds (Unix seconds?), after the year 5138 as seconds (Unix milliseconds?). A warning names the series."})
 	m.rebalances = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_rebalances_total",
 		Help: "Consumer-group generations joined (each follows a rebalance)."})
 	// Kafka Streams' record-e2e-latency measures the same way: wall clock
@@ -690,7 +695,7 @@ func newMetrics() *metrics {
 	m.heavySeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamd_heavy_job_duration_seconds",
 		Help: "Time a worker spent on one heavy Observe.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)})
 	m.registry.MustRegister(m.heavyJobs, m.heavySeconds, m.fallbacks, m.outliers, m.levelShifts)
-	m.registry.MustRegister(m.foreignCheckpoints, m.skipped, m.gapFilled, m.rebalances, m.latency, m.checkpointSeconds, m.checkpointBytes, m.checkpointSeries,
+	m.registry.MustRegister(m.foreignCheckpoints, m.skipped, m.gapFilled, m.unitSuspect, m.rebalances, m.latency, m.checkpointSeconds, m.checkpointBytes, m.checkpointSeries,
 		m.checkpointFailures, m.deadTruncated, m.dropped, m.restores, m.restoreSeconds, m.restored, m.restoreFailures, m.restoreConfigChanged)
 	for _, from := range []string{"state_topic", "memory"} {
 		m.restores.WithLabelValues(from)

@@ -23,6 +23,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/streamd/streamd/internal/calendar"
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/reject"
 	"github.com/streamd/streamd/internal/sink"
@@ -571,5 +572,47 @@ func TestHugeValueDoesNotPoison(t *testing.T) {
 		if code != 200 || len(body) < 10 {
 			t.Errorf("GET %s: %d %q", path, code, body)
 		}
+	}
+}
+
+// A new series whose first t, an integer Unix time, looks like the other
+// unit's is counted and named in a warning (calendar.UnitHint): with
+// model.time_unit ms, hourly Unix seconds fall in January 1970. Unix
+// milliseconds, and a 1970 date written as a timestamp string, whose unit
+// the data states, are not.
+func TestSuspectTimeUnitIsCounted(t *testing.T) {
+	c := testCluster(t, 1, "series", "forecasts", "dlq")
+	addrs := c.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const n = 30
+	var all []sink.Record
+	for i := range n {
+		y := 10 + math.Sin(float64(i)/3)
+		all = append(all,
+			sink.Record{Key: []byte("seconds"), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%g}`, 1_704_067_200+3600*i, y))},
+			sink.Record{Key: []byte("millis"), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%g}`, 1_704_067_200_000+3_600_000*i, y))},
+			sink.Record{Key: []byte("dated"), Value: []byte(fmt.Sprintf(`{"t":"1970-01-%02dT00:00:00Z","y":%g}`, 1+i, y))})
+	}
+	in, err := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.WriteRecords(ctx, all...); err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+	var logs logBuffer
+	cfg := testConfig(addrs)
+	cfg.Decoder.Unit = calendar.Millis
+	cfg.Logger = logs.logger()
+	d := mustOpen(t, cfg)
+	waitFor(ctx, t, "every record handled", func() bool { return counterValue(t, d.metrics.records) >= 3*n })
+	if got := counterValue(t, d.metrics.unitSuspect); got != 1 {
+		t.Errorf("streamd_series_time_unit_suspect_total %g, want 1 (the series of Unix seconds)", got)
+	}
+	if s := logs.String(); !strings.Contains(s, `"msg":"series time unit looks wrong","series":"\"seconds\""`) || !strings.Contains(s, "model.time_unit: s") ||
+		strings.Contains(s, `"series":"\"millis\""`) || strings.Contains(s, `"series":"\"dated\""`) {
+		t.Errorf("log: %s", s)
 	}
 }

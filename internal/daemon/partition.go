@@ -13,6 +13,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/streamd/streamd/internal/calendar"
 	"github.com/streamd/streamd/internal/checkpoint"
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/reject"
@@ -41,7 +42,7 @@ type partitionRun struct {
 	lastCommit time.Time
 	// Rejects, evictions and failed fits are logged at most once a second
 	// each (they can arrive in floods), with the count not logged since.
-	rejectLog, evictLog, fitLog logLimit
+	rejectLog, evictLog, fitLog, unitLog logLimit
 	// timeKind says, per series, whether its t are times (else sequence
 	// numbers), from its first record taken; kept in its checkpoint's meta
 	// (summaryMeta) and with a parked partition, so that a restart or a
@@ -342,6 +343,9 @@ func (r *partitionRun) finish(l *online.Learner, m kafka.Message, rec source.Rec
 	if r.timeKind == nil {
 		r.timeKind = map[string]bool{}
 	}
+	if _, known := r.timeKind[rec.Series]; !known && rec.UnixInteger {
+		r.checkUnit(rec)
+	}
 	r.timeKind[rec.Series] = rec.IsTime
 	if res.Filled > 0 {
 		d.metrics.gapFilled.Add(float64(res.Filled))
@@ -403,6 +407,22 @@ func (r *partitionRun) logFitFailure(id string, err error) {
 	if skipped, ok := r.fitLog.allow(); ok {
 		r.d.cfg.Logger.Warn("series: fit failed; the series keeps buffering and retries", "series", id,
 			"partition", r.p.ID, "err", err, "failed_since_last_log", skipped)
+	}
+}
+
+// checkUnit logs (at a bounded rate) a new series whose first t, an
+// integer Unix time, looks like the other time unit's: epoch seconds read
+// as milliseconds fall in 1970, milliseconds read as seconds after the
+// year 5138, and the series' steps and calendar features with them.
+func (r *partitionRun) checkUnit(rec source.Record) {
+	hint := calendar.UnitHint(rec.T, rec.T, r.d.cfg.Decoder.Unit)
+	if hint == "" {
+		return
+	}
+	r.d.metrics.unitSuspect.Inc()
+	if skipped, ok := r.unitLog.allow(); ok {
+		r.d.cfg.Logger.Warn("series time unit looks wrong", "series", strconv.Quote(rec.Series[:min(len(rec.Series), 64)]),
+			"t_ms", rec.T, "hint", hint, "suspect_since_last_log", skipped)
 	}
 }
 

@@ -72,8 +72,12 @@ type Record struct {
 	T int64
 	// IsTime says T is a time in Unix milliseconds, not a sequence number.
 	IsTime bool
-	Y      float64
-	U      []float64
+	// UnixInteger says t was an integer read as a Unix time in Unit (ms
+	// or s), not a timestamp string or the record's time: the one kind of
+	// t whose unit the data cannot confirm (calendar.UnitHint).
+	UnixInteger bool
+	Y           float64
+	U           []float64
 	// Future holds the planned inputs of the steps ahead: row h-1 those of
 	// time t + h·step (h = 1, 2, …, step the series' sampling step), each
 	// row Planned values in the order the model declares its planned
@@ -191,6 +195,7 @@ func (d *Decoder) Decode(key, value []byte, ts time.Time) (Record, error) {
 		if rec.T, rec.IsTime, err = d.parseTime(t); err != nil {
 			return Record{}, reject.Errorf(reject.BadTime, "%s: %v", d.Fields.T, err)
 		}
+		rec.UnixInteger = rec.IsTime && t[0] != '"' // a number, not a timestamp string
 	}
 	return rec, nil
 }

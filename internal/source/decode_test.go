@@ -52,25 +52,26 @@ func TestDecodeAccepts(t *testing.T) {
 }
 
 // An integer t is read in the decoder's unit; a timestamp string is a time
-// whatever the unit.
+// whatever the unit. UnixInteger marks the integers read as Unix times.
 func TestDecodeTimeUnit(t *testing.T) {
 	xmas := time.Date(2024, 12, 25, 0, 0, 0, 0, time.UTC).UnixMilli()
 	for _, tc := range []struct {
-		unit   calendar.Unit
-		value  string
-		t      int64
-		isTime bool
+		unit            calendar.Unit
+		value           string
+		t               int64
+		isTime, integer bool
 	}{
-		{calendar.Sequence, `{"t":1735084800,"y":1}`, 1735084800, false},
-		{calendar.Millis, `{"t":1735084800000,"y":1}`, xmas, true},
-		{calendar.Seconds, `{"t":1735084800,"y":1}`, xmas, true},
-		{calendar.Sequence, `{"t":"2024-12-25","y":1}`, xmas, true},
-		{calendar.Seconds, `{"t":"2024-12-25T00:00:00Z","y":1}`, xmas, true},
+		{calendar.Sequence, `{"t":1735084800,"y":1}`, 1735084800, false, false},
+		{calendar.Millis, `{"t":1735084800000,"y":1}`, xmas, true, true},
+		{calendar.Seconds, `{"t":1735084800,"y":1}`, xmas, true, true},
+		{calendar.Sequence, `{"t":"2024-12-25","y":1}`, xmas, true, false},
+		{calendar.Seconds, `{"t":"2024-12-25T00:00:00Z","y":1}`, xmas, true, false},
+		{calendar.Millis, `{"y":1}`, ts.UnixMilli(), true, false}, // the record's time
 	} {
 		d := &Decoder{Fields: DefaultFields, Unit: tc.unit}
 		got, err := d.Decode([]byte("s"), []byte(tc.value), ts)
-		if err != nil || got.T != tc.t || got.IsTime != tc.isTime {
-			t.Errorf("%v %s: T %d IsTime %v err %v, want %d %v", tc.unit, tc.value, got.T, got.IsTime, err, tc.t, tc.isTime)
+		if err != nil || got.T != tc.t || got.IsTime != tc.isTime || got.UnixInteger != tc.integer {
+			t.Errorf("%v %s: T %d IsTime %v UnixInteger %v err %v, want %d %v %v", tc.unit, tc.value, got.T, got.IsTime, got.UnixInteger, err, tc.t, tc.isTime, tc.integer)
 		}
 	}
 	d := &Decoder{Fields: DefaultFields, Unit: calendar.Seconds}
