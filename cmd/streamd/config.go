@@ -711,8 +711,16 @@ func (k *KafkaConfig) validate(p *problems) {
 	if k.DeadLetterTopic != "" && (slices.Contains(k.InputTopics, k.DeadLetterTopic) || k.DeadLetterTopic == k.ForecastTopic || k.DeadLetterTopic == k.stateTopic()) {
 		p.add("kafka.dead_letter_topic", "must differ from the input, forecast and state topics (got %q)", k.DeadLetterTopic)
 	}
+	// Settings that would be ignored are refused: an operator who set a
+	// CA, a client certificate or credentials expects them to be used.
+	if t := k.TLS; !t.Enabled && (t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != "" || t.InsecureSkipVerify) {
+		p.add("kafka.tls.enabled", "is false, but other kafka.tls settings are set and would be ignored: set enabled: true, or remove them")
+	}
 	switch k.SASL.Mechanism {
 	case "":
+		if k.SASL.Username != "" || k.SASL.Password != "" {
+			p.add("kafka.sasl.mechanism", `is "" (none), but a username or password is set and would be ignored: name the mechanism (plain, scram-sha-256, scram-sha-512), or remove them`)
+		}
 	case "plain", "scram-sha-256", "scram-sha-512":
 		if k.SASL.Username == "" {
 			p.add("kafka.sasl.username", "must be set for mechanism %s", k.SASL.Mechanism)

@@ -119,6 +119,8 @@ func TestBadConfig(t *testing.T) {
 		{"an input topic twice", "kafka: {input_topics: [a, b, a]}\n", []string{`kafka.input_topics[2]: lists "a" a second time`}},
 		{"dead letters to an input", "kafka: {input_topics: [a], dead_letter_topic: a}\n", []string{`kafka.dead_letter_topic: must differ from the input, forecast and state topics (got "a")`}},
 		{"dead letters to the forecasts", "kafka: {dead_letter_topic: forecasts}\n", []string{`kafka.dead_letter_topic: must differ`}},
+		{"TLS files without TLS", "kafka: {tls: {ca_file: ca.pem}}\n", []string{"kafka.tls.enabled: is false, but other kafka.tls settings are set"}},
+		{"credentials without SASL", "kafka: {sasl: {username: u, password: p}}\n", []string{`kafka.sasl.mechanism: is "" (none), but a username or password is set`}},
 		{"no what-if slot", "http: {what_if: {max_concurrent: 0}}\n", []string{"http.what_if.max_concurrent: must be ≥ 1 (got 0)"}},
 		{"what-if horizon cap", "http: {what_if: {max_horizon: 0}}\n", []string{"http.what_if.max_horizon: must be 1..1000000 (got 0)"}},
 		{"no read timeout", "http: {read_timeout: 0s}\n", []string{"http.read_timeout: must be a duration", "got 0s"}},
