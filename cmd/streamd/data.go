@@ -301,8 +301,10 @@ func readCSV(r io.Reader, cols columns) (*series, error) {
 			if t, isTime, err = calendar.ParseTime(cell, cols.unit); err != nil {
 				return nil, dataErrorf(line, "column %s: %v", header[tcol], err)
 			}
-			if _, err := strconv.ParseInt(cell, 10, 64); err != nil {
-				integers = false
+			if integers {
+				if _, err := strconv.ParseInt(cell, 10, 64); err != nil {
+					integers = false
+				}
 			}
 			switch {
 			case len(s.y) == 0:

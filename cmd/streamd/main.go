@@ -22,9 +22,9 @@ func main() {
 		// limit); a second one, while that runs, exits at once: the records
 		// not committed are read again at the next start.
 		<-ctx.Done()
-		stop()
 		again := make(chan os.Signal, 1)
-		signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+		signal.Notify(again, os.Interrupt, syscall.SIGTERM) // before stop: the default action (death by the signal) never returns between them
+		stop()
 		<-again
 		fmt.Fprintln(os.Stderr, "streamd: second signal: exiting without finishing the shutdown")
 		os.Exit(1)

@@ -392,7 +392,10 @@ reading:
 			// that holds offset with records below it only; if the batch
 			// after it does not fit in the rest, the answer brings nothing
 			// new however often it is asked. Every batch was written within
-			// the topic's max.message.bytes, so twice that fits both.
+			// the topic's max.message.bytes, so twice that fits both, as
+			// long as the broker's own cap on an answer (fetch.max.bytes,
+			// 55 MiB by default) does too: with checkpoints of more than
+			// about 27 MiB it may not, and the read ends there as before.
 			raised = true
 			if n, err := s.MaxRecordBytes(ctx); err == nil && 2*int64(n) > maxBytes {
 				maxBytes = 2 * int64(n)

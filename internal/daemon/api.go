@@ -14,8 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
+	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
 	"github.com/streamd/streamd/internal/webui"
@@ -151,15 +150,22 @@ func (dir *directory) lookup(id string) (*partitionRun, SeriesSummary, bool) {
 
 // seriesOrders are the orders of a series list (the sort parameter): by id,
 // or by a score, ties by id (ascending in either direction). A score that
-// is null (nothing predicted yet, or a ruined model's) sorts last in
-// either direction (page).
-var seriesOrders = map[string]func(a, b *SeriesSummary) int{
-	"id":       func(a, b *SeriesSummary) int { return cmp.Compare(a.ID, b.ID) },
-	"rmse":     func(a, b *SeriesSummary) int { return cmp.Compare(a.OneStepRMS, b.OneStepRMS) },
-	"coverage": func(a, b *SeriesSummary) int { return cmp.Compare(a.Coverage95, b.Coverage95) },
-	"outliers": func(a, b *SeriesSummary) int { return cmp.Compare(a.Outliers, b.Outliers) },
-	"updated":  func(a, b *SeriesSummary) int { return a.Updated.Compare(b.Updated) },
-	"last_t":   func(a, b *SeriesSummary) int { return cmp.Compare(a.LastT, b.LastT) },
+// is null (nothing predicted yet, or a ruined model's: the order's null)
+// sorts last in either direction (page).
+var seriesOrders = map[string]seriesOrder{
+	"id":       {cmp: func(a, b *SeriesSummary) int { return cmp.Compare(a.ID, b.ID) }},
+	"rmse":     {cmp: func(a, b *SeriesSummary) int { return cmp.Compare(a.OneStepRMS, b.OneStepRMS) }, null: func(s *SeriesSummary) bool { return s.OneStepRMS.null() }},
+	"coverage": {cmp: func(a, b *SeriesSummary) int { return cmp.Compare(a.Coverage95, b.Coverage95) }, null: func(s *SeriesSummary) bool { return s.Coverage95.null() }},
+	"outliers": {cmp: func(a, b *SeriesSummary) int { return cmp.Compare(a.Outliers, b.Outliers) }},
+	"updated":  {cmp: func(a, b *SeriesSummary) int { return a.Updated.Compare(b.Updated) }},
+	"last_t":   {cmp: func(a, b *SeriesSummary) int { return cmp.Compare(a.LastT, b.LastT) }},
+}
+
+// seriesOrder compares two summaries by a key; null, when set, says a
+// summary has no value of it.
+type seriesOrder struct {
+	cmp  func(a, b *SeriesSummary) int
+	null func(s *SeriesSummary) bool
 }
 
 // cmpBool orders false before true.
@@ -177,8 +183,8 @@ func cmpBool(a, b bool) int {
 // (a key of seriesOrders; descending when desc), the total number of series
 // and the directory's publication count. O(n log n) in the number of series.
 func (dir *directory) page(offset, limit int, withLatest bool, order string, desc bool) (items []SeriesSummary, total int, seq uint64) {
-	by := seriesOrders[order]
-	if by == nil {
+	by, ok := seriesOrders[order]
+	if !ok {
 		by = seriesOrders["id"]
 	}
 	dir.mu.RLock()
@@ -188,15 +194,8 @@ func (dir *directory) page(offset, limit int, withLatest bool, order string, des
 	}
 	seq = dir.seq
 	dir.mu.RUnlock()
-	var null func(s *SeriesSummary) bool
-	switch order {
-	case "rmse":
-		null = func(s *SeriesSummary) bool { return s.OneStepRMS.null() }
-	case "coverage":
-		null = func(s *SeriesSummary) bool { return s.Coverage95.null() }
-	}
 	slices.SortFunc(all, func(a, b SeriesSummary) int {
-		if null != nil {
+		if null := by.null; null != nil {
 			if na, nb := null(&a), null(&b); na || nb {
 				if na && nb {
 					return cmp.Compare(a.ID, b.ID)
@@ -204,7 +203,7 @@ func (dir *directory) page(offset, limit int, withLatest bool, order string, des
 				return cmpBool(na, nb)
 			}
 		}
-		c := by(&a, &b)
+		c := by.cmp(&a, &b)
 		if desc {
 			c = -c
 		}
@@ -302,7 +301,7 @@ func listQueryOf(w http.ResponseWriter, req *http.Request) (listQuery, bool) {
 		limit = 100
 	}
 	q.limit = limit
-	if seriesOrders[q.sort] == nil {
+	if _, ok := seriesOrders[q.sort]; !ok {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "sort must be one of id, rmse, coverage, outliers, updated, last_t"})
 		return q, false
 	}
@@ -468,16 +467,6 @@ func writeBody(w http.ResponseWriter, code int, b []byte) {
 // FanLevels are the levels of the central intervals the fan chart draws.
 var FanLevels = []float64{0.5, 0.8, 0.95}
 
-// quantile returns the standard quantile at probability p of the
-// distribution a step's band is drawn from: a Student t of ν df when df > 0,
-// else the normal.
-func quantile(p, df float64) float64 {
-	if df > 0 {
-		return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
-	}
-	return distuv.UnitNormal.Quantile(p)
-}
-
 // FanStep is one forecast step as the fan chart draws it: Lo[i], Hi[i] bound
 // the central interval at FanLevels[i].
 type FanStep struct {
@@ -499,13 +488,16 @@ type FanStep struct {
 // y whatever the form.
 func fan(steps []sink.Step, form string, level, df float64) []FanStep {
 	inLogs := form == "log" || form == "log+diff"
-	// ratio[d][i]: q at FanLevels[i] over q at level, for a normal (d = 0)
-	// and for the model's t (d = 1).
-	var ratio [2][]float64
+	// ratio[d][i]: the half-width at FanLevels[i] over that at level, for
+	// a normal (d = 0) and for the model's t (d = 1); the t's scale to unit
+	// variance cancels. half[d][i]: the half-width in stds, for a step
+	// whose bounds in logs are not finite.
+	var ratio, half [2][]float64
 	for d, nu := range []float64{0, df} {
-		ql := quantile(0.5+level/2, nu)
+		ql := narx.StandardQuantile(nu, level)
 		for _, p := range FanLevels {
-			ratio[d] = append(ratio[d], quantile(0.5+p/2, nu)/ql)
+			q := narx.StandardQuantile(nu, p)
+			ratio[d], half[d] = append(ratio[d], q/ql), append(half[d], q)
 		}
 	}
 	id := func(v float64) float64 { return v }
@@ -519,12 +511,12 @@ func fan(steps []sink.Step, form string, level, df float64) []FanStep {
 		m, lo, hi := to(s.Mean), to(s.Lo), to(s.Hi)
 		ok := !(math.IsNaN(m) || math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(m, 0) || math.IsInf(lo, 0) || math.IsInf(hi, 0))
 		d := 1
-		if s.Fallback || df <= 0 {
+		if s.Fallback || !(df > 2) { // a t of df ≤ 2 has no variance to scale to: the models' have more
 			d = 0
 		}
 		for i, r := range ratio[d] {
 			if !ok { // a bound at 0 in logs: fall back to the std
-				z := quantile(0.5+FanLevels[i]/2, 0)
+				z := half[d][i]
 				f.Lo[i], f.Hi[i] = optFloat(s.Mean-z*s.Std), optFloat(s.Mean+z*s.Std)
 				continue
 			}

@@ -1005,3 +1005,51 @@ func writeBacklog(ctx context.Context, b *testing.B, w *sink.KafkaWriter, nSerie
 	}
 	return recs
 }
+
+// BenchmarkWhatIfParts times the parts of a what-if answer at horizon 1 000
+// on a series of the latency benchmarks' model (M = 50, lags 1..10, 800
+// values learned): the copy taken on the partition goroutine, the
+// forecast with its bands, the message's steps, and the JSON with the
+// message's own encoder (AppendJSON, what the lane writes) and with
+// json.Marshal (which runs that encoder and then scans its output again).
+// Reports µs per answer for each.
+func BenchmarkWhatIfParts(b *testing.B) {
+	l, err := online.NewLearner(endToEndModel(150))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for k, y := range series(3, 800) {
+		if _, err := l.Observe(online.Observation{T: int64(k + 1), Y: y}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	steps := make([]online.ForecastStep, 1000)
+	var copyT, forecastT, stepsT, appendT, marshalT time.Duration
+	for range b.N {
+		t0 := time.Now()
+		c := l.ForecastCopy()
+		t1 := time.Now()
+		if err := c.Forecast(steps, nil); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		msg := sink.Message{Series: "s", T: c.LastT(), IssuedAt: t2.UTC(), Model: ModelInfoOf(c)}
+		SetSteps(&msg, steps)
+		t3 := time.Now()
+		own, err := msg.AppendJSON(nil)
+		t4 := time.Now()
+		std, err2 := json.Marshal(&msg)
+		t5 := time.Now()
+		if err != nil || err2 != nil || len(own) != len(std) {
+			b.Fatalf("encodings: %d and %d bytes, %v, %v", len(own), len(std), err, err2)
+		}
+		copyT, forecastT, stepsT = copyT+t1.Sub(t0), forecastT+t2.Sub(t1), stepsT+t3.Sub(t2)
+		appendT, marshalT = appendT+t4.Sub(t3), marshalT+t5.Sub(t4)
+	}
+	us := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) }
+	b.ReportMetric(us(copyT), "copy-µs")
+	b.ReportMetric(us(forecastT), "forecast-µs")
+	b.ReportMetric(us(stepsT), "steps-µs")
+	b.ReportMetric(us(appendT), "appendjson-µs")
+	b.ReportMetric(us(marshalT), "marshal-µs")
+}

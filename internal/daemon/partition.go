@@ -343,10 +343,13 @@ func (r *partitionRun) finish(l *online.Learner, m kafka.Message, rec source.Rec
 	if r.timeKind == nil {
 		r.timeKind = map[string]bool{}
 	}
-	if _, known := r.timeKind[rec.Series]; !known && rec.UnixInteger {
-		r.checkUnit(rec)
+	if _, known := r.timeKind[rec.Series]; !known {
+		// Once known the kind stays (observe refuses a change).
+		r.timeKind[rec.Series] = rec.IsTime
+		if rec.UnixInteger {
+			r.checkUnit(rec)
+		}
 	}
-	r.timeKind[rec.Series] = rec.IsTime
 	if res.Filled > 0 {
 		d.metrics.gapFilled.Add(float64(res.Filled))
 	}

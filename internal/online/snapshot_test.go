@@ -28,18 +28,24 @@ func TestSnapshotRoundTripIsBitIdentical(t *testing.T) {
 		name    string
 		rule    narx.SwapRule
 		combine Combine
-	}{{"entropy", narx.SwapEntropy, CombineNone}, {"gain", narx.SwapGain, CombineNone}, {"gain+theta", narx.SwapGain, CombineTheta}} {
-		t.Run(c.name, func(t *testing.T) { snapshotRoundTrip(t, c.rule, c.combine) })
+		shift   float64 // added to the series
+	}{{"entropy", narx.SwapEntropy, CombineNone, 0}, {"gain", narx.SwapGain, CombineNone, 0}, {"gain+theta", narx.SwapGain, CombineTheta, 0},
+		// Through zero: the theta method's season is additive.
+		{"gain+theta through zero", narx.SwapGain, CombineTheta, -10}} {
+		t.Run(c.name, func(t *testing.T) { snapshotRoundTrip(t, c.rule, c.combine, c.shift) })
 	}
 }
 
-func snapshotRoundTrip(t *testing.T, rule narx.SwapRule, combine Combine) {
+func snapshotRoundTrip(t *testing.T, rule narx.SwapRule, combine Combine, shift float64) {
 	cfg := testConfig()
 	cfg.Model.Embedding.InputLags = [][]int{{0, 2}}
 	cfg.Model.SwapRule = rule
 	cfg.Combine = combine
 	cfg.AutoSigma2 = true
 	y := noisySine(900, 0.1, 5)
+	for i := range y {
+		y[i] += shift
+	}
 	obs := func(i int) Observation {
 		return Observation{T: int64(10 * i), Y: y[i], U: []float64{math.Sin(0.05 * float64(i))}}
 	}
@@ -82,6 +88,9 @@ func snapshotRoundTrip(t *testing.T, rule narx.SwapRule, combine Combine) {
 		}
 		if (b.Theta() != nil) != (combine == CombineTheta) {
 			t.Errorf("cut %d: theta forecaster %v with combine %v", cut, b.Theta() != nil, combine)
+		}
+		if th := b.Theta(); th != nil && cut > 100 && (len(th.Season) > 0 && th.Additive) != (shift < 0) {
+			t.Errorf("cut %d: theta season %v additive %v for a series shifted by %g", cut, th.Season, th.Additive, shift)
 		}
 	}
 }
@@ -346,25 +355,27 @@ func testOlderSnapshot(t *testing.T, version int) {
 // learner-v10.snap from e62b660, learner-v11.snap from dee6fd4,
 // learner-v12.snap from e42fb79, learner-v13.snap from a6e3a27,
 // learner-v14.snap from afba534, learner-v15.snap from c93acf8,
-// learner-v16.snap from 8c53811: the
+// learner-v16.snap from 8c53811, learner-v17.snap from 5459e6a: the
 // configuration below, 400 values of noisySine(900, 0.1, 5), gain rule) are
 // read by today's decoder: the fields added since (InputLags in v7, Theta
 // and the window's swap scores in v8, the value statistics in v9, the
 // calibration's κ in v10, the gate's memory of surprises in v11, the theta
 // method's moving profile in v12, the calibration over the horizon in v13,
 // the model's own working-set size in v14, the shift watch in v15, the
-// days off and working steps in v16, the theta drift's weight in v17) are
+// days off and working steps in v16, the theta drift's weight in v17, the
+// theta method's additive season in v18) are
 // absent, and the Learner goes on as a working
 // model: before v8 with the combination configured but absent (the series
 // is past its last re-choice, value 100, and keeps no values to fit it
 // on), from v8 with it; before v9 the value statistics counted from the
 // restore, judging after Warmup values, from v9 as written; a theta
 // method written before v17 drifts by half its line's slope, as thetaf,
-// the only weight there was. Its 95 % band must cover at
+// the only weight there was, and one written before v18 has a
+// multiplicative season, if any. Its 95 % band must cover at
 // least 90 % of the next 500 values: a model mis-restored from bytes read
 // out of place predicts nothing like a sine.
 func TestGoldenOlderSnapshots(t *testing.T) {
-	for _, file := range []string{"learner-v6.snap", "learner-v7.snap", "learner-v8.snap", "learner-v9.snap", "learner-v10.snap", "learner-v11.snap", "learner-v12.snap", "learner-v13.snap", "learner-v14.snap", "learner-v15.snap", "learner-v16.snap"} {
+	for _, file := range []string{"learner-v6.snap", "learner-v7.snap", "learner-v8.snap", "learner-v9.snap", "learner-v10.snap", "learner-v11.snap", "learner-v12.snap", "learner-v13.snap", "learner-v14.snap", "learner-v15.snap", "learner-v16.snap", "learner-v17.snap"} {
 		t.Run(file, func(t *testing.T) {
 			snap, err := os.ReadFile(filepath.Join("testdata", file))
 			if err != nil {
@@ -384,8 +395,11 @@ func TestGoldenOlderSnapshots(t *testing.T) {
 			if l.seen != 400 || !l.Fitted() || (l.Theta() != nil) != wantTheta || l.LastT() != 3990 {
 				t.Fatalf("restored: seen %d, fitted %v, theta %v, last t %d", l.seen, l.Fitted(), l.Theta() != nil, l.LastT())
 			}
-			if th := l.Theta(); th != nil && th.Weight != theta.DefaultWeight {
+			if th := l.Theta(); th != nil && file != "learner-v17.snap" && th.Weight != theta.DefaultWeight {
 				t.Fatalf("restored theta method's drift weight %v, want thetaf's %v", th.Weight, theta.DefaultWeight)
+			}
+			if th := l.Theta(); th != nil && th.Additive {
+				t.Fatalf("restored theta method with an additive season from a snapshot before v18")
 			}
 			if valuesKept {
 				if l.values.N != 400 || !l.values.armed() {

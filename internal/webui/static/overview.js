@@ -2,6 +2,8 @@
 // one-step error, the coverage, the outliers or the last update. It follows
 // the list's event stream (GET /v1/events/series), which sends the page in
 // the chosen order whenever the daemon published a change.
+import { isoTime } from './svgplot.js';
+
 const LIMIT = 500;
 const $ = (s) => document.querySelector(s);
 let sort = 'id', order = 'asc', es = null, page = null;
@@ -32,7 +34,7 @@ function render() {
     a.textContent = s.id;
     tr.insertCell().append(a);
     cell(`${s.topic}/${s.partition}`);
-    cell(s.time ? new Date(s.last_t).toISOString().replace('.000Z', 'Z') : String(s.last_t), 'num');
+    cell(s.time ? isoTime(s.last_t) : String(s.last_t), 'num');
     cell(ago(s.updated), 'num');
     cell(s.fitted ? 'fitted' : 'warm-up');
     cell(String(s.predicted), 'num');

@@ -3,7 +3,7 @@
 // one-step errors, the running coverage, the scores and the model. It
 // redraws from the series' event stream (GET /v1/events/series/{id}), which
 // sends the series' view whenever the daemon published a change.
-import { chart } from './svgplot.js';
+import { chart, isoTime } from './svgplot.js';
 
 const id = new URLSearchParams(location.search).get('id') || '';
 const $ = (s) => document.querySelector(s);
@@ -45,7 +45,7 @@ function render() {
   }
   // t: UTC times in Unix ms when the series' records carry times, else
   // sequence numbers.
-  const T = (t) => (v.time ? new Date(t).toISOString().replace('.000Z', 'Z') : String(t));
+  const T = (t) => (v.time ? isoTime(t) : String(t));
   const tLabel = v.time ? 't (UTC)' : 't';
   updates++;
   document.body.dataset.updates = updates;
