@@ -1469,8 +1469,10 @@ func (l *Learner) fit() error {
 }
 
 // schedule sets the next re-choice after a fit or re-choice that proposed
-// periods: the next doubling, none after the last (the kept samples are
-// released), or, for a series still without a model after Warmup, another
+// periods: the next doubling (or, sooner, the values at which the time
+// step's season first joins the lag sets), none after the last (the kept
+// samples are released), or, for a series still without a model after
+// Warmup, another
 // try a quarter of Warmup later (a re-choice beyond Warmup, lastFit, is for
 // fitted series).
 func (l *Learner) schedule(periods []int) {
@@ -1479,6 +1481,17 @@ func (l *Learner) schedule(periods []int) {
 		last = l.cfg.lastFit(l.warmT, periods)
 	}
 	l.nextFit = int64(l.cfg.nextFit(int(l.seen), last))
+	// The time step's season joins the lag sets at 2(s + 3) values
+	// (periodsOf): a re-choice then, if none falls there, rather than a
+	// model without it until the next (a daily series' week at 20
+	// values, not 32).
+	if l.model.Fitted() && l.nextFit > 0 {
+		if ps := l.cfg.knownPeriods(l.warmT); len(ps) > 0 {
+			if at := int64(2 * (ps[0] + 3)); at > l.seen && at < l.nextFit {
+				l.nextFit = at
+			}
+		}
+	}
 	switch {
 	case l.nextFit > 0:
 	case !l.model.Fitted():

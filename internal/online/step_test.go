@@ -971,3 +971,40 @@ func TestGapsKeepTheWeek(t *testing.T) {
 		t.Errorf("one-step RMSE %g with one day in 13 missing, %g without", gaps, full)
 	}
 }
+
+// TestSeasonJoinsWhenItFits: a daily series is re-chosen when its week
+// first fits the lag sets, at 2·(7 + 3) = 20 values, not only at the
+// schedule's 32: from then on its lags hold the week (7), and its one-step
+// errors over values 21–32 are a weekly model's. The noise's own MAE is
+// 0.5·√(2/π) ≈ 0.40; a model fitted on 20 values may err 2.5 times that
+// (below 1), where lag 1 alone errs by the pattern's day-to-day changes,
+// several units.
+func TestSeasonJoinsWhenItFits(t *testing.T) {
+	const day = int64(86_400_000)
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	pattern := []float64{6, -2, 3, -1, 4, -8, -2}
+	rng := rand.New(rand.NewPCG(3, 1))
+	l, err := NewLearner(autoConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	var n int
+	for i := range 32 {
+		y := 50 + pattern[i%7] + 0.5*rng.NormFloat64()
+		res, err := l.Observe(Observation{T: start + int64(i)*day, Y: y})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i+1 == 20 && !slices.Contains(l.Model().Config().Embedding.YLags, 7) {
+			t.Fatalf("after 20 values: lags %v, want the week's 7 among them", l.Model().Config().Embedding.YLags)
+		}
+		if i+1 > 20 && res.Fitted {
+			sum += math.Abs(y - res.Prediction)
+			n++
+		}
+	}
+	if mae := sum / float64(n); !(mae < 1) {
+		t.Errorf("one-step MAE %g over values 21–32, want below 1", mae)
+	}
+}
