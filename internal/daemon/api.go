@@ -406,10 +406,11 @@ func (d *Daemon) whatIf(w http.ResponseWriter, req *http.Request) {
 			if hook := d.cfg.beforeWhatIf; hook != nil {
 				hook(id)
 			}
-			// The answer is encoded in the lane too, with the message's own
-			// encoder (a third of json.Marshal's cost, which scans the
-			// encoder's output again): at a long horizon the encoding is a
-			// sixth of a what-if's CPU, and the lane's pacing must count it.
+			// The answer is encoded in the lane too, so that the lane's
+			// pacing counts it (at a long horizon it is a large part of a
+			// what-if's CPU: BenchmarkWhatIfParts), with the message's own
+			// encoder rather than json.Marshal, which runs that encoder and
+			// then scans its output again.
 			steps := make([]online.ForecastStep, body.Horizon)
 			err = d.whatIfs.run(ctx, func() {
 				if ferr = c.Forecast(steps, body.Inputs); ferr != nil {

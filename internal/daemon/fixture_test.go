@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/streamd/streamd/internal/online"
+	"github.com/streamd/streamd/internal/sink"
 	"github.com/streamd/streamd/internal/source"
 )
 
@@ -26,6 +27,20 @@ func testCluster(t testing.TB, partitions int32, topics ...string) *kfake.Cluste
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// writeInput writes recs to the topic "series" of the brokers addrs, in
+// order, failing the test if it cannot.
+func writeInput(ctx context.Context, t testing.TB, addrs []string, recs ...sink.Record) {
+	t.Helper()
+	in, err := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if err := in.WriteRecords(ctx, recs...); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // testConfig is a daemon over the topics "series", "forecasts" and "dlq" of

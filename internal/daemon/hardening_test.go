@@ -527,14 +527,7 @@ func TestHugeValueDoesNotPoison(t *testing.T) {
 		}
 		all = append(all, sink.Record{Key: []byte("spiky"), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, i+1, y))})
 	}
-	in, err := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := in.WriteRecords(ctx, all...); err != nil {
-		t.Fatal(err)
-	}
-	in.Close()
+	writeInput(ctx, t, addrs, all...)
 	cfg := testConfig(addrs)
 	d := mustOpen(t, cfg)
 	want := 2 * (n - online.FirstFit + 1)
@@ -594,14 +587,7 @@ func TestSuspectTimeUnitIsCounted(t *testing.T) {
 			sink.Record{Key: []byte("millis"), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%g}`, 1_704_067_200_000+3_600_000*i, y))},
 			sink.Record{Key: []byte("dated"), Value: []byte(fmt.Sprintf(`{"t":"1970-01-%02dT00:00:00Z","y":%g}`, 1+i, y))})
 	}
-	in, err := sink.NewKafkaWriter(sink.KafkaConfig{Brokers: addrs, Topic: "series", Transport: &kafka.Transport{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := in.WriteRecords(ctx, all...); err != nil {
-		t.Fatal(err)
-	}
-	in.Close()
+	writeInput(ctx, t, addrs, all...)
 	var logs logBuffer
 	cfg := testConfig(addrs)
 	cfg.Decoder.Unit = calendar.Millis
