@@ -348,6 +348,23 @@ type SeriesConfig struct {
 // robust.window takes the same bound: its scale keeps 3 numbers per sample.
 const maxWindow = 100000
 
+// topicRule is Kafka's rule for a topic name, which the brokers would
+// otherwise refuse only when the topic is first used.
+const topicRule = "must be a Kafka topic name: 1 to 249 of a-z, A-Z, 0-9, '.', '_' and '-', not . or .."
+
+// validTopic reports whether name keeps topicRule.
+func validTopic(name string) bool {
+	if name == "" || len(name) > 249 || name == "." || name == ".." {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // Bounds that refuse a typo before it allocates gigabytes per series or
 // pins a CPU: a working set of M costs several M×M matrices (4 096: about
 // 130 MB each), the values kept for the re-choices three numbers per
@@ -657,8 +674,9 @@ func (k *KafkaConfig) validate(p *problems) {
 		p.add("kafka.brokers", "must list at least one host:port (got [])")
 	}
 	for i, b := range k.Brokers {
-		if _, _, err := net.SplitHostPort(b); err != nil {
-			p.add(fmt.Sprintf("kafka.brokers[%d]", i), "must be host:port (got %q)", b)
+		_, port, err := net.SplitHostPort(b)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 1 || n > 65535 {
+			p.add(fmt.Sprintf("kafka.brokers[%d]", i), "must be host:port with a port in 1..65535 (got %q)", b)
 		}
 	}
 	if k.Group == "" {
@@ -670,6 +688,8 @@ func (k *KafkaConfig) validate(p *problems) {
 	for i, t := range k.InputTopics {
 		if t == "" {
 			p.add(fmt.Sprintf("kafka.input_topics[%d]", i), "must not be empty")
+		} else if !validTopic(t) {
+			p.add(fmt.Sprintf("kafka.input_topics[%d]", i), "%s (got %q)", topicRule, t)
 		} else if slices.Index(k.InputTopics, t) < i {
 			// Each of its partitions would be owned twice: every record
 			// forecast twice, and both owners checkpointing to one topic.
@@ -704,6 +724,14 @@ func (k *KafkaConfig) validate(p *problems) {
 	}
 	if slices.Contains(k.InputTopics, k.stateTopic()) || slices.Contains(k.InputTopics, k.ForecastTopic) {
 		p.add("kafka.input_topics", "must not include the forecast or state topic (got %q)", k.InputTopics)
+	}
+	for _, f := range []struct{ path, v string }{{"kafka.forecast_topic", k.ForecastTopic}, {"kafka.dead_letter_topic", k.DeadLetterTopic}} {
+		if f.v != "" && !validTopic(f.v) {
+			p.add(f.path, "%s (got %q)", topicRule, f.v)
+		}
+	}
+	if st := k.stateTopic(); st != "" && !validTopic(st) {
+		p.add("kafka.state_topic", "%s (got %q; auto is kafka.group followed by -state)", topicRule, st)
 	}
 	// A rejected record written to an input topic would be read, rejected
 	// and written again without end; to the forecast or state topic it
