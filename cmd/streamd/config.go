@@ -732,6 +732,13 @@ func (k *KafkaConfig) validate(p *problems) {
 	}
 	if st := k.stateTopic(); st != "" && !validTopic(st) {
 		p.add("kafka.state_topic", "%s (got %q; auto is kafka.group followed by -state)", topicRule, st)
+	} else if st != "" && len(k.InputTopics) > 1 {
+		// With several inputs each has its own, <state>.<input>.
+		for _, in := range k.InputTopics {
+			if validTopic(in) && !validTopic(st+"."+in) {
+				p.add("kafka.state_topic", "%s: with several input topics each has its state topic <state>.<input>, and %q is too long", topicRule, st+"."+in)
+			}
+		}
 	}
 	// A rejected record written to an input topic would be read, rejected
 	// and written again without end; to the forecast or state topic it

@@ -123,6 +123,7 @@ func TestBadConfig(t *testing.T) {
 		{"a topic name Kafka refuses", "kafka: {input_topics: [\"bad topic/name\"]}\n", []string{`kafka.input_topics[0]: must be a Kafka topic name`, `"bad topic/name"`}},
 		{"a forecast topic Kafka refuses", "kafka: {forecast_topic: \"..\"}\n", []string{`kafka.forecast_topic: must be a Kafka topic name`}},
 		{"a group that makes the state topic invalid", "kafka: {group: \"my group\"}\n", []string{`kafka.state_topic: must be a Kafka topic name`, `"my group-state"`}},
+		{"a state topic per input too long", "kafka: {input_topics: [a, " + strings.Repeat("b", 248) + "], state_topic: st}\n", []string{"with several input topics each has its state topic <state>.<input>"}},
 		{"a broker without a port", "kafka: {brokers: [\"kafka-1:\"]}\n", []string{`kafka.brokers[0]: must be host:port with a port in 1..65535 (got "kafka-1:")`}},
 		{"credentials without SASL", "kafka: {sasl: {username: u, password: p}}\n", []string{`kafka.sasl.mechanism: is "" (none), but a username or password is set`}},
 		{"no what-if slot", "http: {what_if: {max_concurrent: 0}}\n", []string{"http.what_if.max_concurrent: must be ≥ 1 (got 0)"}},

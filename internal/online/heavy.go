@@ -6,7 +6,8 @@ import "github.com/streamd/streamd/internal/narx"
 // Learner's rare costly steps: the first fit or a re-choice of the
 // structure (fit, at the sample counts schedule sets: every FirstFit
 // samples, then each doubling, then Warmup, for a long season once more
-// (Config.lastFit), and for a series still without a model a retry a
+// (Config.lastFit), when the time step's season first joins the lag sets
+// (2(s + 3) values), and for a series still without a model a retry a
 // quarter of Warmup later), or the periodic
 // level-3 retune (retune, every RetuneEvery learned samples from the
 // series' retunePhase), or a settled series' test of a larger working set

@@ -42,7 +42,8 @@ func (f Form) String() string {
 // on every sample seen so far every FirstFit samples below richMinSamples,
 // where a re-choice ranks linear models only and costs little, then at each
 // doubling below Config.Warmup, at Warmup, and for a long season a last
-// time at Config.lastFit; the model learns
+// time at Config.lastFit; besides, when the time step's season first joins
+// the lag sets, at 2(s + 3) values (Learner.schedule); the model learns
 // online in between. From richMinSamples on, the re-choices cost about
 // twice the last one in all.
 const FirstFit = 16
