@@ -760,16 +760,15 @@ func regularised(sp spacing, ys, us []float64, ts []int64, nu, s int) (rys, rus 
 	if sp.step <= 0 || len(ts) != len(ys) || len(ys) == 0 {
 		return ys, us, ts
 	}
-	gap := func(k int) int { // missing steps between samples k−1 and k, if filled
-		n := sp.steps(sp.onGrid(ts[k-1]), sp.onGrid(ts[k]))
-		if n < 2 || n-1 > maxRegularGap {
-			return 0
-		}
-		return int(n - 1)
-	}
+	miss := make([]uint64, len(ts)) // the steps missing before sample k
 	extra := 0
 	for k := 1; k < len(ts); k++ {
-		extra += gap(k)
+		if n := sp.steps(sp.onGrid(ts[k-1]), sp.onGrid(ts[k])); n > 1 {
+			miss[k] = n - 1
+		}
+		if miss[k] <= maxRegularGap {
+			extra += int(miss[k])
+		}
 	}
 	if extra == 0 || 2*extra > len(ys) {
 		return ys, us, ts
@@ -780,9 +779,9 @@ func regularised(sp spacing, ys, us []float64, ts []int64, nu, s int) (rys, rus 
 	inTime := 0 // the first sample after the last gap kept closed
 	for k := range ys {
 		if k > 0 {
-			g := gap(k)
-			if g == 0 && sp.steps(sp.onGrid(ts[k-1]), sp.onGrid(ts[k])) > 1 {
-				inTime = len(rys)
+			g := int(miss[k])
+			if miss[k] > maxRegularGap { // kept closed
+				g, inTime = 0, len(rys)
 			}
 			a := len(rys) - 1 // the gap's ends: a, and b = a + g + 1
 			t0 := sp.onGrid(ts[k-1])

@@ -45,16 +45,18 @@ const TIME_STEPS = [SEC, 2 * SEC, 5 * SEC, 10 * SEC, 15 * SEC, 30 * SEC, MIN, 2 
   30 * MIN, HOUR, 2 * HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 2 * DAY, 7 * DAY, 14 * DAY];
 const MONTH_STEPS = [1, 2, 3, 6, 12, 24, 60, 120, 240, 600, 1200];
 
-// isoTime writes the UTC time t (Unix ms) in ISO 8601, to the second; a t
-// beyond what a Date holds (±8.64e15 ms; the daemon takes up to 2^53) as
-// the number.
+// MAX_DATE is the largest |t| (Unix ms) a Date holds; the daemon takes t up
+// to 2^53, which a page writes as the number.
+const MAX_DATE = 8.64e15;
+
+// isoTime writes the UTC time t (Unix ms) in ISO 8601, to the second.
 export function isoTime(t) {
-  return Math.abs(t) <= 8.64e15 ? new Date(t).toISOString().replace('.000Z', 'Z') : String(t);
+  return Math.abs(t) <= MAX_DATE ? new Date(t).toISOString().replace('.000Z', 'Z') : String(t);
 }
 
 // timeLabel writes the UTC time v (Unix ms) to the unit of its axis.
 export function timeLabel(v, unit) {
-  if (Math.abs(v) > 8.64e15) return String(v);
+  if (Math.abs(v) > MAX_DATE) return String(v);
   const s = new Date(v).toISOString(); // YYYY-MM-DDTHH:MM:SS.sssZ
   switch (unit) {
     case 'year': return s.slice(0, 4);
