@@ -391,7 +391,7 @@ func (b *backtest) observe(k int) (online.Result, error) {
 	wasFitted, settled := b.l.Fitted(), b.l.Settled()
 	future := b.futureRows(k)
 	start := time.Now()
-	res, err := b.l.Observe(online.Observation{T: b.s.t[k], Y: b.s.y[k], U: u, Future: future})
+	res, err := b.l.Observe(online.Observation{T: b.s.t[k], Time: b.s.timed, Y: b.s.y[k], U: u, Future: future})
 	d := time.Since(start)
 	if err != nil {
 		return res, fmt.Errorf("line %d: %w", b.s.line[k], err)

@@ -606,13 +606,21 @@ func TestBacktestPlannedRows(t *testing.T) {
 // the rows that follow (the build before refused it, its step 1 a
 // Saturday), the prequential run scores every step of every forecast
 // (before, the steps dated on weekends had no value), and the report and
-// summary name the days off.
+// summary name the days off. Dates before 1973 are times too (the build
+// before read their milliseconds, below 1e11, as sequence numbers: no days
+// off, weekend steps).
 func TestBacktestBusinessDays(t *testing.T) {
+	for _, start := range []time.Time{time.Date(2023, 1, 2, 0, 0, 0, 0, time.UTC), time.Date(1962, 1, 1, 0, 0, 0, 0, time.UTC)} {
+		t.Run(start.Format(time.DateOnly), func(t *testing.T) { testBusinessDays(t, start) })
+	}
+}
+
+func testBusinessDays(t *testing.T, start time.Time) {
 	const n, H = 400, 3
 	rng := rand.New(rand.NewPCG(5, 4))
 	var csv strings.Builder
 	csv.WriteString("date,y,u\n")
-	for d, k := time.Date(2023, 1, 2, 0, 0, 0, 0, time.UTC), 0; k < n; d = d.AddDate(0, 0, 1) {
+	for d, k := start, 0; k < n; d = d.AddDate(0, 0, 1) {
 		if d.Weekday() == time.Saturday || d.Weekday() == time.Sunday {
 			continue
 		}

@@ -602,3 +602,45 @@ func TestSuspectTimeUnitIsCounted(t *testing.T) {
 		t.Errorf("log: %s", s)
 	}
 }
+
+// A record's t read as a time (a date here) is one for the Learner however
+// early: business days from 1962, whose Unix milliseconds are negative,
+// have their weekends off as those of 2023 do (the build before read
+// every t below 1e11, March 1973, as a sequence number, without a
+// calendar). The latest forecast's model names the days off.
+func TestDatesBefore1973AreTimes(t *testing.T) {
+	c := testCluster(t, 1, "series", "forecasts", "dlq")
+	addrs := c.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const n = 60
+	var all []sink.Record
+	last := map[string]int64{} // each series' last t, Unix ms
+	for _, year := range []int{1962, 2023} {
+		id := fmt.Sprint(year)
+		for d, k := time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC), 0; k < n; d = d.AddDate(0, 0, 1) {
+			if d.Weekday() == time.Saturday || d.Weekday() == time.Sunday {
+				continue
+			}
+			y := 10 + math.Sin(float64(k)/2)
+			all = append(all, sink.Record{Key: []byte(id), Value: []byte(fmt.Sprintf(`{"series":%q,"t":%q,"y":%g}`, id, d.Format(time.DateOnly), y))})
+			last[id] = d.UnixMilli()
+			k++
+		}
+	}
+	writeInput(ctx, t, addrs, all...)
+	d := mustOpen(t, testConfig(addrs))
+	waitFor(ctx, t, "every record handled", func() bool { return counterValue(t, d.metrics.records) >= 2*n })
+	for _, id := range []string{"1962", "2023"} {
+		var got struct {
+			Latest *sink.Message `json:"latest"`
+		}
+		waitFor(ctx, t, "series "+id+"'s last forecast", func() bool {
+			code, body := httpStatus("http://" + d.Addr().String() + "/v1/series/" + id)
+			return code == 200 && json.Unmarshal([]byte(body), &got) == nil && got.Latest != nil && got.Latest.T == last[id]
+		})
+		if m := got.Latest.Model; !slices.Equal(m.DaysOff, []string{"Saturday", "Sunday"}) {
+			t.Errorf("series %s: model %+v, want days off Saturday and Sunday", id, m)
+		}
+	}
+}

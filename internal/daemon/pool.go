@@ -399,7 +399,7 @@ const maxQueued = 16384
 
 // observation is rec as its Learner takes it.
 func observation(rec source.Record) online.Observation {
-	return online.Observation{T: rec.T, Y: rec.Y, U: rec.U, Future: rec.Future}
+	return online.Observation{T: rec.T, Time: rec.IsTime, Y: rec.Y, U: rec.U, Future: rec.Future}
 }
 
 // dispatch makes series id busy, if it is not yet, and submits item on l to

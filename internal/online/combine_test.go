@@ -722,15 +722,15 @@ func TestTwoSeasonsCombineWithAProfile(t *testing.T) {
 	cfg := testConfig()
 	cfg.Combine, cfg.Model.Kernel.Type, cfg.Horizon = CombineTheta, narx.Linear, 48
 	l, _ := NewLearner(cfg)
-	obs := func(i int) Observation { return Observation{T: t0 + int64(i)*halfHour, Y: y[i]} }
+	obs := func(i int) Observation { return Observation{T: t0 + int64(i)*halfHour, Time: true, Y: y[i]} }
 	const cut = 1700
 	for i := range cut {
 		if _, err := l.Observe(obs(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if l.cfg.lastFit(l.warmT, nil) > cut || l.nextFit > 0 {
-		t.Fatalf("the last re-choice (%d) has not run by value %d", l.cfg.lastFit(l.warmT, nil), cut)
+	if l.cfg.lastFit(l.warmT, l.timed, nil) > cut || l.nextFit > 0 {
+		t.Fatalf("the last re-choice (%d) has not run by value %d", l.cfg.lastFit(l.warmT, l.timed, nil), cut)
 	}
 	th := l.Theta()
 	if th == nil || th.Profile != 336 || th.Cycles != profileCycles(48) || th.Season != nil {

@@ -296,8 +296,13 @@ func (c Config) Validate() error {
 // inputs u_t (len n_u).
 type Observation struct {
 	T int64
-	Y float64
-	U []float64
+	// Time says T is a time in Unix milliseconds (an RFC 3339 time, a
+	// date, an integer of a configured time unit), else a sequence number,
+	// which has no calendar: no seasons from the time step, no days off.
+	// A series' first observation decides for all its others.
+	Time bool
+	Y    float64
+	U    []float64
 	// Future holds the planned inputs (Config.Planned, in that order) for
 	// the steps after T: row h−1 for step h. Steps beyond the rows, and
 	// inputs not planned, hold their last values. It may be nil.
@@ -417,6 +422,7 @@ type Learner struct {
 
 	lastT    int64
 	haveT    bool
+	timed    bool    // the series' t are times (Observation.Time)
 	sp       spacing // time between samples, frozen at the fit
 	workMin  []int32 // WorkingMinutes, from sp
 	seen     int64   // observations accepted
@@ -737,6 +743,9 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 		return Result{}, err
 	}
 	prevT := l.lastT
+	if !l.haveT {
+		l.timed = o.Time
+	}
 	l.lastT, l.haveT = o.T, true
 	l.seen++
 	copy(l.uRaw, o.U)
@@ -1141,7 +1150,7 @@ func (l *Learner) youngSteps(dst []ForecastStep) bool {
 		}
 	}
 	l.young = th
-	sp := spacingOf(ts, l.cfg.Calendar.Location)
+	sp := spacingOf(ts, l.cfg.Calendar.Location, l.timed)
 	for h := range dst {
 		dst[h] = ForecastStep{H: h + 1, T: sp.after(sp.onGrid(l.lastT), int64(h+1)), Mean: mean[h], Std: sd[h],
 			Lo: mean[h] - l.z*sd[h], Hi: mean[h] + l.z*sd[h], OneStepStd: sd[0], Fallback: true}
@@ -1396,11 +1405,11 @@ func (l *Learner) fit() error {
 	// The kept values' calendar features are those of their steps on the
 	// grid of this fit's spacing (calendarAt; a value before the first fit,
 	// or on another fit's grid, was given its own time's or that grid's).
-	sp := spacingOf(l.warmT, l.cfg.Calendar.Location)
+	sp := spacingOf(l.warmT, l.cfg.Calendar.Location, l.timed)
 	// The structure is chosen, and the model fitted, on the samples in
 	// time: a lag is the same time back in every sample.
 	season := 0 // the main period the time step implies, for the fills
-	if ps := l.cfg.knownPeriods(l.warmT); len(ps) > 0 {
+	if ps := l.cfg.knownPeriods(l.warmT, l.timed); len(ps) > 0 {
 		season = ps[0]
 	}
 	ys, rawU, ts := regularised(sp, l.warmY, l.warmU, l.warmT, l.nu, season)
@@ -1478,7 +1487,7 @@ func (l *Learner) fit() error {
 func (l *Learner) schedule(periods []int) {
 	last := l.cfg.Warmup
 	if l.model.Fitted() {
-		last = l.cfg.lastFit(l.warmT, periods)
+		last = l.cfg.lastFit(l.warmT, l.timed, periods)
 	}
 	l.nextFit = int64(l.cfg.nextFit(int(l.seen), last))
 	// The time step's season joins the lag sets at 2(s + 3) values
@@ -1486,7 +1495,7 @@ func (l *Learner) schedule(periods []int) {
 	// model without it until the next (a daily series' week at 20
 	// values, not 32).
 	if l.model.Fitted() && l.nextFit > 0 {
-		if ps := l.cfg.knownPeriods(l.warmT); len(ps) > 0 {
+		if ps := l.cfg.knownPeriods(l.warmT, l.timed); len(ps) > 0 {
 			if at := int64(2 * (ps[0] + 3)); at > l.seen && at < l.nextFit {
 				l.nextFit = at
 			}

@@ -18,10 +18,10 @@ import (
 )
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
-// reads it and versions 6 to 17, which lack the fields tagged with a later
+// reads it and versions 6 to 18, which lack the fields tagged with a later
 // version (binenc.go), and rejects every other version with
 // ErrSnapshotVersion.
-const SnapshotVersion = 18
+const SnapshotVersion = 19
 
 // oldestSnapshot is the oldest version decoding reads.
 const oldestSnapshot = 6
@@ -110,6 +110,10 @@ type learnerState struct {
 	// the last value's own time until the next fit.
 	Phase int64 `snapshot:"17"`
 	Grid  bool  `snapshot:"17"`
+	// Timed says the series' t are times (Observation.Time); absent
+	// before version 19, whose series were timed when their first t
+	// looked like one (looksTimed).
+	Timed bool `snapshot:"19"`
 }
 
 // MarshalBinary encodes the Learner's complete state: magic, version (uint16,
@@ -123,7 +127,7 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 		Form: l.form, LastZ: l.lastZ, Floor: l.floor, Gross: l.gross,
 		YLoc: l.yLoc, YScale: l.yScale, ULoc: slices.Clone(l.uLoc), UScale: slices.Clone(l.uScale),
 		Outliers: l.outliers,
-		LastT:    l.lastT, HaveT: l.haveT, Step: l.sp.step, Off: l.sp.off, Slots: l.sp.slots, Local: l.sp.loc != nil, Phase: l.sp.phase, Grid: l.sp.grid, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
+		LastT:    l.lastT, HaveT: l.haveT, Step: l.sp.step, Off: l.sp.off, Slots: l.sp.slots, Local: l.sp.loc != nil, Phase: l.sp.phase, Grid: l.sp.grid, Timed: l.timed, Seen: l.seen, Learned: l.learned, SinceForecast: l.sinceFc,
 		Config:    configKeys(l.cfg),
 		InputLags: l.model.Config().Embedding.InputLags,
 		Values:    l.values,
@@ -302,7 +306,15 @@ func (l *Learner) unmarshal(b []byte) error {
 	fresh.yLoc, fresh.yScale, fresh.uLoc, fresh.uScale = st.YLoc, st.YScale, st.ULoc, st.UScale
 	fresh.lastT, fresh.haveT, fresh.seen, fresh.learned, fresh.sinceFc =
 		st.LastT, st.HaveT, st.Seen, st.Learned, st.SinceForecast
-	sp := spacing{step: st.Step, off: st.Off, slots: nilIfEmpty(st.Slots), phase: st.Phase, grid: st.Grid}
+	fresh.timed = st.Timed
+	if v < 19 {
+		first := st.LastT
+		if len(st.WarmT) > 0 {
+			first = st.WarmT[0]
+		}
+		fresh.timed = looksTimed(first)
+	}
+	sp := spacing{step: st.Step, off: st.Off, slots: nilIfEmpty(st.Slots), phase: st.Phase, grid: st.Grid, timed: fresh.timed}
 	if st.Local && fresh.cfg.Calendar.Location != time.UTC {
 		// The zone is the configuration's: under another one (a changed
 		// key the restore names) the wall clock is the new zone's.

@@ -47,6 +47,9 @@ type spacing struct {
 	loc   *time.Location // nil: UTC
 	phase int64
 	grid  bool
+	// timed: the times are Unix milliseconds (Observation.Time), which
+	// have a calendar; else sequence numbers, which have none.
+	timed bool
 }
 
 // maxGridStep is the longest step kept on a grid: a century. A
@@ -123,13 +126,13 @@ func (s spacing) slot(q int64) int64 {
 // says which they keep: dates parse to UTC midnights, and a time such as
 // 22:30 UTC may be either. O(len(ts)), and it allocates the wall times
 // with a zone.
-func spacingOf(ts []int64, loc *time.Location) spacing {
-	utc := onClock(spacing{}, ts)
-	if loc == nil || loc == time.UTC || len(ts) < 2 || !isTime(ts[0]) {
+func spacingOf(ts []int64, loc *time.Location, timed bool) spacing {
+	utc := onClock(spacing{timed: timed}, ts)
+	if !timed || loc == nil || loc == time.UTC || len(ts) < 2 {
 		return utc
 	}
 	walls := make([]int64, len(ts))
-	local := spacing{loc: loc}
+	local := spacing{loc: loc, timed: true}
 	for i, t := range ts {
 		walls[i] = local.wall(t)
 	}
@@ -173,11 +176,14 @@ func (s spacing) clearOfChanges(a, b int64) bool {
 }
 
 // onClock returns s with the step, days off, working steps and grid of
-// times ts read on s's clock.
+// times ts read on s's clock; sequence numbers (s.timed false) have no
+// calendar: no days off, no working steps.
 func onClock(s spacing, ts []int64) spacing {
-	s.step = timeStep(ts)
-	s.off = weekdaysOff(ts, s.step)
-	s.slots = workingSlots(ts, s.step, s.off)
+	s.step = timeStep(ts, s.timed)
+	if s.timed {
+		s.off = weekdaysOff(ts, s.step)
+		s.slots = workingSlots(ts, s.step, s.off)
+	}
 	if s.step > 0 && s.step <= maxGridStep && calendarMonths(s.step) == 0 && len(ts) > 0 {
 		s.phase, s.grid = phaseOf(ts, s.step)
 	}
@@ -257,7 +263,7 @@ const minOffSpan = 14
 // in five. Each time counts at its nearest step of the series' grid, so
 // that a value logged a second before midnight is the next day's.
 func weekdaysOff(ts []int64, step int64) uint8 {
-	if step <= 0 || step > day || day%step != 0 || len(ts) < 2 || !isTime(ts[0]) || ts[len(ts)-1]-ts[0] < minOffSpan*day {
+	if step <= 0 || step > day || day%step != 0 || len(ts) < 2 || ts[len(ts)-1]-ts[0] < minOffSpan*day {
 		return 0
 	}
 	// Days with values (ts increase) and days in the span, by weekday.
@@ -415,7 +421,7 @@ func floorDiv(a, b int64) int64 {
 // estimate) P(Binomial(days, r) ≤ its count) must be below offChance over
 // the day's steps (Bonferroni). O(len(ts) + day/step).
 func workingSlots(ts []int64, step int64, off uint8) []int32 {
-	if step <= 0 || step >= day || day%step != 0 || day/step > maxSlots || len(ts) < 2 || !isTime(ts[0]) || ts[len(ts)-1]-ts[0] < minOffSpan*day {
+	if step <= 0 || step >= day || day%step != 0 || day/step > maxSlots || len(ts) < 2 || ts[len(ts)-1]-ts[0] < minOffSpan*day {
 		return nil
 	}
 	P := int(day / step)
@@ -488,10 +494,11 @@ func validOff(off uint8, slots []int32, step int64) bool {
 // weekday returns t's day of the week in UTC (time.Weekday).
 func weekday(t int64) int { return int(time.UnixMilli(t).UTC().Weekday()) }
 
-// isTime reports whether t (of a series' first sample) reads as Unix
-// milliseconds: a sequence number is not a time, and one past 1e11 (March
-// 1973 in milliseconds) would be a counter of implausible size.
-func isTime(t int64) bool { return t >= 1e11 }
+// looksTimed reports whether a series whose first t is t was read as
+// timed by snapshots before version 19, which did not record what its t
+// were: t ≥ 1e11 (March 1973 in milliseconds). Times before that were read
+// as sequence numbers, without a calendar.
+func looksTimed(t int64) bool { return t >= 1e11 }
 
 // week returns the working days of a week: 7 less the days off.
 func (s spacing) week() int { return 7 - bits.OnesCount8(s.off) }
@@ -669,9 +676,9 @@ func daysIn(y int, m time.Month) int {
 }
 
 // timeStep returns the median positive difference of consecutive times (1 if
-// none): the spacing assumed for forecast timestamps; for times (isTime),
+// none): the spacing assumed for forecast timestamps; for times (timed),
 // niceStep of it.
-func timeStep(t []int64) int64 {
+func timeStep(t []int64, timed bool) int64 {
 	d := make([]int64, 0, len(t))
 	for i := 1; i < len(t); i++ {
 		d = append(d, t[i]-t[i-1])
@@ -681,7 +688,7 @@ func timeStep(t []int64) int64 {
 	}
 	slices.Sort(d)
 	m := max(d[len(d)/2], 1)
-	if isTime(t[0]) {
+	if timed {
 		return niceStep(m)
 	}
 	return m

@@ -86,7 +86,7 @@ func TestMonthlyForecastsLandOnTheMonths(t *testing.T) {
 	ys := noisySine(130, 0.1, 3)
 	for i, y := range ys {
 		tt := time.Date(2010, time.Month(1+i), 1, 0, 0, 0, 0, time.UTC)
-		res, err := l.Observe(Observation{T: tt.UnixMilli(), Y: y})
+		res, err := l.Observe(Observation{T: tt.UnixMilli(), Time: true, Y: y})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +257,7 @@ func TestWeekdaysOff(t *testing.T) {
 			1<<time.Friday | 1<<time.Saturday},
 		{"sequence numbers", []int64{1, 2, 3, 6, 7, 8, 9, 10, 13, 14, 15, 16, 17, 20, 21, 22, 23, 24}, 0},
 	} {
-		if got := weekdaysOff(tc.ts, timeStep(tc.ts)); got != tc.want {
+		if got := weekdaysOff(tc.ts, timeStep(tc.ts, true)); got != tc.want {
 			t.Errorf("%s: off %07b, want %07b", tc.name, got, tc.want)
 		}
 	}
@@ -270,17 +270,17 @@ func TestWeekdaysOff(t *testing.T) {
 	// Local midnights kept on UTC's Sunday to Thursday: Paris's Monday to
 	// Friday, across the change of 27 October.
 	local := days(time.Date(2024, 10, 7, 0, 0, 0, 0, paris), 20, func(w time.Weekday) bool { return w != time.Friday && w != time.Saturday })
-	if sp := spacingOf(local, paris); sp.loc != paris || sp.off != 1<<time.Saturday|1<<time.Sunday {
+	if sp := spacingOf(local, paris, true); sp.loc != paris || sp.off != 1<<time.Saturday|1<<time.Sunday {
 		t.Errorf("Paris business days on Paris's clock: off %07b (clock %v), want Saturday and Sunday", sp.off, sp.loc)
 	}
-	if sp := spacingOf(local, nil); sp.off != 1<<time.Friday|1<<time.Saturday {
+	if sp := spacingOf(local, nil, true); sp.off != 1<<time.Friday|1<<time.Saturday {
 		t.Errorf("Paris business days on UTC's clock: off %07b, want Friday and Saturday", sp.off)
 	}
 	// Business days at 22:30 UTC before any change: constant on both
 	// clocks, not a local midnight, so UTC's (on Paris's their days would
 	// be Tuesday to Saturday, and the steps would move at the change).
 	late := days(time.Date(2024, 6, 3, 22, 30, 0, 0, time.UTC), 20, weekdays)
-	if sp := spacingOf(late, paris); sp.loc != nil || sp.off != 1<<time.Saturday|1<<time.Sunday {
+	if sp := spacingOf(late, paris, true); sp.loc != nil || sp.off != 1<<time.Saturday|1<<time.Sunday {
 		t.Errorf("business days at 22:30 UTC, zone Paris: off %07b on clock %v, want Saturday and Sunday on UTC's", sp.off, sp.loc)
 	}
 }
@@ -308,7 +308,7 @@ func TestBusinessDaySeries(t *testing.T) {
 		if w := d.Weekday(); w == time.Saturday || w == time.Sunday || d.Equal(holiday) {
 			continue
 		}
-		obs := Observation{T: d.UnixMilli(), Y: ys[i]}
+		obs := Observation{T: d.UnixMilli(), Time: true, Y: ys[i]}
 		if snap != nil {
 			after = append(after, obs)
 		}
@@ -350,7 +350,7 @@ func TestBusinessDaySeries(t *testing.T) {
 			}
 		}
 	}
-	if p := l.cfg.knownPeriods(l.warmT); len(p) == 0 || p[0] != 5 {
+	if p := l.cfg.knownPeriods(l.warmT, l.timed); len(p) == 0 || p[0] != 5 {
 		t.Errorf("calendar periods %v, want the five-day week first", p)
 	}
 	// A restore keeps the days off: the forecasts after it are the
@@ -423,7 +423,7 @@ func TestStepsKeepTheZonesDays(t *testing.T) {
 		rng := rand.New(rand.NewPCG(8, 9))
 		for i := range 320 { // 3 June 2024 to 19 April 2025: both changes
 			d := time.Date(2024, 6, 3+i, 0, 0, 0, 0, in)
-			res, err := l.Observe(Observation{T: d.UnixMilli(), Y: level(d) + 0.1*rng.NormFloat64()})
+			res, err := l.Observe(Observation{T: d.UnixMilli(), Time: true, Y: level(d) + 0.1*rng.NormFloat64()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -512,7 +512,7 @@ func learnWorkingHours(t *testing.T, open func(time.Time) bool, periods []int) {
 		if first == 0 {
 			first = tm.UnixMilli()
 		}
-		res, err := l.Observe(Observation{T: tm.UnixMilli(), Y: ys[i]})
+		res, err := l.Observe(Observation{T: tm.UnixMilli(), Time: true, Y: ys[i]})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -536,7 +536,7 @@ func learnWorkingHours(t *testing.T, open func(time.Time) bool, periods []int) {
 	if !found {
 		t.Fatal("the working hours were never found")
 	}
-	if p := stepPeriods(l.sp, first); !slices.Equal(p, periods) {
+	if p := stepPeriods(l.sp); !slices.Equal(p, periods) {
 		t.Errorf("calendar periods %v, want %v", p, periods)
 	}
 }
@@ -562,14 +562,14 @@ func TestBusinessHours(t *testing.T) {
 		return tm.Weekday() != time.Saturday && tm.Weekday() != time.Sunday && slices.Contains(hours, int32(tm.Hour()))
 	}
 	const hour = 3600 * 1000
-	if sp := spacingOf(times(19, open), nil); !slices.Equal(sp.slots, hours) || sp.off != 1<<time.Saturday|1<<time.Sunday {
+	if sp := spacingOf(times(19, open), nil, true); !slices.Equal(sp.slots, hours) || sp.off != 1<<time.Saturday|1<<time.Sunday {
 		t.Errorf("business hours over 19 days: slots %v, off %07b", sp.slots, sp.off)
 	}
 	if got := workingSlots(times(12, open), hour, 1<<time.Saturday|1<<time.Sunday); got != nil {
 		t.Errorf("business hours over 12 days: slots %v, want none yet", got)
 	}
 	rng := rand.New(rand.NewPCG(2, 2))
-	if sp := spacingOf(times(40, func(time.Time) bool { return rng.IntN(20) != 0 }), nil); sp.slots != nil || sp.off != 0 {
+	if sp := spacingOf(times(40, func(time.Time) bool { return rng.IntN(20) != 0 }), nil, true); sp.slots != nil || sp.off != 0 {
 		t.Errorf("every hour, one in twenty missing: slots %v, off %07b", sp.slots, sp.off)
 	}
 	// Two stray values at 19:00 and one at 03:00, and 09:00 logged a
@@ -582,7 +582,7 @@ func TestBusinessHours(t *testing.T) {
 			odd[i] -= 1000
 		}
 	}
-	if sp := spacingOf(odd, nil); !slices.Equal(sp.slots, hours) {
+	if sp := spacingOf(odd, nil, true); !slices.Equal(sp.slots, hours) {
 		t.Errorf("business hours with strays and jitter: slots %v", sp.slots)
 	}
 	// A step of a millisecond (bursts): no day of 86 400 000 steps is
@@ -593,7 +593,7 @@ func TestBusinessHours(t *testing.T) {
 			bursts = append(bursts, time.Date(2024, 3, 4+d, 12, 0, 0, 0, time.UTC).UnixMilli()+int64(k))
 		}
 	}
-	if sp := spacingOf(bursts, nil); sp.step != 1 || sp.slots != nil {
+	if sp := spacingOf(bursts, nil, true); sp.step != 1 || sp.slots != nil {
 		t.Errorf("bursts: step %d, slots %v", sp.step, sp.slots)
 	}
 	// A time on a day off or at an empty step counts the working steps
@@ -633,7 +633,7 @@ func TestStepsOnTheGrid(t *testing.T) {
 		ys := noisySine(len(ts), 0.1, 6)
 		var res Result
 		for i, tm := range ts {
-			if res, err = l.Observe(Observation{T: tm, Y: ys[i]}); err != nil {
+			if res, err = l.Observe(Observation{T: tm, Time: true, Y: ys[i]}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -805,14 +805,14 @@ func TestSubDailyHoursOnTheZonesClock(t *testing.T) {
 	for tm := time.Date(2023, 1, 2, 0, 0, 0, 0, time.UTC); tm.Month() < 5; tm = tm.Add(time.Hour) {
 		allDay = append(allDay, tm.UnixMilli())
 	}
-	sp := spacingOf(market, ny)
+	sp := spacingOf(market, ny, true)
 	if sp.loc != ny || !slices.Equal(sp.slots, []int32{10, 11, 12, 13, 14, 15}) || sp.off != 1<<time.Saturday|1<<time.Sunday {
 		t.Errorf("New York market hours with the zone: clock %v, slots %v, off %07b", sp.loc, sp.slots, sp.off)
 	}
-	if sp := spacingOf(market, nil); sp.loc != nil || !slices.Equal(sp.slots, []int32{14, 15, 16, 17, 18, 19, 20}) {
+	if sp := spacingOf(market, nil, true); sp.loc != nil || !slices.Equal(sp.slots, []int32{14, 15, 16, 17, 18, 19, 20}) {
 		t.Errorf("New York market hours without a zone: clock %v, slots %v", sp.loc, sp.slots)
 	}
-	if sp := spacingOf(allDay, ny); sp.loc != nil || sp.slots != nil || sp.off != 0 || sp.step != 3600000 {
+	if sp := spacingOf(allDay, ny, true); sp.loc != nil || sp.slots != nil || sp.off != 0 || sp.step != 3600000 {
 		t.Errorf("every hour with the zone: clock %v, slots %v, off %07b, step %d", sp.loc, sp.slots, sp.off, sp.step)
 	}
 	// Every hour but noon, New York's: 23 working hours on the zone's
@@ -824,7 +824,7 @@ func TestSubDailyHoursOnTheZonesClock(t *testing.T) {
 			noNoon = append(noNoon, tm)
 		}
 	}
-	if sp := spacingOf(noNoon, ny); sp.loc != nil {
+	if sp := spacingOf(noNoon, ny, true); sp.loc != nil {
 		t.Errorf("every hour but noon with the zone: clock %v, slots %v", sp.loc, sp.slots)
 	}
 	// Daily values at 09:00 Paris time, ending a day after the March
@@ -838,7 +838,7 @@ func TestSubDailyHoursOnTheZonesClock(t *testing.T) {
 	for d := time.Date(2022, 10, 31, 9, 0, 0, 0, paris); d.Before(time.Date(2023, 3, 28, 0, 0, 0, 0, paris)); d = d.AddDate(0, 0, 1) {
 		nine = append(nine, d.UnixMilli())
 	}
-	if sp := spacingOf(nine, paris); sp.loc != paris {
+	if sp := spacingOf(nine, paris, true); sp.loc != paris {
 		t.Errorf("09:00 in Paris to a day after the change: clock %v", sp.loc)
 	}
 	// Steps over the change: Friday 10 March 15:00 is followed by Monday
@@ -878,7 +878,7 @@ func TestRegularisedFillsGapsInTime(t *testing.T) {
 				ys, us, ts = append(ys, truth(i, s)), append(us, float64(i), 1), append(ts, start+int64(i)*day)
 			}
 		}
-		sp := spacingOf(ts, nil)
+		sp := spacingOf(ts, nil, true)
 		if sp.step != day {
 			t.Fatalf("step %d", sp.step)
 		}
@@ -926,7 +926,7 @@ func TestRegularisedFillsGapsInTime(t *testing.T) {
 			wy, wt = append(wy, y), append(wt, start+int64(i)*day)
 		}
 	}
-	if ry, _, _ := regularised(spacingOf(wt, nil), wy, nil, wt, 0, 7); len(ry) != 21 || ry[19] < 2 || ry[19] > 100 {
+	if ry, _, _ := regularised(spacingOf(wt, nil, true), wy, nil, wt, 0, 7); len(ry) != 21 || ry[19] < 2 || ry[19] > 100 {
 		t.Errorf("the missing Saturday filled with %v, want within [2, 100]", ry)
 	}
 }
@@ -954,7 +954,7 @@ func TestGapsKeepTheWeek(t *testing.T) {
 			if drop && i%13 == 5 {
 				continue
 			}
-			res, err := l.Observe(Observation{T: start + int64(i)*day, Y: y})
+			res, err := l.Observe(Observation{T: start + int64(i)*day, Time: true, Y: y})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -992,7 +992,7 @@ func TestSeasonJoinsWhenItFits(t *testing.T) {
 	var n int
 	for i := range 32 {
 		y := 50 + pattern[i%7] + 0.5*rng.NormFloat64()
-		res, err := l.Observe(Observation{T: start + int64(i)*day, Y: y})
+		res, err := l.Observe(Observation{T: start + int64(i)*day, Time: true, Y: y})
 		if err != nil {
 			t.Fatal(err)
 		}

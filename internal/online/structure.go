@@ -106,7 +106,8 @@ const seasonCycles = oneLevelCycles + 1
 const maxLastFit = 4096
 
 // lastFit is the sample count of the last re-choice of a series whose kept
-// samples are at times ts and whose latest re-choice proposed periods:
+// samples are at times ts (timed: Unix milliseconds, else sequence
+// numbers) and whose latest re-choice proposed periods:
 // Warmup, or seasonCycles times the longest seasonal period known before
 // any value is looked at (Season, else the periods of the sampling step
 // when t is a time, knownPeriods), at most maxLastFit, when that is more.
@@ -115,9 +116,9 @@ const maxLastFit = 4096
 // weekly period their timed twins get. Other detected periods do not: a
 // longer one joins the lag sets once it fits two cycles, at a doubling or
 // at Warmup, and is ranked on what there is.
-func (c Config) lastFit(ts []int64, periods []int) int {
+func (c Config) lastFit(ts []int64, timed bool, periods []int) int {
 	last := c.Warmup
-	known := c.knownPeriods(ts)
+	known := c.knownPeriods(ts, timed)
 	for _, s := range known {
 		last = max(last, min(seasonCycles*s, maxLastFit))
 	}
@@ -130,17 +131,18 @@ func (c Config) lastFit(ts []int64, periods []int) int {
 }
 
 // knownPeriods returns the seasonal periods known before any value is
-// looked at, for samples at times ts: the configured Season, none with
-// Season < 0, else the calendar periods of the sampling step
-// (stepPeriods; none for fewer than two samples or t not a time).
-func (c Config) knownPeriods(ts []int64) []int {
+// looked at, for samples at times ts (timed as for lastFit): the
+// configured Season, none with Season < 0, else the calendar periods of
+// the sampling step (stepPeriods; none for fewer than two samples or
+// sequence numbers).
+func (c Config) knownPeriods(ts []int64, timed bool) []int {
 	switch {
 	case c.Season > 0:
 		return []int{c.Season}
 	case c.Season < 0 || len(ts) < 2:
 		return nil
 	}
-	return stepPeriods(spacingOf(ts, c.Calendar.Location), ts[0])
+	return stepPeriods(spacingOf(ts, c.Calendar.Location, timed))
 }
 
 // keptMax is the most raw samples kept for the re-choices: Warmup, or, while
@@ -411,7 +413,7 @@ func (l *Learner) periodsOf(ys []float64, ts []int64) []int {
 	}
 	if len(ts) == len(ys) {
 		var out []int
-		for _, s := range l.cfg.knownPeriods(ts) {
+		for _, s := range l.cfg.knownPeriods(ts, l.timed) {
 			if 2*(s+3) <= len(ys) {
 				out = append(out, s)
 			}
@@ -424,7 +426,7 @@ func (l *Learner) periodsOf(ys []float64, ts []int64) []int {
 }
 
 // stepPeriods returns the calendar periods of a sampling spacing, main one
-// first, when t (of the first sample) is a time (isTime). A step that
+// first, when the samples' t are times (spacing.timed). A step that
 // divides a day: the day in steps while two of its cycles fit in
 // maxLastFit values, so that a re-choice can rank its lag (a second: none),
 // and the week while seasonCycles of its cycles do, so that the weekly
@@ -435,8 +437,8 @@ func (l *Learner) periodsOf(ys []float64, ts []int64) []int {
 // weekly profile, and a profile ring of 12 weeks: 24 192 numbers); daily
 // (7, 365; with days off, the working days of a week and a year: 5 and
 // 261 for business days); weekly (52); monthly (12); quarterly (4).
-func stepPeriods(sp spacing, t0 int64) []int {
-	if !isTime(t0) {
+func stepPeriods(sp spacing) []int {
+	if !sp.timed {
 		return nil
 	}
 	switch step := sp.step; {

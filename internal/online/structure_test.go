@@ -396,7 +396,7 @@ func TestCalendarFeaturesReachEveryStep(t *testing.T) {
 	var last []ForecastStep
 	for i := range 300 {
 		tm := start + int64(i)*day
-		res, err := l.Observe(Observation{T: tm, Y: level(tm) + 0.1*rng.NormFloat64()})
+		res, err := l.Observe(Observation{T: tm, Time: true, Y: level(tm) + 0.1*rng.NormFloat64()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -532,7 +532,7 @@ func TestLastFitCoversTheLongestSeason(t *testing.T) {
 		{"monthly times, 24 detected: Warmup", 0, times(30 * 1440 * minute), []int{24}, 500},
 	} {
 		cfg := Config{Warmup: 500, Season: c.season}
-		if got := cfg.lastFit(c.ts, c.detected); got != c.want {
+		if got := cfg.lastFit(c.ts, true, c.detected); got != c.want {
 			t.Errorf("%s: last re-choice at %d, want %d", c.name, got, c.want)
 		}
 	}
@@ -545,6 +545,7 @@ func TestUnfittedSeriesRetriesAfterWarmup(t *testing.T) {
 	cfg := autoConfig()
 	cfg.Warmup = 500
 	l, _ := NewLearner(cfg)
+	l.timed = true
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	for i := range 500 {
 		l.warmT = append(l.warmT, start+int64(i)*30*60_000) // half-hourly
@@ -554,7 +555,7 @@ func TestUnfittedSeriesRetriesAfterWarmup(t *testing.T) {
 	if want := int64(500 + 500/4); l.nextFit != want {
 		t.Errorf("unfitted after 500 half-hourly samples: next try at %d, want %d", l.nextFit, want)
 	}
-	if got := cfg.nextFit(500, cfg.lastFit(l.warmT, nil)); got != seasonCycles*336 {
+	if got := cfg.nextFit(500, cfg.lastFit(l.warmT, l.timed, nil)); got != seasonCycles*336 {
 		t.Errorf("fitted: next re-choice at %d, want %d", got, seasonCycles*336)
 	}
 }
@@ -862,6 +863,7 @@ func TestPeriodsFromTheStep(t *testing.T) {
 	const hour = int64(3_600_000)
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	l, _ := NewLearner(autoConfig())
+	l.timed = true
 	ys := make([]float64, 400)
 	for i := range ys {
 		l.fitT = append(l.fitT, start+int64(i)*hour) // the times of the samples a fit chooses on
@@ -875,7 +877,7 @@ func TestPeriodsFromTheStep(t *testing.T) {
 	if got := l.periods(ys[:100]); !slices.Equal(got, []int{24}) {
 		t.Errorf("hourly, 100 samples: periods %v, want [24]", got)
 	}
-	if got := stepPeriods(spacing{step: 1}, 5); got != nil {
+	if got := stepPeriods(spacing{step: 1}); got != nil {
 		t.Errorf("sequence numbers: periods %v", got)
 	}
 	const minute, day = int64(60_000), 24 * hour
@@ -899,8 +901,27 @@ func TestPeriodsFromTheStep(t *testing.T) {
 		{31 * day, []int{12}},
 		{92 * day, []int{4}},
 	} {
-		if got := stepPeriods(spacing{step: c.step}, start); !slices.Equal(got, c.want) {
+		if got := stepPeriods(spacing{step: c.step, timed: true}); !slices.Equal(got, c.want) {
 			t.Errorf("step %d ms: periods %v, want %v", c.step, got, c.want)
+		}
+	}
+	// Dates before 1973 (negative, or below 1e11 ms) are times when the
+	// observations say so (Observation.Time): monthly and quarterly values
+	// from 1960 propose their year; the same numbers as sequence numbers,
+	// nothing.
+	for _, c := range []struct {
+		months int
+		want   []int
+	}{{1, []int{12}}, {3, []int{4}}} {
+		var ts []int64
+		for i := range 40 {
+			ts = append(ts, time.Date(1960, time.Month(1+c.months*i), 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+		}
+		if got := l.cfg.knownPeriods(ts, true); !slices.Equal(got, c.want) {
+			t.Errorf("every %d months from 1960: periods %v, want %v", c.months, got, c.want)
+		}
+		if got := l.cfg.knownPeriods(ts, false); got != nil {
+			t.Errorf("every %d months from 1960 as sequence numbers: periods %v", c.months, got)
 		}
 	}
 	l.fitT = full
