@@ -316,7 +316,7 @@ func (r *partitionRun) observe(l *online.Learner, m kafka.Message, rec source.Re
 			rec.Series, timeKindName(isTime), timeKindName(rec.IsTime)))
 		return false
 	}
-	if r.d.pool != nil && l.Heavy() {
+	if r.d.pool != nil && l.Heavy(observation(rec)) {
 		r.dispatch(rec.Series, l, workItem{m: m, rec: rec})
 		return true
 	}

@@ -594,9 +594,10 @@ func TestHeavyJobPausesWithinItsObserve(t *testing.T) {
 	r := &partitionRun{d: d, heavyWork: heavyWork{quit: make(chan struct{}), done: newCompletions()}}
 	ys := series(1, lc.Warmup+1)
 	for k, y := range ys {
-		heavy := l.Heavy()
+		rec := source.Record{Series: "s", T: int64(k + 1), Y: y}
+		heavy := l.Heavy(observation(rec))
 		pauses := 0
-		j := &heavyJob{r: r, id: "s", l: l, item: workItem{rec: source.Record{Series: "s", T: int64(k + 1), Y: y}}}
+		j := &heavyJob{r: r, id: "s", l: l, item: workItem{rec: rec}}
 		j.run(func() { pauses++ })
 		if j.err != nil {
 			t.Fatalf("value %d: %v", k+1, j.err)

@@ -420,7 +420,7 @@ func TestImplausibleStepsFallBackToTheValues(t *testing.T) {
 	}
 	// Once fallen, a step falls back however plausible (combine).
 	st := plain[0]
-	if l.combine(&st, 0, true) || st.Mean != m || st.Std != sd {
+	if l.combine(&st, 0, true, false) || st.Mean != m || st.Std != sd {
 		t.Errorf("a plausible step after a fallen one: %+v, want the values' normal", st)
 	}
 	// The one-step prediction falls back alike, and says it is a normal.
@@ -746,6 +746,54 @@ func TestTwoSeasonsCombineWithAProfile(t *testing.T) {
 		if math.Float64bits(a.Prediction) != math.Float64bits(b.Prediction) || len(a.Forecast) != 48 ||
 			math.Float64bits(a.Forecast[47].Mean) != math.Float64bits(b.Forecast[47].Mean) {
 			t.Fatalf("value %d: restored %v, %v; original %v, %v", i, b.Prediction, b.Forecast, a.Prediction, a.Forecast)
+		}
+	}
+}
+
+// TestPlannedInputsAreNotAveraged: y = 50 + 10u + noise of std 1, u a
+// random 0/1 for 100 values and 0 for the next 99, then planned at 1 for
+// all 10 steps of the forecast at value 199. The last re-choice, at 128
+// values, validated on values where u stayed 0, and averages the model
+// with the theta method, which knows nothing of u: the steps whose inputs
+// differ from the last observation's are the model's alone, about 60
+// (averaged, about 55). The tolerance, 1.5, is the noise's std and a half:
+// the level and the effect are estimated from the values.
+func TestPlannedInputsAreNotAveraged(t *testing.T) {
+	cfg := autoConfig()
+	cfg.Model.Embedding.InputLags = [][]int{{0}}
+	cfg.Planned = []int{0}
+	cfg.Combine = CombineAuto
+	cfg.Horizon = 10
+	cfg.Warmup = 500
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	future := make([][]float64, cfg.Horizon)
+	for h := range future {
+		future[h] = []float64{1}
+	}
+	var res Result
+	for i := range 199 {
+		u := 0.0
+		if i < 100 {
+			u = float64(rng.IntN(2))
+		}
+		o := Observation{T: int64(i + 1), Y: 50 + 10*u + rng.NormFloat64(), U: []float64{u}}
+		if i == 198 {
+			o.Future = future
+		}
+		if res, err = l.Observe(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(res.Forecast) != cfg.Horizon {
+		t.Fatalf("forecast %+v, want %d steps", res.Forecast, cfg.Horizon)
+	}
+	for _, st := range res.Forecast {
+		if math.Abs(st.Mean-60) > 1.5 {
+			t.Errorf("step %d: mean %.2f, want 60 ± 1.5 (u planned at 1)", st.H, st.Mean)
 		}
 	}
 }

@@ -223,7 +223,7 @@ func TestSettledSeriesGrows(t *testing.T) {
 	var twin *Learner
 	for i, v := range y {
 		o := Observation{T: int64(i), Y: v}
-		if heavy := a.Heavy(); i >= cfg.Warmup && heavy != (i+1 == 2*cfg.Warmup) {
+		if heavy := a.Heavy(o); i >= cfg.Warmup && heavy != (i+1 == 2*cfg.Warmup) {
 			t.Fatalf("before value %d: Heavy %v", i+1, heavy)
 		}
 		ra, err := a.Observe(o)

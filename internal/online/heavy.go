@@ -2,7 +2,7 @@ package online
 
 import "github.com/streamd/streamd/internal/narx"
 
-// Heavy reports whether the next accepted Observe may run one of the
+// Heavy reports whether the next accepted Observe, of o, may run one of the
 // Learner's rare costly steps: the first fit or a re-choice of the
 // structure (fit, at the sample counts schedule sets: every FirstFit
 // samples, then each doubling, then Warmup, for a long season once more
@@ -11,7 +11,9 @@ import "github.com/streamd/streamd/internal/narx"
 // quarter of Warmup later), or the periodic
 // level-3 retune (retune, every RetuneEvery learned samples from the
 // series' retunePhase), or a settled series' test of a larger working set
-// (growSettled, at Warmup·2^k samples). Each costs from a few to hundreds of milliseconds
+// (growSettled, at Warmup·2^k samples), or the re-choice of a series whose
+// latest one saw y or an input never vary, when o varies there
+// (Learner.flat). Each costs from a few to hundreds of milliseconds
 // (seconds for a large working set or warm-up); every other Observe is
 // the O(M²) online update and the periodic forecast.
 //
@@ -23,8 +25,8 @@ import "github.com/streamd/streamd/internal/narx"
 // out cheap, never false of one that is not. It reads the Learner only,
 // and, like every method, must not run concurrently with one that changes
 // it.
-func (l *Learner) Heavy() bool {
-	if l.nextFit > 0 && l.seen+1 >= l.nextFit {
+func (l *Learner) Heavy(o Observation) bool {
+	if l.nextFit > 0 && l.seen+1 >= l.nextFit || l.varies(o) {
 		return true
 	}
 	if !l.model.Fitted() {

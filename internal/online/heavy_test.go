@@ -81,7 +81,7 @@ func TestHeavyForetellsFitsAndRetunes(t *testing.T) {
 				o.T += t0
 				if i > 0 && i%97 == 0 {
 					// A rejected observation changes nothing, Heavy included.
-					before := l.Heavy()
+					before := l.Heavy(o)
 					bad := o
 					bad.Y = math.NaN()
 					if _, err := l.Observe(bad); err == nil {
@@ -91,7 +91,7 @@ func TestHeavyForetellsFitsAndRetunes(t *testing.T) {
 					if _, err := twin.ObserveYielding(bad, count); err == nil || yields > 0 {
 						t.Fatalf("NaN accepted (%v) or yielded for (%d)", err, yields)
 					}
-					if l.Heavy() != before {
+					if l.Heavy(o) != before {
 						t.Fatalf("sample %d: a rejected observation changed Heavy", i)
 					}
 					rejected++
@@ -100,7 +100,7 @@ func TestHeavyForetellsFitsAndRetunes(t *testing.T) {
 					t0 += 3 // a gap of three steps: filled, not heavy
 					o.T += 3
 				}
-				heavy := l.Heavy()
+				heavy := l.Heavy(o)
 				model, nextFit := l.Model(), l.nextFit
 				seen, learned, fitted := l.seen+1, l.learned, l.Fitted()
 				res, err := l.Observe(o)

@@ -316,7 +316,9 @@ type Observation struct {
 // (the inverse transform of the mean of ln y, as R's forecast reports it);
 // Std is the predictive standard deviation. With the theta combination
 // (Combine) every field is the mean of the model's and the theta
-// method's (blend). A Fallback step is the fallback's alone (combine).
+// method's (blend), but from a step whose inputs differ from the last
+// observation's on, the model's alone (forecastNormalised). A Fallback
+// step is the fallback's alone (combine).
 type ForecastStep struct {
 	H          int
 	T          int64
@@ -399,6 +401,12 @@ type Learner struct {
 	// nextFit is the count of samples seen at which the structure is chosen
 	// next; 0 after the last re-choice.
 	nextFit int64
+	// flat is 1 + what the latest re-choice saw never vary (unflat: 0 for
+	// y, 1 + i for the observation's input i), 0 when everything varied.
+	// A flat series keeps its values, and the first observation that
+	// varies there chooses again (Observe). It is not in the checkpoint:
+	// the values kept say it (restore).
+	flat int
 
 	// The form of the series (Form) and the normalisation of w, fixed at
 	// each re-choice: w ← (w − yLoc)/yScale, likewise each input. lastZ is
@@ -753,6 +761,13 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	// second before midnight has the next day's features.
 	l.calendarAt(l.uRaw, l.sp.onGrid(o.T))
 	due := l.nextFit > 0 && l.seen >= l.nextFit
+	// A structure chosen on values that never varied knows nothing of how
+	// they vary: its noise level is the floor, and an input's effect was
+	// never seen. The first input that varies chooses again, with it; the
+	// first value that varies and is not a glitch starts the series afresh
+	// (restart).
+	changed := l.varies(o)
+	due = due || changed && l.flat > 1
 	if !l.model.Fitted() {
 		l.values.add(o.Y)
 		if l.nextFit > 0 {
@@ -787,7 +802,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	if l.th != nil {
 		l.th.Forecast(l.thMean[:1], l.thSD[:1])
 	}
-	if !l.combine(&st, 0, false) || l.th != nil {
+	if !l.combine(&st, 0, false, false) || l.th != nil {
 		df = 0 // the band is an average of two distributions' quantiles, or a normal one
 	}
 	res := Result{Fitted: true, Prediction: st.Mean, Std: st.Std, Lo: st.Lo, Hi: st.Hi, Filled: filled, DF: df, Fallback: st.Fallback}
@@ -801,6 +816,9 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 		zY = max(zY, math.Abs(o.Y-l.thMean[0])/l.thSD[0])
 	}
 	gross := l.grossError(o.Y, y, mean, variance, zY)
+	if changed && l.flat == 1 && !gross {
+		return l.restart(o)
+	}
 	if gross {
 		res.Weight, res.Outlier = 0, true
 	} else if l.watchesShift() && l.shift.update(y-mean, math.Sqrt(variance)) {
@@ -825,7 +843,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	if l.th != nil {
 		l.th.Update(thetaValue)
 	}
-	if l.nextFit > 0 {
+	if l.nextFit > 0 || l.flat > 0 {
 		l.keep(kept, l.uRaw, o.T)
 	}
 	l.values.add(kept)
@@ -837,6 +855,11 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	if due {
 		// A failed re-choice keeps the model it would have replaced.
 		_ = l.fit()
+		if changed && l.nextFit == 0 {
+			// The first choice to see the series vary saw one value of it:
+			// another FirstFit values later, on what they show.
+			l.nextFit = l.seen + FirstFit
+		}
 	} else if l.growDue(l.seen) {
 		res.Retuned = l.growSettled()
 	} else if n := int64(l.cfg.RetuneEvery); n > 0 && (l.learned+l.retunePhase(n))%n == 0 {
@@ -1218,14 +1241,32 @@ func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
 	if len(l.fcModel) < len(dst) {
 		l.fcModel = make([]float64, len(dst)) // a what-if longer than every horizon before
 	}
+	// The theta method forecasts as if the inputs stayed as they were: from
+	// the first step whose inputs differ from the last observation's (a
+	// planned change, a what-if's inputs) the model forecasts alone, or an
+	// average would halve the change's effect.
+	alone := len(dst)
+	if l.th != nil && l.nUser > 0 {
+		last := l.hist.LastInputs()
+	steps:
+		for h, u := range inputs[:len(dst)] {
+			for i := range l.nUser {
+				if u[i] != last[i] {
+					alone = h
+					break steps
+				}
+			}
+		}
+	}
 	// The steps are iterated: from the first the model leaves the
 	// plausible on, every later one starts from it, and falls back too.
 	fallen := false
 	for h := range dst {
 		model := dst[h].OneStepStd
 		l.fcModel[h] = dst[h].Mean
-		fallen = !l.combine(&dst[h], h, fallen)
+		fallen = !l.combine(&dst[h], h, fallen, h >= alone)
 		switch {
+		case !fallen && h >= alone:
 		case !fallen && l.th != nil:
 			dst[h].OneStepStd = (model + l.thSD[0]) / 2
 		case fallen && l.th != nil:
@@ -1240,7 +1281,8 @@ func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
 // (h = 0 for Observe's one-step prediction, which is step 1 of the
 // forecast before it), the published one: with the theta forecaster, whose
 // forecast of the step is in thMean[h], thSD[h], the average of the two
-// (blend), else the model's own; where the model's step is not
+// (blend), else, or with alone (the step's inputs differ from the last
+// observation's: forecastNormalised), the model's own; where the model's step is not
 // plausible, or fallen is set (an earlier step of the same forecast was
 // not), the fallback alone: the theta method's step, or without it the
 // series' marginal distribution, the normal of the values' mean and
@@ -1248,9 +1290,9 @@ func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
 // series' lowest value: a last resort, honest about its two moments and
 // nothing more. It reports whether the model's step stands (alone or
 // averaged); a step that does not is a normal's and says so (Fallback).
-func (l *Learner) combine(st *ForecastStep, h int, fallen bool) (stands bool) {
+func (l *Learner) combine(st *ForecastStep, h int, fallen, alone bool) (stands bool) {
 	if !fallen && l.plausible(*st) {
-		if l.th != nil {
+		if l.th != nil && !alone {
 			w := 0.5 // the one-step prediction's, which κ and the theta method's σ fit
 			if h > 0 {
 				w = l.cal.weight
@@ -1501,13 +1543,88 @@ func (l *Learner) schedule(periods []int) {
 			}
 		}
 	}
+	l.flat = 0
+	if l.model.Fitted() {
+		l.flat = 1 + l.unflat()
+	}
 	switch {
-	case l.nextFit > 0:
+	case l.nextFit > 0, l.flat > 0:
 	case !l.model.Fitted():
 		l.nextFit = l.seen + int64(max(l.cfg.Warmup/4, FirstFit))
 	default:
 		l.warmY, l.warmU, l.warmT = nil, nil, nil
 	}
+}
+
+// restartKeep is how many of a flat series' values a restart keeps: the
+// young theta forecaster's level before the change (youngForecast
+// forecasts from a series' 4th value).
+const restartKeep = 4
+
+// restart starts a series whose values never varied afresh, when o is the
+// first to vary (and is not a glitch, grossError): the model chosen on them
+// has the noise level's floor and a regression fitted on one point, and
+// the first choices on values that vary would still fit it mostly (a ramp
+// after 80 constants was forecast near the constant for 15 values). l
+// becomes a new Learner of its configuration that has observed its last
+// restartKeep values and then o: a young series, forecast by the theta
+// method until its first fit FirstFit values later. Observe has changed
+// l's state for o already; all of it is replaced.
+func (l *Learner) restart(o Observation) (Result, error) {
+	fresh, err := NewLearner(l.cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	fresh.changed, fresh.yield = l.changed, l.yield
+	for k := max(0, len(l.warmY)-restartKeep); k < len(l.warmY); k++ {
+		u := l.warmU[k*l.nu : k*l.nu+l.nUser]
+		if _, err := fresh.Observe(Observation{T: l.warmT[k], Time: l.timed, Y: l.warmY[k], U: u}); err != nil {
+			return Result{}, err
+		}
+	}
+	*l = *fresh
+	return l.Observe(o)
+}
+
+// unflat returns −1 when the kept values of y and of every observation's
+// input vary (or none are kept), else which did not: 0 for y, 1 + i for
+// input i. O(N·n_u).
+func (l *Learner) unflat() int {
+	if len(l.warmY) == 0 {
+		return -1
+	}
+	if !varied(l.warmY, 0, 1) {
+		return 0
+	}
+	for i := range l.nUser {
+		if !varied(l.warmU, i, l.nu) {
+			return 1 + i
+		}
+	}
+	return -1
+}
+
+// varied reports whether x[from], x[from+stride], … are not all equal.
+func varied(x []float64, from, stride int) bool {
+	for k := from + stride; k < len(x); k += stride {
+		if x[k] != x[from] {
+			return true
+		}
+	}
+	return false
+}
+
+// varies reports whether o is the first observation of a fitted flat
+// series to vary where its kept values did not. O(1).
+func (l *Learner) varies(o Observation) bool {
+	switch {
+	case l.flat == 0 || !l.model.Fitted() || len(l.warmY) == 0:
+		return false
+	case l.flat == 1:
+		return o.Y != l.warmY[0]
+	}
+	i := l.flat - 2
+	return i < len(o.U) && o.U[i] != l.warmU[i]
 }
 
 // robustFitIter bounds the weighted refits of the warm-up (the book finds two

@@ -332,6 +332,9 @@ func (l *Learner) unmarshal(b []byte) error {
 		fresh.cal.reset(st.Learned)
 	}
 	fresh.changed = changedKeys(st.Config, configKeys(fresh.cfg))
+	if fresh.model.Fitted() {
+		fresh.flat = 1 + fresh.unflat() // as schedule set it: what varies since chose again
+	}
 	*l = *fresh
 	return nil
 }

@@ -49,7 +49,8 @@ type Observed struct {
 // distribution (asymmetric about Mean for a log form). With the theta
 // combination (ModelInfo.Combine) each field is the mean of the model's and
 // the theta method's: the bounds are then the quantiles of the distribution
-// whose quantile function is the average of theirs. Fallback marks a step
+// whose quantile function is the average of theirs, but from a step whose
+// inputs differ from the last observation's on, the model's alone. Fallback marks a step
 // the model's forecast left the plausible at (or before): it is then a
 // normal's, mean ± z·std (docs/messages.md).
 type Step struct {
