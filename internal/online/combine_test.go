@@ -345,6 +345,44 @@ func TestImplausibleStepsAreTheThetaMethods(t *testing.T) {
 	}
 }
 
+// A step of the model's more than partnerRatio times as uncertain as the
+// theta partner's (its linearised variance running away) is the partner's
+// alone, though within ten ranges of the values; one just below is
+// averaged.
+func TestWilderStepsAreTheThetaMethods(t *testing.T) {
+	cfg := testConfig()
+	cfg.Combine, cfg.Warmup = CombineTheta, 400
+	l, _ := NewLearner(cfg)
+	for i, v := range noisySine(150, 0.1, 12) {
+		if _, err := l.Observe(Observation{T: int64(i), Y: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.Theta() == nil {
+		t.Fatal("the test needs a combined series")
+	}
+	const h = 2
+	l.thetaForecast(l.th, cfg.Horizon)
+	m, sd := l.thMean[h], l.thSD[h]
+	step := func(ratio float64) ForecastStep {
+		s := ratio * partnerRatio * sd
+		return ForecastStep{H: h + 1, Mean: m, Std: s, Lo: m - l.z*s, Hi: m + l.z*s}
+	}
+	wild, tame := step(1.01), step(0.99)
+	if !l.plausible(wild) {
+		t.Fatalf("the test needs a step within ten ranges: %+v on [%g, %g]", wild, l.values.Lo, l.values.Hi)
+	}
+	if !l.wilder(wild, h) || l.wilder(tame, h) {
+		t.Errorf("wilder: %v at 1.01 times the ratio, %v at 0.99; want true, false", l.wilder(wild, h), l.wilder(tame, h))
+	}
+	if l.combine(&wild, h, false, false) || !wild.Fallback || wild.Mean != m || wild.Std != sd {
+		t.Errorf("the wild step published as %+v, want the partner's (%g, %g)", wild, m, sd)
+	}
+	if !l.combine(&tame, h, false, false) || tame.Fallback {
+		t.Errorf("the tame step published as %+v, want the average", tame)
+	}
+}
+
 // shrinkRange sets l's value range to a sliver around step 1 of the model's
 // own forecast own, ten-fold its band's width at 1.2 times, and returns the
 // first step that range makes implausible, failing the test unless there is

@@ -1291,7 +1291,7 @@ func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
 // nothing more. It reports whether the model's step stands (alone or
 // averaged); a step that does not is a normal's and says so (Fallback).
 func (l *Learner) combine(st *ForecastStep, h int, fallen, alone bool) (stands bool) {
-	if !fallen && l.plausible(*st) {
+	if !fallen && l.plausible(*st) && !l.wilder(*st, h) {
 		if l.th != nil && !alone {
 			w := 0.5 // the one-step prediction's, which κ and the theta method's σ fit
 			if h > 0 {
@@ -1327,6 +1327,27 @@ func (l *Learner) combine(st *ForecastStep, h int, fallen, alone bool) (stands b
 func (l *Learner) plausible(st ForecastStep) bool {
 	return l.values.plausible(st.Mean, st.Lo, st.Hi)
 }
+
+// wilder reports whether step h+1 of the model's forecast (st, in the
+// series' units) is more than partnerRatio times as uncertain as the
+// theta partner's of the same step, when the series has one: the
+// linearised variance of an iterated forecast running away (an RBF model
+// of gold prices' log increments: a band of [240, 1750] at step 14 on
+// values of 285–594, where the partner's was ±40), long before it leaves
+// ten ranges of the values (plausible).
+func (l *Learner) wilder(st ForecastStep, h int) bool {
+	return l.th != nil && h < len(l.thSD) && st.Std > partnerRatio*l.thSD[h]
+}
+
+// partnerRatio is how many times the theta partner's predictive std a
+// step of the model's may reach before it falls back (wilder). The partner
+// is exponential smoothing with a drift, whose band grows with the horizon
+// as a random walk's; ten times that says nothing the partner does not, as
+// ten ranges say nothing the range does not (implausibleRanges). At four,
+// a young growth series' wide but accurate log forecasts fell back
+// (R's airmiles: MAE 2 243 → 2 727; docs/benchmarks.md "Values that never
+// varied").
+const partnerRatio = 10
 
 // implausibleRanges bounds a series' plausible forecasts in ranges of its
 // values (plausible): a band ten times wider than all it has done says
