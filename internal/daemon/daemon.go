@@ -617,6 +617,7 @@ type metrics struct {
 	fallbacks            prometheus.Counter
 	outliers             prometheus.Counter
 	levelShifts          prometheus.Counter
+	restarts             prometheus.Counter
 }
 
 // BuildInfo labels streamd_build_info.
@@ -648,6 +649,8 @@ func newMetrics() *metrics {
 		Help: "Values flagged as outliers (observed.outlier in their forecast messages: the robust weighting's outliers and the gross errors)."})
 	m.levelShifts = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_level_shifts_total",
 		Help: "Level-shift corrections started: a series' one-step errors showed a shift of its level that its model has not learned, and its forecasts carry a correction until it has (model.level_shift)."})
+	m.restarts = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_series_restarts_total",
+		Help: "Series started afresh, as a new series forecast from its next values: their values had never varied when their structure was last chosen, and one did (docs/design.md, \"Values that never varied\")."})
 	m.gapFilled = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_gap_samples_filled_total",
 		Help: "Missing samples (gaps in t of more than one step) filled with their one-step predictions to keep the lags aligned."})
 	m.unitSuspect = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_series_time_unit_suspect_total",
@@ -694,7 +697,7 @@ func newMetrics() *metrics {
 		Help: "Heavy Observes (fits and re-choices of the structure, retunes, tests of a larger working set) run on the worker pool."})
 	m.heavySeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamd_heavy_job_duration_seconds",
 		Help: "Time a worker spent on one heavy Observe.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)})
-	m.registry.MustRegister(m.heavyJobs, m.heavySeconds, m.fallbacks, m.outliers, m.levelShifts)
+	m.registry.MustRegister(m.heavyJobs, m.heavySeconds, m.fallbacks, m.outliers, m.levelShifts, m.restarts)
 	m.registry.MustRegister(m.foreignCheckpoints, m.skipped, m.gapFilled, m.unitSuspect, m.rebalances, m.latency, m.checkpointSeconds, m.checkpointBytes, m.checkpointSeries,
 		m.checkpointFailures, m.deadTruncated, m.dropped, m.restores, m.restoreSeconds, m.restored, m.restoreFailures, m.restoreConfigChanged)
 	for _, from := range []string{"state_topic", "memory"} {

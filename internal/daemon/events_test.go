@@ -74,3 +74,27 @@ func TestOutlierAndLevelShiftCounters(t *testing.T) {
 		}
 	}
 }
+
+// A series constant when its structure was chosen starts afresh at the
+// first value that varies and is not a glitch: streamd_series_restarts_total
+// counts it once, and a glitch before it (a single spike on the constant)
+// not at all.
+func TestRestartsAreCounted(t *testing.T) {
+	ys := make([]float64, 80)
+	for i := range ys {
+		ys[i] = 7
+		if i >= 50 {
+			ys[i] += 0.5 * float64(i-49)
+		}
+	}
+	ys[35] = 700 // a glitch on the constant
+	d := &Daemon{cfg: Config{Decoder: source.Decoder{Fields: source.DefaultFields, MaxBytes: 4096, Inputs: -1},
+		Registry: online.RegistryConfig{Default: learnerConfig()}, CheckpointRecords: DefaultCheckpointRecords}, metrics: newMetrics(), dir: newDirectory()}
+	r := loosePartition(t, d)
+	for k, y := range ys {
+		r.handle(kafka.Message{Offset: int64(k), Key: []byte("s"), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%g}`, k+1, y))})
+	}
+	if n := testutil.ToFloat64(d.metrics.restarts); n != 1 {
+		t.Errorf("streamd_series_restarts_total %v, want 1", n)
+	}
+}

@@ -359,6 +359,9 @@ func (r *partitionRun) finish(l *online.Learner, m kafka.Message, rec source.Rec
 	if res.ShiftStarted {
 		d.metrics.levelShifts.Inc()
 	}
+	if res.Restarted {
+		d.metrics.restarts.Inc()
+	}
 	// A young series' forecast is all fallback by design: the counter is
 	// of models that leave the plausible.
 	if l.Fitted() && (res.Fallback || slices.ContainsFunc(res.Forecast, func(s online.ForecastStep) bool { return s.Fallback })) {

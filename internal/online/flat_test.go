@@ -37,11 +37,15 @@ func TestFlatValuesStartAfresh(t *testing.T) {
 			t.Fatal(err)
 		}
 		y := flatThenRamp(100, glitch)
+		restarts := 0
 		for i, v := range y {
 			o := Observation{T: int64(i + 1), Y: v}
 			res, err := l.Observe(o)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if res.Restarted {
+				restarts++
 			}
 			switch n := i + 1; {
 			case n == 80:
@@ -65,6 +69,9 @@ func TestFlatValuesStartAfresh(t *testing.T) {
 					t.Errorf("glitch %d, at value 90: forecast %+v, want step 1 within 1 of 10.5", glitch, res.Forecast)
 				}
 			}
+		}
+		if restarts != 1 {
+			t.Errorf("glitch %d: %d results say Restarted, want 1", glitch, restarts)
 		}
 	}
 }

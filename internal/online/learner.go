@@ -358,6 +358,10 @@ type Result struct {
 	// forecasts from this one on carry the correction (LevelShift): false
 	// when a new model replaced the one that showed it in the same call.
 	ShiftStarted bool
+	// Restarted reports that the series started afresh with this value:
+	// its values had never varied where it was last chosen, and this one
+	// did (restart).
+	Restarted bool
 	// Retuned reports that the periodic level-3 re-run replaced the kernel
 	// width (Config.RetuneEvery), or that a settled series' working set
 	// grew (Config.Growth, Learner.growSettled): the model was refitted.
@@ -1604,7 +1608,9 @@ func (l *Learner) restart(o Observation) (Result, error) {
 		}
 	}
 	*l = *fresh
-	return l.Observe(o)
+	res, err := l.Observe(o)
+	res.Restarted = err == nil
+	return res, err
 }
 
 // unflat returns −1 when the kept values of y and of every observation's
