@@ -825,7 +825,7 @@ func TestBacktestWarnsOfAnUnlikelyTimeUnit(t *testing.T) {
 	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for unit, want := range map[string]string{"ms": "set model.time_unit: s", "s": ""} {
+	for unit, want := range map[string]string{"ms": "set model.time_unit: s", "s": "", "sequence": ""} {
 		if err := os.WriteFile(cfg, []byte("model: {time_unit: "+unit+"}\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -833,5 +833,19 @@ func TestBacktestWarnsOfAnUnlikelyTimeUnit(t *testing.T) {
 		if code != 0 || (want == "") != !strings.Contains(stderr, "warning") || !strings.Contains(stderr, want) {
 			t.Errorf("time_unit %s: exit %d, stderr %q; want a warning %q", unit, code, stderr, want)
 		}
+	}
+	// Unix milliseconds read as sequence numbers (the default unit) have no
+	// calendar: the warning says how to give them one.
+	b.Reset()
+	b.WriteString("t,y\n")
+	for i := range 200 {
+		fmt.Fprintf(&b, "%d,%g\n", 1_704_067_200_000+3_600_000*i, 10+math.Sin(float64(i)/4))
+	}
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := backtestRun(t, "--data", data, "--time", "t", "--column", "y", "--horizon", "1")
+	if code != 0 || !strings.Contains(stderr, "warning") || !strings.Contains(stderr, "set model.time_unit: ms") {
+		t.Errorf("Unix milliseconds as sequence numbers: exit %d, stderr %q; want a warning to set model.time_unit: ms", code, stderr)
 	}
 }

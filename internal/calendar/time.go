@@ -200,10 +200,14 @@ func timestampShape(s string) (string, bool) {
 // ParseTime returns them) read in unit look like the other unit's: in
 // milliseconds, all before 1973-03-03 (1e11 ms), where epoch seconds of
 // any recent date fall; in seconds, all after the year 5138 (1e14 ms),
-// where epoch milliseconds read as seconds fall. "" otherwise, and for
-// Sequence. lo and hi are the smallest and largest t.
+// where epoch milliseconds read as seconds fall; as sequence numbers, all
+// from 1973-03-03 to 5138 as milliseconds, where epoch milliseconds fall
+// (sequence numbers have no calendar: no seasons from the time step, no
+// days off). "" otherwise. lo and hi are the smallest and largest t.
 func UnitHint(lo, hi int64, unit Unit) string {
 	switch {
+	case unit == Sequence && lo >= 1e11 && hi < 1e14:
+		return "the integer t look like Unix milliseconds; with model.time_unit: sequence they are sequence numbers, without a calendar; if they are times, set model.time_unit: ms"
 	case unit == Millis && lo >= 0 && hi < 1e11:
 		return "the integer times are all before 1973-03-03 as milliseconds; if they are Unix seconds, set model.time_unit: s"
 	case unit == Seconds && lo > 1e14:

@@ -192,6 +192,8 @@ func TestUnitHint(t *testing.T) {
 		{ms2024, ms2024 + 3_600_000, Seconds, ""},
 		{-5, 1e12, Millis, ""},
 		{sec2024, sec2024 + 3600, Sequence, ""},
+		{ms2024, ms2024 + 3_600_000, Sequence, "model.time_unit: ms"},
+		{1, 1000, Sequence, ""},
 	} {
 		got := UnitHint(c.lo, c.hi, c.unit)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {

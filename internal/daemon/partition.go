@@ -346,7 +346,7 @@ func (r *partitionRun) finish(l *online.Learner, m kafka.Message, rec source.Rec
 	if _, known := r.timeKind[rec.Series]; !known {
 		// Once known the kind stays (observe refuses a change).
 		r.timeKind[rec.Series] = rec.IsTime
-		if rec.UnixInteger {
+		if rec.UnixInteger || !rec.IsTime { // an integer t: a Unix time, or a sequence number
 			r.checkUnit(rec)
 		}
 	}

@@ -265,12 +265,11 @@ func TestRestoreWithoutCombinationDropsTheta(t *testing.T) {
 	}
 }
 
-// A young series' forecast step that leaves the plausible (a band wider
-// than implausibleRanges ranges of its values, or a point forecast that
-// far beyond them) is the theta method's alone, bit for bit, and so is
-// every later step of the same forecast; the steps before it are still
-// the average.
-func TestImplausibleStepsAreTheThetaMethods(t *testing.T) {
+// combinedSine is a Learner averaged with the theta method (testConfig,
+// Warmup 400) that has learned 150 values of a noisy sine, and its
+// configuration.
+func combinedSine(t *testing.T) (*Learner, Config) {
+	t.Helper()
 	cfg := testConfig()
 	cfg.Combine, cfg.Warmup = CombineTheta, 400
 	l, _ := NewLearner(cfg)
@@ -279,6 +278,16 @@ func TestImplausibleStepsAreTheThetaMethods(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return l, cfg
+}
+
+// A young series' forecast step that leaves the plausible (a band wider
+// than implausibleRanges ranges of its values, or a point forecast that
+// far beyond them) is the theta method's alone, bit for bit, and so is
+// every later step of the same forecast; the steps before it are still
+// the average.
+func TestImplausibleStepsAreTheThetaMethods(t *testing.T) {
+	l, cfg := combinedSine(t)
 	if l.Theta() == nil || !l.values.armed() {
 		t.Fatalf("the test needs a combined series whose values judge: theta %v, armed %v", l.Theta() != nil, l.values.armed())
 	}
@@ -350,14 +359,7 @@ func TestImplausibleStepsAreTheThetaMethods(t *testing.T) {
 // alone, though within ten ranges of the values; one just below is
 // averaged.
 func TestWilderStepsAreTheThetaMethods(t *testing.T) {
-	cfg := testConfig()
-	cfg.Combine, cfg.Warmup = CombineTheta, 400
-	l, _ := NewLearner(cfg)
-	for i, v := range noisySine(150, 0.1, 12) {
-		if _, err := l.Observe(Observation{T: int64(i), Y: v}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	l, cfg := combinedSine(t)
 	if l.Theta() == nil {
 		t.Fatal("the test needs a combined series")
 	}

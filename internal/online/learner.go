@@ -405,12 +405,15 @@ type Learner struct {
 	// nextFit is the count of samples seen at which the structure is chosen
 	// next; 0 after the last re-choice.
 	nextFit int64
-	// flat is 1 + what the latest re-choice saw never vary (unflat: 0 for
-	// y, 1 + i for the observation's input i), 0 when everything varied.
-	// A flat series keeps its values, and the first observation that
-	// varies there chooses again (Observe). It is not in the checkpoint:
-	// the values kept say it (restore).
-	flat int
+	// flatY: the latest re-choice saw y never vary; flatInputs are the
+	// observation's inputs it saw never vary, while values are kept for a
+	// later re-choice (unflat). A flat y keeps its last restartKeep values
+	// past the last re-choice, and its first value that varies and is not
+	// a glitch starts it afresh (restart); a flat input's first change
+	// chooses again (Observe). Not in the checkpoint: the values kept say
+	// it (restore).
+	flatY      bool
+	flatInputs []int
 
 	// The form of the series (Form) and the normalisation of w, fixed at
 	// each re-choice: w ← (w − yLoc)/yScale, likewise each input. lastZ is
@@ -593,8 +596,9 @@ func (l *Learner) Fitted() bool { return l.model.Fitted() }
 
 // Settled reports whether the series is fitted and past its last
 // structure re-choice: its next Observe is an online update, or a periodic
-// retune (Config.RetuneEvery), never a re-choice.
-func (l *Learner) Settled() bool { return l.model.Fitted() && l.nextFit == 0 }
+// retune (Config.RetuneEvery), never a re-choice; but for a series whose
+// values never varied, which its first value that varies restarts (flatY).
+func (l *Learner) Settled() bool { return l.model.Fitted() && l.nextFit == 0 && !l.flatY }
 
 // BandScale returns the factor the band of step Config.Calibrate is scaled
 // by (horizonCal), and whether any step is calibrated (a fitted series with
@@ -771,7 +775,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	// first value that varies and is not a glitch starts the series afresh
 	// (restart).
 	changed := l.varies(o)
-	due = due || changed && l.flat > 1
+	due = due || changed && !l.flatY
 	if !l.model.Fitted() {
 		l.values.add(o.Y)
 		if l.nextFit > 0 {
@@ -820,7 +824,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 		zY = max(zY, math.Abs(o.Y-l.thMean[0])/l.thSD[0])
 	}
 	gross := l.grossError(o.Y, y, mean, variance, zY)
-	if changed && l.flat == 1 && !gross {
+	if changed && l.flatY && !gross {
 		return l.restart(o)
 	}
 	if gross {
@@ -833,7 +837,10 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	// A re-choice refits robustly on the values as observed (fitWeighted),
 	// all but gross errors.
 	lagValue, kept, thetaValue := y, o.Y, o.Y
-	if gross {
+	switch {
+	case gross && l.flatY:
+		kept = l.warmY[0] // the constant itself: a log form's prediction of it may be an ulp off
+	case gross:
 		kept = own
 	}
 	if res.Outlier {
@@ -847,7 +854,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	if l.th != nil {
 		l.th.Update(thetaValue)
 	}
-	if l.nextFit > 0 || l.flat > 0 {
+	if l.nextFit > 0 || l.flatY {
 		l.keep(kept, l.uRaw, o.T)
 	}
 	l.values.add(kept)
@@ -859,11 +866,6 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	if due {
 		// A failed re-choice keeps the model it would have replaced.
 		_ = l.fit()
-		if changed && l.nextFit == 0 {
-			// The first choice to see the series vary saw one value of it:
-			// another FirstFit values later, on what they show.
-			l.nextFit = l.seen + FirstFit
-		}
 	} else if l.growDue(l.seen) {
 		res.Retuned = l.growSettled()
 	} else if n := int64(l.cfg.RetuneEvery); n > 0 && (l.learned+l.retunePhase(n))%n == 0 {
@@ -928,7 +930,11 @@ const (
 // beyond Config.keptMax (a series that could not be fitted by Warmup keeps
 // trying on its last Warmup samples).
 func (l *Learner) keep(y float64, u []float64, t int64) {
-	if len(l.warmY) >= l.cfg.keptMax(l.model.Fitted(), l.nextFit) {
+	most := l.cfg.keptMax(l.model.Fitted(), l.nextFit)
+	if l.flatY && l.nextFit == 0 {
+		most = restartKeep // a settled flat series keeps what a restart replays
+	}
+	if len(l.warmY) >= most {
 		l.warmY = slices.Delete(l.warmY, 0, 1)
 		l.warmU = slices.Delete(l.warmU, 0, l.nu)
 		l.warmT = slices.Delete(l.warmT, 0, 1)
@@ -1340,7 +1346,7 @@ func (l *Learner) plausible(st ForecastStep) bool {
 // values of 285–594, where the partner's was ±40), long before it leaves
 // ten ranges of the values (plausible).
 func (l *Learner) wilder(st ForecastStep, h int) bool {
-	return l.th != nil && h < len(l.thSD) && st.Std > partnerRatio*l.thSD[h]
+	return l.th != nil && h < len(l.thSD) && l.thSD[h] > 0 && st.Std > partnerRatio*l.thSD[h]
 }
 
 // partnerRatio is how many times the theta partner's predictive std a
@@ -1568,17 +1574,38 @@ func (l *Learner) schedule(periods []int) {
 			}
 		}
 	}
-	l.flat = 0
-	if l.model.Fitted() {
-		l.flat = 1 + l.unflat()
+	fitted := l.model.Fitted()
+	l.flatY, l.flatInputs = false, nil
+	if fitted {
+		l.flatY, l.flatInputs = l.unflat()
 	}
 	switch {
-	case l.nextFit > 0, l.flat > 0:
-	case !l.model.Fitted():
+	case l.nextFit > 0:
+	case !fitted:
 		l.nextFit = l.seen + int64(max(l.cfg.Warmup/4, FirstFit))
 	default:
-		l.warmY, l.warmU, l.warmT = nil, nil, nil
+		// After the last re-choice the values are released, but for a flat
+		// y the last restartKeep, which a restart replays; an input that
+		// never varied stays without effect: no re-choice is left to fit it.
+		l.flatInputs = nil
+		n := 0
+		if l.flatY {
+			n = restartKeep
+		}
+		l.keepLast(n)
 	}
+}
+
+// keepLast drops all but the last n raw samples kept (all for n = 0).
+func (l *Learner) keepLast(n int) {
+	if n == 0 {
+		l.warmY, l.warmU, l.warmT = nil, nil, nil
+		return
+	}
+	k := max(len(l.warmY)-n, 0)
+	l.warmY = slices.Clone(l.warmY[k:])
+	l.warmU = slices.Clone(l.warmU[k*l.nu:])
+	l.warmT = slices.Clone(l.warmT[k:])
 }
 
 // restartKeep is how many of a flat series' values a restart keeps: the
@@ -1600,7 +1627,7 @@ func (l *Learner) restart(o Observation) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	fresh.changed, fresh.yield = l.changed, l.yield
+	fresh.changed, fresh.yield, fresh.outliers = l.changed, l.yield, l.outliers
 	for k := max(0, len(l.warmY)-restartKeep); k < len(l.warmY); k++ {
 		u := l.warmU[k*l.nu : k*l.nu+l.nUser]
 		if _, err := fresh.Observe(Observation{T: l.warmT[k], Time: l.timed, Y: l.warmY[k], U: u}); err != nil {
@@ -1613,22 +1640,21 @@ func (l *Learner) restart(o Observation) (Result, error) {
 	return res, err
 }
 
-// unflat returns −1 when the kept values of y and of every observation's
-// input vary (or none are kept), else which did not: 0 for y, 1 + i for
-// input i. O(N·n_u).
-func (l *Learner) unflat() int {
+// unflat reports what the kept values never varied in: y, or else the
+// observation's inputs listed (nothing when none are kept). O(N·n_u).
+func (l *Learner) unflat() (y bool, inputs []int) {
 	if len(l.warmY) == 0 {
-		return -1
+		return false, nil
 	}
 	if !varied(l.warmY, 0, 1) {
-		return 0
+		return true, nil
 	}
 	for i := range l.nUser {
 		if !varied(l.warmU, i, l.nu) {
-			return 1 + i
+			inputs = append(inputs, i)
 		}
 	}
-	return -1
+	return false, inputs
 }
 
 // varied reports whether x[from], x[from+stride], … are not all equal.
@@ -1641,17 +1667,21 @@ func varied(x []float64, from, stride int) bool {
 	return false
 }
 
-// varies reports whether o is the first observation of a fitted flat
-// series to vary where its kept values did not. O(1).
+// varies reports whether o is the first observation of a fitted series
+// to vary where its kept values did not (flatY, flatInputs). O(n_u).
 func (l *Learner) varies(o Observation) bool {
-	switch {
-	case l.flat == 0 || !l.model.Fitted() || len(l.warmY) == 0:
+	if !l.model.Fitted() || len(l.warmY) == 0 {
 		return false
-	case l.flat == 1:
+	}
+	if l.flatY {
 		return o.Y != l.warmY[0]
 	}
-	i := l.flat - 2
-	return i < len(o.U) && o.U[i] != l.warmU[i]
+	for _, i := range l.flatInputs {
+		if i < len(o.U) && o.U[i] != l.warmU[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // robustFitIter bounds the weighted refits of the warm-up (the book finds two

@@ -333,7 +333,9 @@ func (l *Learner) unmarshal(b []byte) error {
 	}
 	fresh.changed = changedKeys(st.Config, configKeys(fresh.cfg))
 	if fresh.model.Fitted() {
-		fresh.flat = 1 + fresh.unflat() // as schedule set it: what varies since chose again
+		// As schedule set them: what varied since has chosen again (or
+		// restarted), and a flat y's kept values are all its constant.
+		fresh.flatY, fresh.flatInputs = fresh.unflat()
 	}
 	*l = *fresh
 	return nil
