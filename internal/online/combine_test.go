@@ -230,6 +230,36 @@ func TestThetaSeason(t *testing.T) {
 	}
 }
 
+// The theta partner of values without a proposed period takes a common
+// period where thetaf's test passes and the autocorrelation peaks: a
+// season of 12 does; a random walk (whose autocorrelation declines
+// through every lag, passing the test at each) and a sine of period 21
+// (anti-correlated at 12, |r| passing the two-sided test) do not.
+func TestThetaPeriodNeedsAPeak(t *testing.T) {
+	l, _ := NewLearner(testConfig())
+	rng := rand.New(rand.NewPCG(4, 4))
+	walk, seasonal, sine := make([]float64, 240), make([]float64, 240), make([]float64, 240)
+	level := 100.0
+	for i := range walk {
+		level += rng.NormFloat64()
+		walk[i] = level
+		seasonal[i] = 100 + 10*math.Sin(2*math.Pi*float64(i)/12) + rng.NormFloat64()
+		sine[i] = 10 + 3*math.Sin(0.3*float64(i)) + 0.1*rng.NormFloat64()
+	}
+	for _, c := range []struct {
+		name string
+		ys   []float64
+		want int
+	}{{"random walk", walk, 1}, {"season of 12", seasonal, 12}, {"sine of period 21", sine, 1}} {
+		if !theta.Seasonal(c.ys, 12) && c.want == 1 {
+			t.Fatalf("%s: thetaf's test does not pass at 12: the case tests nothing", c.name)
+		}
+		if got := l.thetaPeriod(nil, c.ys); got != c.want {
+			t.Errorf("%s: period %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
 // A state restored under a configuration that no longer combines drops
 // the theta forecaster, and forecasts as the model alone.
 func TestRestoreWithoutCombinationDropsTheta(t *testing.T) {

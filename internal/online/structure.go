@@ -1177,14 +1177,16 @@ const thetaMargin = 0.2
 // (Season < 0; 1, none): the main
 // one the re-choice proposes (periods), as thetaf is given the frequency
 // of its series; when none is proposed, the first of commonPeriods that
-// passes thetaf's own seasonality test on the values (theta.Seasonal).
-// That test, on levels, also passes on persistent series without a
-// season (most random walks with drift of 120 values), where the
-// increments' test of the lags (detectPeriods) does not: a spurious
-// decomposition costs the theta method a few per cent of its squared
-// error there, less than the seasons the levels' test finds and the
-// increments' misses gain on the NN3 training split (docs/benchmarks.md,
-// "NN3", which measures the alternatives).
+// passes thetaf's own seasonality test on the values (theta.Seasonal)
+// and whose autocorrelation is a peak there (acfPeak). The test alone, on
+// levels and two-sided, passes on persistent series without a season at
+// any lag (a random walk's autocorrelation declines slowly through every
+// common period) and on a strong anti-correlation (a sine of period 21 at
+// lag 12); a season's autocorrelation peaks at its period. The increments'
+// test of the lags (detectPeriods) misses seasons the levels' finds on
+// short series: the NN3 training split keeps the levels' test (a
+// Bonferroni level over the periods tried cost it 15.280 → 15.635; the
+// peak took it to 15.248, NN3 14.92 → 14.87; docs/benchmarks.md, "NN3").
 func (l *Learner) thetaPeriod(periods []int, ys []float64) int {
 	if l.cfg.Season < 0 {
 		return 1
@@ -1193,11 +1195,19 @@ func (l *Learner) thetaPeriod(periods []int, ys []float64) int {
 		return periods[0]
 	}
 	for _, s := range commonPeriods {
-		if len(ys) > 2*s && theta.Seasonal(ys, s) {
+		if len(ys) > 2*s && theta.Seasonal(ys, s) && acfPeak(ys, s) {
 			return s
 		}
 	}
 	return 1
+}
+
+// acfPeak reports whether the autocorrelation of ys at lag s is a local
+// peak: at least that at s − 1 and s + 1. A trend or a random walk
+// correlates at every lag, decreasingly, and passes thetaf's test at any s.
+func acfPeak(ys []float64, s int) bool {
+	r := theta.ACF(ys, s+1)
+	return r[s-1] >= r[s-2] && r[s-1] >= r[s]
 }
 
 // finishChoice completes the winner: with TuneIterated or TuneRobustCV the
