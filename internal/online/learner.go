@@ -1620,8 +1620,9 @@ const restartKeep = 4
 // after 80 constants was forecast near the constant for 15 values). l
 // becomes a new Learner of its configuration that has observed its last
 // restartKeep values and then o: a young series, forecast by the theta
-// method until its first fit FirstFit values later. Observe has changed
-// l's state for o already; all of it is replaced.
+// method until its first fit at its FirstFit-th value, the kept ones
+// included. Observe has changed l's state for o already; all of it is
+// replaced.
 func (l *Learner) restart(o Observation) (Result, error) {
 	fresh, err := NewLearner(l.cfg)
 	if err != nil {
