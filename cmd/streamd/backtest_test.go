@@ -606,9 +606,9 @@ func TestBacktestPlannedRows(t *testing.T) {
 // the rows that follow (the build before refused it, its step 1 a
 // Saturday), the prequential run scores every step of every forecast
 // (before, the steps dated on weekends had no value), and the report and
-// summary name the days off. Dates before 1973 are times too (the build
-// before read their milliseconds, below 1e11, as sequence numbers: no days
-// off, weekend steps).
+// summary name the days off. Dates before 1973 are times too, though
+// their milliseconds are below 1e11, where no size tells a time from a
+// sequence number.
 func TestBacktestBusinessDays(t *testing.T) {
 	for _, start := range []time.Time{time.Date(2023, 1, 2, 0, 0, 0, 0, time.UTC), time.Date(1962, 1, 1, 0, 0, 0, 0, time.UTC)} {
 		t.Run(start.Format(time.DateOnly), func(t *testing.T) { testBusinessDays(t, start) })

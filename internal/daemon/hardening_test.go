@@ -605,9 +605,9 @@ func TestSuspectTimeUnitIsCounted(t *testing.T) {
 
 // A record's t read as a time (a date here) is one for the Learner however
 // early: business days from 1962, whose Unix milliseconds are negative,
-// have their weekends off as those of 2023 do (the build before read
-// every t below 1e11, March 1973, as a sequence number, without a
-// calendar). The latest forecast's model names the days off.
+// have their weekends off as those of 2023 do, though their t are below
+// 1e11 (March 1973), where no size tells a time from a sequence number.
+// The latest forecast's model names the days off.
 func TestDatesBefore1973AreTimes(t *testing.T) {
 	c := testCluster(t, 1, "series", "forecasts", "dlq")
 	addrs := c.ListenAddrs()

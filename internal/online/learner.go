@@ -1342,9 +1342,8 @@ func (l *Learner) plausible(st ForecastStep) bool {
 // series' units) is more than partnerRatio times as uncertain as the
 // theta partner's of the same step, when the series has one: the
 // linearised variance of an iterated forecast running away (an RBF model
-// of gold prices' log increments: a band of [240, 1750] at step 14 on
-// values of 285–594, where the partner's was ±40), long before it leaves
-// ten ranges of the values (plausible).
+// of gold prices' log increments; docs/benchmarks.md), long before it
+// leaves ten ranges of the values (plausible).
 func (l *Learner) wilder(st ForecastStep, h int) bool {
 	return l.th != nil && h < len(l.thSD) && l.thSD[h] > 0 && st.Std > partnerRatio*l.thSD[h]
 }
@@ -1353,10 +1352,9 @@ func (l *Learner) wilder(st ForecastStep, h int) bool {
 // step of the model's may reach before it falls back (wilder). The partner
 // is exponential smoothing with a drift, whose band grows with the horizon
 // as a random walk's; ten times that says nothing the partner does not, as
-// ten ranges say nothing the range does not (implausibleRanges). At four,
-// a young growth series' wide but accurate log forecasts fell back
-// (R's airmiles: MAE 2 243 → 2 727; docs/benchmarks.md "Values that never
-// varied").
+// ten ranges say nothing the range does not (implausibleRanges). Much less
+// would throw away a young growth series' wide but accurate log forecasts
+// (docs/benchmarks.md, "Values that never varied", measures four).
 const partnerRatio = 10
 
 // implausibleRanges bounds a series' plausible forecasts in ranges of its
@@ -1616,8 +1614,9 @@ const restartKeep = 4
 // restart starts a series whose values never varied afresh, when o is the
 // first to vary (and is not a glitch, grossError): the model chosen on them
 // has the noise level's floor and a regression fitted on one point, and
-// the first choices on values that vary would still fit it mostly (a ramp
-// after 80 constants was forecast near the constant for 15 values). l
+// the first choices on values that vary would still fit it mostly (such a
+// model forecasts a ramp after 80 constants near the constant until its
+// next re-choice; docs/benchmarks.md, "Values that never varied"). l
 // becomes a new Learner of its configuration that has observed its last
 // restartKeep values and then o: a young series, forecast by the theta
 // method until its first fit at its FirstFit-th value, the kept ones

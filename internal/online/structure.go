@@ -1184,9 +1184,9 @@ const thetaMargin = 0.2
 // common period) and on a strong anti-correlation (a sine of period 21 at
 // lag 12); a season's autocorrelation peaks at its period. The increments'
 // test of the lags (detectPeriods) misses seasons the levels' finds on
-// short series: the NN3 training split keeps the levels' test (a
-// Bonferroni level over the periods tried cost it 15.280 → 15.635; the
-// peak took it to 15.248, NN3 14.92 → 14.87; docs/benchmarks.md, "NN3").
+// short series, so the levels' test stays, at thetaf's level: a stricter
+// one over the periods tried loses real seasons (docs/benchmarks.md,
+// "NN3", "The theta partner's period").
 func (l *Learner) thetaPeriod(periods []int, ys []float64) int {
 	if l.cfg.Season < 0 {
 		return 1
