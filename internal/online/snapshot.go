@@ -18,10 +18,10 @@ import (
 )
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
-// reads it and versions 6 to 18, which lack the fields tagged with a later
+// reads it and versions 6 to 19, which lack the fields tagged with a later
 // version (binenc.go), and rejects every other version with
 // ErrSnapshotVersion.
-const SnapshotVersion = 19
+const SnapshotVersion = 20
 
 // oldestSnapshot is the oldest version decoding reads.
 const oldestSnapshot = 6
@@ -245,6 +245,9 @@ func (l *Learner) unmarshal(b []byte) error {
 		int64(st.Gross) > st.Seen || st.SinceForecast < 0 || !recursive.AllFinite(st.WarmY) || !recursive.AllFinite(st.WarmU) ||
 		slices.ContainsFunc(st.WarmT, func(t int64) bool { return t > maxAbsT || t < -maxAbsT }) || !slices.IsSorted(st.WarmT) {
 		return fmt.Errorf("online: snapshot counts or kept values are not valid")
+	}
+	if v < 20 {
+		st.Values.unknownRefs()
 	}
 	if !st.Values.valid() {
 		return fmt.Errorf("online: snapshot value statistics are not valid")
