@@ -55,12 +55,13 @@ func TestFlatValuesStartAfresh(t *testing.T) {
 						glitch, l.Fitted(), l.flatY, len(l.warmY), l.seen)
 				}
 			case n == 81:
-				// The first varying value, 5.5, is a gross error of the model
-				// fitted on the constant (its noise is the floor): cleaned, the
-				// series stays as it was; the second and third in a row are
-				// not (grossRun).
-				if !l.Fitted() || l.seen != 81 {
-					t.Fatalf("glitch %d, value 81: fitted %v, %d seen", glitch, l.Fitted(), l.seen)
+				// The first varying value, 5.5, differs from the constant by a
+				// tenth of its magnitude, less than flatGross times it: not a
+				// glitch, so the series starts afresh at once, having seen the
+				// last restartKeep constants and this value. (The glitch, 50,
+				// differs by nine times it.)
+				if !res.Restarted || l.seen != restartKeep+1 {
+					t.Fatalf("glitch %d, value 81: restarted %v, %d seen; want a restart, %d seen", glitch, res.Restarted, l.seen, restartKeep+1)
 				}
 			case n == 90:
 				if l.seen >= 90 {
@@ -146,7 +147,7 @@ func TestFlatRestoreIsBitIdentical(t *testing.T) {
 		cuts []int
 		obs  func(i int) Observation
 	}{
-		{"ramp", autoConfig(), 120, []int{70, 82}, func(i int) Observation { return Observation{T: int64(i + 1), Y: flatThenRamp(120, 0)[i]} }},
+		{"ramp", autoConfig(), 120, []int{70, 80}, func(i int) Observation { return Observation{T: int64(i + 1), Y: flatThenRamp(120, 0)[i]} }},
 		{"log glitch", logs, 520, []int{240, 300}, func(i int) Observation {
 			y := 0.1
 			if i == 249 {

@@ -50,6 +50,17 @@ func (l *Learner) grossError(raw, y, mean, variance, zY float64) bool {
 	e, sd := math.Abs(y-mean), math.Sqrt(variance)
 	gross := e > grossZ*sd || math.Abs(y) > grossZ || zY > grossZ
 	big := (e > glitchZ*sd || zY > glitchZ) && !gross
+	if l.flatY {
+		// Values that never varied have no spread to judge by: the model's
+		// is the floor, and every change would be thousands of its
+		// standard deviations, gated as a glitch until it recurs (the
+		// predictions then keep the floor's band). The constant's own
+		// magnitude is the only scale: a change beyond it (a spike on a
+		// stuck sensor) is gross; a smaller one, or any change of a
+		// constant 0, is the series starting to vary.
+		c := l.warmY[0]
+		gross, big = math.Abs(raw-c) > flatGross*math.Abs(c), false
+	}
 	// A surprise right after a gated glitch is the series moving on (a
 	// trend whose slope turns, its noise small): with the glitch's
 	// prediction in its lags the second looks worse to the model than the
@@ -83,6 +94,12 @@ func (l *Learner) grossError(raw, y, mean, variance, zY float64) bool {
 	}
 	return gated
 }
+
+// flatGross is how many times its own magnitude a value may differ from
+// the constant of a series whose values never varied before it is a gross
+// error (grossError): a tenfold spike is, noise of a fifth of the level is
+// not.
+const flatGross = 1
 
 // fitWeighted fits cfg on the warm-up window. With robust reweighting it is
 // the book's weighted LS-SVM (§5.2): fit, robust scale of the residuals,
