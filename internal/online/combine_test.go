@@ -867,3 +867,33 @@ func TestPlannedInputsAreNotAveraged(t *testing.T) {
 		}
 	}
 }
+
+// The theta partner's band in closed form: mean ∓ z·sd, its lower bound
+// censored at zero where the model's form is a log one (the quantile of
+// max(Y, 0)), and the blended bounds the means of the model's and the
+// partner's. A band above zero is the normal's either way.
+func TestPartnerBandIsPositiveUnderALogForm(t *testing.T) {
+	l := &Learner{z: 1.96}
+	const mean, sd = 1.0, 2.0
+	for _, c := range []struct {
+		form   Form
+		lo, hi float64
+	}{
+		{Form{}, mean - 1.96*sd, mean + 1.96*sd},
+		{Form{Log: true}, 0, mean + 1.96*sd},
+		{Form{Log: true, Diff: true}, 0, mean + 1.96*sd},
+	} {
+		l.form = c.form
+		if lo, hi := l.partnerBand(mean, sd); lo != c.lo || hi != c.hi {
+			t.Errorf("form %+v: partner band [%g, %g], want [%g, %g]", c.form, lo, hi, c.lo, c.hi)
+		}
+		if lo, hi := l.partnerBand(10, 1); lo != 10-1.96 || hi != 10+1.96 {
+			t.Errorf("form %+v: a band above zero [%g, %g], want the normal's", c.form, lo, hi)
+		}
+		st := ForecastStep{Mean: 1.2, Std: 0.5, Lo: 0.5, Hi: 2.5}
+		l.blend(&st, mean, sd, 0.5)
+		if want := (0.5 + c.lo) / 2; st.Lo != want || st.Hi != (2.5+c.hi)/2 || st.Mean != 1.1 || st.Std != 1.25 {
+			t.Errorf("form %+v: blended %+v, want lo %g, hi %g, mean 1.1, std 1.25", c.form, st, want, (2.5+c.hi)/2)
+		}
+	}
+}

@@ -1373,19 +1373,43 @@ const implausibleRanges = 10
 // of the two. w is ½ but where the calibration over the horizon has
 // chosen another from the shadows' errors (horizonCal.weigh).
 func (l *Learner) blend(st *ForecastStep, mean, sd, w float64) {
+	lo, hi := l.partnerBand(mean, sd)
 	if w == 0.5 {
 		// The equal weights in the order of their first build: the same
-		// forecasts to the bit.
-		st.Lo = (st.Lo + mean - l.z*sd) / 2
+		// forecasts to the bit (the partner's bound not censored).
+		if lo == mean-l.z*sd {
+			st.Lo = (st.Lo + mean - l.z*sd) / 2
+		} else {
+			st.Lo = (st.Lo + lo) / 2
+		}
 		st.Hi = (st.Hi + mean + l.z*sd) / 2
 		st.Mean = (st.Mean + mean) / 2
 		st.Std = (st.Std + sd) / 2
 		return
 	}
-	st.Lo = w*st.Lo + (1-w)*(mean-l.z*sd)
-	st.Hi = w*st.Hi + (1-w)*(mean+l.z*sd)
+	st.Lo = w*st.Lo + (1-w)*lo
+	st.Hi = w*st.Hi + (1-w)*hi
 	st.Mean = w*st.Mean + (1-w)*mean
 	st.Std = w*st.Std + (1-w)*sd
+}
+
+// partnerBand returns the band of the theta partner's predictive of mean
+// and standard deviation sd: the normal's quantiles, mean ∓ z·sd, the lower
+// one at least 0 where the model's form is a log one. The re-choice found
+// the series positive and multiplicative, and its model's band is a
+// log-normal's, above zero; averaged with a normal band reaching below
+// zero (sd > mean/z), the published band of a positive series did too.
+// The bound is then the quantile of the partner's predictive censored at
+// zero, max(Y, 0), exact under that monotone map; a band above zero keeps
+// the normal's quantiles (a log-normal of the same two moments raised the
+// lower bounds of NN3's forecasts, missing more values below them;
+// docs/benchmarks.md, "Positive bands"). O(1).
+func (l *Learner) partnerBand(mean, sd float64) (lo, hi float64) {
+	lo, hi = mean-l.z*sd, mean+l.z*sd
+	if l.form.Log {
+		lo = max(lo, 0)
+	}
+	return lo, hi
 }
 
 // Forecast computes a what-if forecast of len(dst) steps from the current state
