@@ -965,14 +965,22 @@ func crpsLogNormal(y, mu, s float64) float64 {
 // the absolute error of a point forecast, so the forms' bands count
 // beside their accuracy) scaled by the mean absolute one-step change of
 // the fitting samples (as MASE); the smallest total wins. With too few
-// samples for it, the evidence decides. It returns the winner and, when it
-// was validated, its paths.
+// samples for it, the evidence decides; so it does when the evidence's
+// winner cannot be fitted on the validation's fitting part (its lags too
+// deep for it): the forms that can would otherwise win by default, a
+// random walk's differences over a sine's thirty lags whose evidence was
+// 22 nats ahead (docs/benchmarks.md, "Forms too deep to validate"). It
+// returns the winner and, when it was validated, its paths.
 func (l *Learner) validateForms(perForm []structure, ys []float64, v validation, ok bool) (structure, []float64) {
 	best := structure{score: math.Inf(-1), atBound: true}
 	var cands []structure
+	lead := -1 // the evidence's winner among cands
 	for _, st := range perForm {
 		if st.better(best) {
-			best = st
+			best, lead = st, -1
+			if !math.IsInf(st.score, -1) {
+				lead = len(cands)
+			}
 		}
 		if !math.IsInf(st.score, -1) {
 			cands = append(cands, st)
@@ -981,10 +989,14 @@ func (l *Learner) validateForms(perForm []structure, ys []float64, v validation,
 	if len(cands) < 2 || !ok {
 		return best, nil
 	}
+	byEvidence := best
 	bestErr, bestPaths := math.Inf(1), []float64(nil)
-	for _, st := range cands {
+	for i, st := range cands {
 		paths, sds, logs := l.validationPaths(st, ys, v)
 		if paths == nil {
+			if i == lead {
+				return byEvidence, nil
+			}
 			continue
 		}
 		if e := v.crps(ys, paths, sds, logs); e < bestErr {

@@ -1291,3 +1291,48 @@ func TestLogFormFollowsADecay(t *testing.T) {
 		t.Errorf("mean |ln y − ln ŷ| over values 150–299: %v, want below 0.1", m)
 	}
 }
+
+// A form whose structure the validation's fitting part cannot carry (lags
+// deeper than its samples allow) leaves the choice to the evidence when
+// the evidence ranks it first: the forms that can be fitted there would
+// otherwise win by default. When its evidence is behind, the forms that
+// validate are compared as before and the validated winner returned with
+// its paths.
+func TestFormsTooDeepToValidate(t *testing.T) {
+	cfg := testConfig()
+	cfg.Horizon = 16
+	cfg.Model.Kernel = narx.Kernel{Type: narx.Linear}
+	cfg.Model.AutoGamma = true
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ys := noisySine(64, 0.3, 3)
+	v, ok := l.planValidation(ys)
+	if !ok {
+		t.Fatalf("plan %+v: want one", v)
+	}
+	deepCfg, shallowCfg := l.cfg.Model, l.cfg.Model
+	deepCfg.Embedding.YLags, shallowCfg.Embedding.YLags = narx.Lags(20), []int{1}
+	floor := l.logFloor(ys)
+	deep := structure{data: l.makeForm(Form{}, ys, nil, floor), cfg: deepCfg, score: -30, fits: true}
+	shallow := structure{data: l.makeForm(Form{Diff: true}, ys, nil, floor), cfg: shallowCfg, score: -50, fits: true}
+	if p, _, _ := l.validationPaths(deep, ys, v); p != nil {
+		t.Fatalf("plan %+v: the test needs a structure too deep for its fitting part", v)
+	}
+	if p, _, _ := l.validationPaths(shallow, ys, v); p == nil {
+		t.Fatalf("plan %+v: the test needs a structure that validates", v)
+	}
+	for _, perForm := range [][]structure{{deep, shallow}, {shallow, deep}} {
+		got, paths := l.validateForms(perForm, ys, v, ok)
+		if got.data.form != (Form{}) || len(got.cfg.Embedding.YLags) != 20 || paths != nil {
+			t.Errorf("evidence's winner too deep to validate: chose %v with %d lags (paths %d), want the deep level form by evidence",
+				got.data.form, len(got.cfg.Embedding.YLags), len(paths))
+		}
+	}
+	deep.score = -60
+	got, paths := l.validateForms([]structure{deep, shallow}, ys, v, ok)
+	if got.data.form != (Form{Diff: true}) || len(paths) != v.origins*v.H {
+		t.Errorf("evidence's winner validates: chose %v with %d paths, want the differenced form with %d", got.data.form, len(paths), v.origins*v.H)
+	}
+}
