@@ -734,10 +734,11 @@ type onlineTiming struct {
 	NsMax   int64     `json:"ns_max"`
 }
 
-// effectiveConfig is the configuration the Learner ran with: the lags, σ²
-// and working-set size (with the window, noise_every and select_patience
-// derived from it) it chose at the fit when they were auto, and the γ it
-// started from (the model section of the report has the current γ).
+// effectiveConfig is the configuration the Learner ran with: the lags,
+// kernel, σ² and working-set size (with the window, noise_every and
+// select_patience derived from it) it chose at the fit when they were
+// auto, and the γ it started from (the model section of the report has
+// the current γ).
 type effectiveConfig struct {
 	Lags           []int     `json:"lags"`
 	LagCandidates  []int     `json:"lag_candidates,omitempty"`
@@ -800,7 +801,10 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 	mc := c.Model
 	if b.l.Fitted() {
 		mc = b.l.Model().Config()
-		k.Sigma2 = mc.Kernel.Sigma2
+		k = mc.Kernel // the kernel chosen, with its width: a linear one has none
+		if k.Type == narx.Linear {
+			k.Sigma2 = 0
+		}
 	}
 	rep.Config = effectiveConfig{
 		Lags: mc.Embedding.YLags, LagCandidates: c.LagCandidates, Inputs: c.Model.Embedding.Inputs(),
