@@ -801,8 +801,8 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 	mc := c.Model
 	if b.l.Fitted() {
 		mc = b.l.Model().Config()
-		k = mc.Kernel // the kernel chosen, with its width: a linear one has none
-		if k.Type == narx.Linear {
+		k = mc.Kernel // the kernel chosen, with its width: one without an RBF part has none
+		if !k.Type.HasRBF() {
 			k.Sigma2 = 0
 		}
 	}

@@ -644,7 +644,7 @@ func newMetrics() *metrics {
 	m.skipped = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_input_skipped_total",
 		Help: "Input records read again after a restart and skipped: their series' restored checkpoint holds them."})
 	m.fallbacks = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_forecast_fallbacks_total",
-		Help: "Forecasts with steps from the fallback: the model's forecast left the plausible (a band wider than ten ranges of the series' values, or a point that far beyond them)."})
+		Help: "Forecasts with steps from the fallback: the model's forecast left the plausible (a band wider than ten ranges of the series' values, a point that far beyond them, or half a range beyond a bound the values have kept since their count was half or less)."})
 	m.outliers = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_outliers_total",
 		Help: "Values flagged as outliers (observed.outlier in their forecast messages: the robust weighting's outliers and the gross errors)."})
 	m.levelShifts = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamd_level_shifts_total",

@@ -199,7 +199,8 @@ func TestCalibrationFactorFromH(t *testing.T) {
 // whose log-scale is half the band's the scores are those of the normal
 // case in logs, and so are the factors (checkHalfScale); a widened
 // positive band stays positive: mean·(lo/mean)^s. A fallback's normal band
-// is scaled in y.
+// is scaled in y; so is a band whose lower bound is 0 (the theta partner's
+// censored, blend), whose bound stays 0.
 func TestCalibrationInLogs(t *testing.T) {
 	const H = 8
 	c := newHorizonCal(H, 0.95)
@@ -217,8 +218,11 @@ func TestCalibrationInLogs(t *testing.T) {
 	}
 	checkHalfScale(t, c)
 	c.logS[len(c.logS)-1] = math.Log(3)
-	st := []ForecastStep{{}, {Mean: 10, Lo: 1, Hi: 100}, {Mean: 10, Lo: 1, Hi: 19, Fallback: true}}
+	st := []ForecastStep{{}, {Mean: 10, Lo: 1, Hi: 100}, {Mean: 10, Lo: 1, Hi: 19, Fallback: true}, {Mean: 10, Lo: 0, Hi: 19}}
 	c.apply(st, true)
+	if s := c.factor(4); st[3].Lo != 0 || math.Abs(st[3].Hi-(10+9*s)) > 1e-12 {
+		t.Errorf("censored band scaled by %v: %+v, want lo 0, hi 10 + 9s", s, st[3])
+	}
 	if s := c.factor(2); math.Abs(st[1].Lo-10*math.Pow(0.1, s)) > 1e-12 || math.Abs(st[1].Hi-10*math.Pow(10, s)) > 1e-9 || !(st[1].Lo > 0) {
 		t.Errorf("log band scaled by %v: %+v", s, st[1])
 	}

@@ -353,6 +353,7 @@ func TestImplausibleStepsAreTheThetaMethods(t *testing.T) {
 	// value's one-step prediction is step 1, replaced alike (the value
 	// joins the statistics only after its prediction).
 	l.values.Lo, l.values.Hi = own[0].Mean, own[0].Mean+1e-6
+	l.values.unknownRefs() // a state add could reach; the kept bounds' rule out of play
 	if err := l.Forecast(got, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -423,6 +424,7 @@ func shrinkRange(t *testing.T, l *Learner, own []ForecastStep) int {
 	t.Helper()
 	r := 1.2 * (own[0].Hi - own[0].Lo) / implausibleRanges
 	l.values.Lo, l.values.Hi = own[0].Mean-r/2, own[0].Mean+r/2
+	l.values.unknownRefs() // judged by implausibleRanges alone: both bounds extended
 	for h, st := range own {
 		if !l.plausible(st) {
 			if h == 0 {
@@ -894,6 +896,13 @@ func TestPartnerBandIsPositiveUnderALogForm(t *testing.T) {
 		l.blend(&st, mean, sd, 0.5)
 		if want := (0.5 + c.lo) / 2; st.Lo != want || st.Hi != (2.5+c.hi)/2 || st.Mean != 1.1 || st.Std != 1.25 {
 			t.Errorf("form %+v: blended %+v, want lo %g, hi %g, mean 1.1, std 1.25", c.form, st, want, (2.5+c.hi)/2)
+		}
+		// The model weighed w = ¼: the weighted means, a tolerance of a
+		// few ulps of 4 for the different order of the operations.
+		st = ForecastStep{Mean: 1.2, Std: 0.5, Lo: 0.5, Hi: 2.5}
+		l.blend(&st, mean, sd, 0.25)
+		if want := 0.25*0.5 + 0.75*c.lo; math.Abs(st.Lo-want) > 1e-15 || math.Abs(st.Hi-(0.25*2.5+0.75*c.hi)) > 1e-15 {
+			t.Errorf("form %+v, w = ¼: blended %+v, want lo %g, hi %g", c.form, st, want, 0.25*2.5+0.75*c.hi)
 		}
 	}
 }

@@ -78,6 +78,34 @@ func TestFlatValuesStartAfresh(t *testing.T) {
 	}
 }
 
+// A constant 0 has no magnitude to judge a change by: its first change,
+// however large, restarts the series at once, the new value kept as it
+// is (not gated as a gross error and replaced by the constant).
+func TestFlatZeroRestartsAtOnce(t *testing.T) {
+	cfg := autoConfig()
+	cfg.Combine = CombineTheta
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 80 {
+		if _, err := l.Observe(Observation{T: int64(i + 1), Y: 0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !l.Fitted() || !l.flatY {
+		t.Fatalf("after 80 zeros: fitted %v, flat y %v; want both", l.Fitted(), l.flatY)
+	}
+	res, err := l.Observe(Observation{T: 81, Y: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Restarted || res.Outlier || l.seen != restartKeep+1 || l.warmY[len(l.warmY)-1] != 1000 {
+		t.Errorf("value 81 (1000 after zeros): restarted %v, outlier %v, %d seen, last kept %v; want a restart, %d seen, 1000 kept",
+			res.Restarted, res.Outlier, l.seen, l.warmY[len(l.warmY)-1], restartKeep+1)
+	}
+}
+
 // TestFlatInputChoosesAgain: an input constant at a re-choice has no
 // effect the model could learn; its first change before the last
 // re-choice chooses the structure again, with it, though another input
@@ -132,7 +160,9 @@ func TestFlatInputChoosesAgain(t *testing.T) {
 
 // TestFlatRestoreIsBitIdentical: a checkpoint restores what the values
 // kept say of a flat series, and the restored Learner goes on to the bit:
-// a constant with a ramp (restarted at the same value); a constant in logs
+// a constant with a ramp (restarted at the same value), also cut just
+// after a gated glitch on the constant (its run of gross errors in the
+// checkpoint); a constant in logs
 // with a glitch after its last re-choice (the glitch kept as the constant,
 // not as the log form's prediction of it, an ulp off: no restart later);
 // an input that never varies and a y that gets stuck after the last
@@ -147,6 +177,7 @@ func TestFlatRestoreIsBitIdentical(t *testing.T) {
 		cuts []int
 		obs  func(i int) Observation
 	}{
+		{"glitch run", autoConfig(), 120, []int{60}, func(i int) Observation { return Observation{T: int64(i + 1), Y: flatThenRamp(120, 60)[i]} }},
 		{"ramp", autoConfig(), 120, []int{70, 80}, func(i int) Observation { return Observation{T: int64(i + 1), Y: flatThenRamp(120, 0)[i]} }},
 		{"log glitch", logs, 520, []int{240, 300}, func(i int) Observation {
 			y := 0.1
@@ -192,7 +223,7 @@ func TestFlatRestoreIsBitIdentical(t *testing.T) {
 					restarts++
 				}
 			}
-			if want := map[string]int{"ramp": 1}[c.name]; restarts != want {
+			if want := map[string]int{"ramp": 1, "glitch run": 1}[c.name]; restarts != want {
 				t.Errorf("%s, cut %d: %d restarts after the cut, want %d", c.name, cut, restarts, want)
 			}
 		}

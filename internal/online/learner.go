@@ -1324,8 +1324,9 @@ func (l *Learner) combine(st *ForecastStep, h int, fallen, alone bool) (stands b
 // plausible reports whether a step of the model's forecast, in the series'
 // units, stays within what the series has shown (ValueStats): a band wider
 // than implausibleRanges times the range of its values, or a point
-// forecast farther than that beyond them, is not, nor is one that is not
-// finite. Such a step is the model extrapolating where its values say
+// forecast farther than that beyond them, or farther than recordRanges of
+// it beyond a bound the later values have not extended
+// (ValueStats.extended), is not, nor is one that is not finite. Such a step is the model extrapolating where its values say
 // nothing: a young series' log model with lags 1, 12 and 13 multiplying a
 // trough by a year-old peak over an older, deeper trough, or the
 // linearised variance of an iterated chaotic forecast growing without the

@@ -56,10 +56,11 @@ func (l *Learner) grossError(raw, y, mean, variance, zY float64) bool {
 		// standard deviations, gated as a glitch until it recurs (the
 		// predictions then keep the floor's band). The constant's own
 		// magnitude is the only scale: a change beyond it (a spike on a
-		// stuck sensor) is gross; a smaller one, or any change of a
-		// constant 0, is the series starting to vary.
+		// stuck sensor) is gross, gated until grossRun arrive in a row; a
+		// smaller one, or any change of a constant 0, which has no scale,
+		// is the series starting to vary.
 		c := l.warmY[0]
-		gross, big = math.Abs(raw-c) > flatGross*math.Abs(c), false
+		gross, big = c != 0 && math.Abs(raw-c) > flatGross*math.Abs(c), false
 	}
 	// A surprise right after a gated glitch is the series moving on (a
 	// trend whose slope turns, its noise small): with the glitch's

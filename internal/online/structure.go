@@ -967,10 +967,11 @@ func crpsLogNormal(y, mu, s float64) float64 {
 // the fitting samples (as MASE); the smallest total wins. With too few
 // samples for it, the evidence decides; so it does when the evidence's
 // winner cannot be fitted on the validation's fitting part (its lags too
-// deep for it): the forms that can would otherwise win by default, a
-// random walk's differences over a sine's thirty lags whose evidence was
-// 22 nats ahead (docs/benchmarks.md, "Forms too deep to validate"). It
-// returns the winner and, when it was validated, its paths.
+// deep for it, or its fit failing there): the forms that can would
+// otherwise win by default, a random walk's differences over a sine's
+// thirty lags whose evidence was 22 nats ahead (docs/benchmarks.md,
+// "Forms too deep to validate"). It returns the winner and, when it was
+// validated, its paths.
 func (l *Learner) validateForms(perForm []structure, ys []float64, v validation, ok bool) (structure, []float64) {
 	best := structure{score: math.Inf(-1), atBound: true}
 	var cands []structure
@@ -989,14 +990,21 @@ func (l *Learner) validateForms(perForm []structure, ys []float64, v validation,
 	if len(cands) < 2 || !ok {
 		return best, nil
 	}
-	byEvidence := best
+	// The evidence's winner first: without paths, the others need none.
+	var leadPaths, leadSds []float64
+	var leadLogs []bool
+	if lead >= 0 {
+		if leadPaths, leadSds, leadLogs = l.validationPaths(cands[lead], ys, v); leadPaths == nil {
+			return best, nil
+		}
+	}
 	bestErr, bestPaths := math.Inf(1), []float64(nil)
 	for i, st := range cands {
-		paths, sds, logs := l.validationPaths(st, ys, v)
+		paths, sds, logs := leadPaths, leadSds, leadLogs
+		if i != lead {
+			paths, sds, logs = l.validationPaths(st, ys, v)
+		}
 		if paths == nil {
-			if i == lead {
-				return byEvidence, nil
-			}
 			continue
 		}
 		if e := v.crps(ys, paths, sds, logs); e < bestErr {

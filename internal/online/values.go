@@ -131,8 +131,9 @@ func (s *ValueStats) z(y float64) float64 {
 }
 
 // valid reports whether restored statistics are ones add could have
-// produced: finite, ordered, M2 ≥ 0, the bounds' references within the
-// range (unknownRefs' included).
+// produced: finite, ordered, M2 ≥ 0, the bounds' references ordered as
+// the bounds only widen, Lo ≤ LoNext ≤ LoRef ≤ Hi and Lo ≤ HiRef ≤ HiNext
+// ≤ Hi (unknownRefs' included).
 func (s *ValueStats) valid() bool {
 	if s.N < 0 || s.Arm < 0 {
 		return false
@@ -146,7 +147,7 @@ func (s *ValueStats) valid() bool {
 		}
 	}
 	return s.M2 >= 0 && s.Lo <= s.Hi && (s.N > 1 || s.M2 == 0) &&
-		within(s.LoRef, s.Lo, s.Hi) && within(s.HiRef, s.Lo, s.Hi) && within(s.LoNext, s.Lo, s.Hi) && within(s.HiNext, s.Lo, s.Hi)
+		s.Lo <= s.LoNext && s.LoNext <= s.LoRef && s.LoRef <= s.Hi && s.Lo <= s.HiRef && s.HiRef <= s.HiNext && s.HiNext <= s.Hi
 }
 
 // recordRanges bounds, in ranges of its values, how far a point forecast
@@ -168,6 +169,3 @@ const recordRanges = 0.5
 // or more, while a stationary series' extremes creep (the laser's lowest
 // value, 2 at count 512 and 0 at 9 840, on a range of 255).
 const recordStep = 0.05
-
-// within reports whether lo ≤ x ≤ hi.
-func within(x, lo, hi float64) bool { return lo <= x && x <= hi }
