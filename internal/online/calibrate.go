@@ -343,8 +343,9 @@ func (c *horizonCal) apply(dst []ForecastStep, logForm bool) {
 			st.Hi = st.Mean * math.Pow(st.Hi/st.Mean, s)
 		} else {
 			// A log form's band whose lower bound is 0 (the theta
-			// partner's censored at zero, its weight all: blend) keeps it.
-			censored := logForm && !st.Fallback && st.Lo == 0
+			// partner's censored at zero, its weight all or a fallback to
+			// it: partnerBand) keeps it.
+			censored := logForm && st.Lo == 0
 			st.Lo = st.Mean - s*(st.Mean-st.Lo)
 			st.Hi = st.Mean + s*(st.Hi-st.Mean)
 			if censored {

@@ -218,10 +218,12 @@ func TestCalibrationInLogs(t *testing.T) {
 	}
 	checkHalfScale(t, c)
 	c.logS[len(c.logS)-1] = math.Log(3)
-	st := []ForecastStep{{}, {Mean: 10, Lo: 1, Hi: 100}, {Mean: 10, Lo: 1, Hi: 19, Fallback: true}, {Mean: 10, Lo: 0, Hi: 19}}
+	st := []ForecastStep{{}, {Mean: 10, Lo: 1, Hi: 100}, {Mean: 10, Lo: 1, Hi: 19, Fallback: true}, {Mean: 10, Lo: 0, Hi: 19}, {Mean: 10, Lo: 0, Hi: 19, Fallback: true}}
 	c.apply(st, true)
-	if s := c.factor(4); st[3].Lo != 0 || math.Abs(st[3].Hi-(10+9*s)) > 1e-12 {
-		t.Errorf("censored band scaled by %v: %+v, want lo 0, hi 10 + 9s", s, st[3])
+	for i := 3; i < len(st); i++ {
+		if s := c.factor(i + 1); st[i].Lo != 0 || math.Abs(st[i].Hi-(10+9*s)) > 1e-12 {
+			t.Errorf("censored band scaled by %v: %+v, want lo 0, hi 10 + 9s", s, st[i])
+		}
 	}
 	if s := c.factor(2); math.Abs(st[1].Lo-10*math.Pow(0.1, s)) > 1e-12 || math.Abs(st[1].Hi-10*math.Pow(10, s)) > 1e-9 || !(st[1].Lo > 0) {
 		t.Errorf("log band scaled by %v: %+v", s, st[1])

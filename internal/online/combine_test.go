@@ -906,3 +906,26 @@ func TestPartnerBandIsPositiveUnderALogForm(t *testing.T) {
 		}
 	}
 }
+
+// A step that falls back to the theta partner has the partner's band, its
+// lower bound censored at zero under a log form as in the average
+// (partnerBand): a combined series' fallback steps, like its averaged
+// ones, stay at or above zero where the model's form found it positive.
+func TestThetaFallbackIsCensoredUnderALogForm(t *testing.T) {
+	l, _ := combinedSine(t)
+	if l.th == nil {
+		t.Fatal("the test needs a combined series")
+	}
+	const h, mean, sd = 1, 1.0, 2.0
+	l.thMean[h], l.thSD[h] = mean, sd
+	for _, c := range []struct {
+		form Form
+		lo   float64
+	}{{Form{}, mean - l.z*sd}, {Form{Log: true}, 0}} {
+		l.form = c.form
+		st := ForecastStep{Mean: math.NaN(), Lo: 0, Hi: 1}
+		if l.combine(&st, h, false, false) || !st.Fallback || st.Mean != mean || st.Std != sd || st.Lo != c.lo || st.Hi != mean+l.z*sd {
+			t.Errorf("form %+v: fallback step %+v, want the partner's %g ± %g with lo %g", c.form, st, mean, sd, c.lo)
+		}
+	}
+}

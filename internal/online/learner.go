@@ -1294,12 +1294,13 @@ func (l *Learner) forecastNormalised(dst []ForecastStep, inputs [][]float64) {
 // (blend), else, or with alone (the step's inputs differ from the last
 // observation's: forecastNormalised), the model's own; where the model's step is not
 // plausible, or fallen is set (an earlier step of the same forecast was
-// not), the fallback alone: the theta method's step, or without it the
-// series' marginal distribution, the normal of the values' mean and
-// standard deviation (ValueStats), whose band may reach below a positive
-// series' lowest value: a last resort, honest about its two moments and
-// nothing more. It reports whether the model's step stands (alone or
-// averaged); a step that does not is a normal's and says so (Fallback).
+// not), the fallback alone: the theta method's step (its band censored at
+// zero under a log form, partnerBand), or without it the series' marginal
+// distribution, the normal of the values' mean and standard deviation
+// (ValueStats), whose band may reach below a positive series' lowest
+// value: a last resort, honest about its two moments and nothing more. It
+// reports whether the model's step stands (alone or averaged); a step that
+// does not is a normal's and says so (Fallback).
 func (l *Learner) combine(st *ForecastStep, h int, fallen, alone bool) (stands bool) {
 	if !fallen && l.plausible(*st) && !l.wilder(*st, h) {
 		if l.th != nil && !alone {
@@ -1311,12 +1312,12 @@ func (l *Learner) combine(st *ForecastStep, h int, fallen, alone bool) (stands b
 		}
 		return true
 	}
-	mean, sd := l.values.Mean, l.values.sd()
+	st.Mean, st.Std = l.values.Mean, l.values.sd()
+	st.Lo, st.Hi = st.Mean-l.z*st.Std, st.Mean+l.z*st.Std
 	if l.th != nil {
-		mean, sd = l.thMean[h], l.thSD[h]
+		st.Mean, st.Std = l.thMean[h], l.thSD[h]
+		st.Lo, st.Hi = l.partnerBand(st.Mean, st.Std)
 	}
-	st.Mean, st.Std = mean, sd
-	st.Lo, st.Hi = mean-l.z*sd, mean+l.z*sd
 	st.Fallback = true
 	return false
 }
