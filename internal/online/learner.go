@@ -839,7 +839,7 @@ func (l *Learner) Observe(o Observation) (Result, error) {
 	lagValue, kept, thetaValue := y, o.Y, o.Y
 	switch {
 	case gross && l.flatY:
-		kept = l.warmY[0] // the constant itself: a log form's prediction of it may be an ulp off
+		kept = l.flatValue() // the constant itself: a log form's prediction of it may be an ulp off
 	case gross:
 		kept = own
 	}
@@ -1327,8 +1327,8 @@ func (l *Learner) combine(st *ForecastStep, h int, fallen, alone bool) (stands b
 // than implausibleRanges times the range of its values, or a point
 // forecast farther than that beyond them, or farther than recordRanges of
 // it beyond a bound the later values have not extended
-// (ValueStats.extended), is not, nor is one that is not finite. Such a step is the model extrapolating where its values say
-// nothing: a young series' log model with lags 1, 12 and 13 multiplying a
+// (ValueStats.extended), is not, nor is one that is not finite. Such a
+// step is the model extrapolating where its values say nothing: a young series' log model with lags 1, 12 and 13 multiplying a
 // trough by a year-old peak over an older, deeper trough, or the
 // linearised variance of an iterated chaotic forecast growing without the
 // bound the attractor sets (the Santa Fe laser's 100-step bands reached
@@ -1693,6 +1693,10 @@ func varied(x []float64, from, stride int) bool {
 	return false
 }
 
+// flatValue is the constant of a series whose kept values never varied
+// (flatY): the first of them, as every one.
+func (l *Learner) flatValue() float64 { return l.warmY[0] }
+
 // varies reports whether o is the first observation of a fitted series
 // to vary where its kept values did not (flatY, flatInputs). O(n_u).
 func (l *Learner) varies(o Observation) bool {
@@ -1700,7 +1704,7 @@ func (l *Learner) varies(o Observation) bool {
 		return false
 	}
 	if l.flatY {
-		return o.Y != l.warmY[0]
+		return o.Y != l.flatValue()
 	}
 	for _, i := range l.flatInputs {
 		if i < len(o.U) && o.U[i] != l.warmU[i] {

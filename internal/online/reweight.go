@@ -59,7 +59,7 @@ func (l *Learner) grossError(raw, y, mean, variance, zY float64) bool {
 		// stuck sensor) is gross, gated until grossRun arrive in a row; a
 		// smaller one, or any change of a constant 0, which has no scale,
 		// is the series starting to vary.
-		c := l.warmY[0]
+		c := l.flatValue()
 		gross, big = c != 0 && math.Abs(raw-c) > flatGross*math.Abs(c), false
 	}
 	// A surprise right after a gated glitch is the series moving on (a
