@@ -1328,8 +1328,9 @@ func (l *Learner) combine(st *ForecastStep, h int, fallen, alone bool) (stands b
 // forecast farther than that beyond them, or farther than recordRanges of
 // it beyond a bound the later values have not extended
 // (ValueStats.extended), is not, nor is one that is not finite. Such a
-// step is the model extrapolating where its values say nothing: a young series' log model with lags 1, 12 and 13 multiplying a
-// trough by a year-old peak over an older, deeper trough, or the
+// step is the model extrapolating where its values say nothing: a young
+// series' log model with lags 1, 12 and 13 multiplying a trough by a
+// year-old peak over an older, deeper trough, or the
 // linearised variance of an iterated chaotic forecast growing without the
 // bound the attractor sets (the Santa Fe laser's 100-step bands reached
 // ±20 000 on values in [2, 255]; docs/benchmarks.md). Steps are judged in
