@@ -652,6 +652,9 @@ func thetaString(th *sink.ThetaInfo) string {
 	if th.Phi > 0 {
 		return fmt.Sprintf("α = %.4g, a damped trend (φ = %.4g) of %.4g next step, %s", th.Alpha, th.Phi, th.Drift, season)
 	}
+	if len(th.AR) > 0 {
+		return fmt.Sprintf("an autoregression of order %d about the mean, %s", len(th.AR), season)
+	}
 	return fmt.Sprintf("α = %.4g, drift %.4g (%.4g of the line's slope), %s", th.Alpha, th.Drift, th.SlopeShare, season)
 }
 

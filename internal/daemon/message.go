@@ -102,9 +102,12 @@ var daysOff = func() (names [128][]string) {
 // thetaInfo describes the theta method th, averaged with the model's weight
 // w, for a forecast message.
 func thetaInfo(th *theta.Model, w float64) *sink.ThetaInfo {
-	drift := th.Drift
+	alpha, drift := th.Alpha, th.Drift
 	if th.Phi > 0 {
 		drift = th.Phi * th.Trend // the damped trend's next step
 	}
-	return &sink.ThetaInfo{Alpha: th.Alpha, Drift: drift, SlopeShare: th.Weight, Phi: th.Phi, Period: len(th.Season), Additive: th.Additive, Profile: th.Profile, ModelWeight: w}
+	if len(th.AR) > 0 {
+		alpha = 0 // no smoothing
+	}
+	return &sink.ThetaInfo{Alpha: alpha, Drift: drift, SlopeShare: th.Weight, Phi: th.Phi, AR: th.AR, Period: len(th.Season), Additive: th.Additive, Profile: th.Profile, ModelWeight: w}
 }

@@ -197,6 +197,66 @@ func TestThetaPartnerSlope(t *testing.T) {
 	}
 }
 
+// The autoregressive partner: on a series that cycles about its level (an
+// AR(2) with roots of modulus 0.87) the average with an autoregression,
+// which returns to the level as the cycle does, errs less over the dense
+// plan than the average with the smoothing's level, which holds each
+// swing, and the autoregression is the partner; on a random walk, whose
+// level does not return, it is not. The choice is checkpointed, and the
+// restored series forecasts to the bit as the original.
+func TestAutoregressivePartner(t *testing.T) {
+	cfg := testConfig()
+	cfg.Combine = CombineTheta
+	cfg.Model.Kernel.Type = narx.Linear
+	cfg.Warmup = 300
+	run := func(next func(r *rand.Rand, prev []float64) float64) *Learner {
+		rng := rand.New(rand.NewPCG(9, 4))
+		l, _ := NewLearner(cfg)
+		var y []float64
+		for i := range 320 {
+			y = append(y, next(rng, y))
+			if _, err := l.Observe(Observation{T: int64(i), Y: y[i]}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return l
+	}
+	at := func(y []float64, k int) float64 {
+		if k < 0 {
+			return 0
+		}
+		return y[k] - 100
+	}
+	cycle := run(func(r *rand.Rand, y []float64) float64 {
+		n := len(y)
+		return 100 + 1.5*at(y, n-1) - 0.75*at(y, n-2) + r.NormFloat64()
+	})
+	if th := cycle.Theta(); th == nil || len(th.AR) == 0 {
+		t.Fatalf("a cycle about its level: theta partner %+v, want an autoregression", th)
+	}
+	walk := run(func(r *rand.Rand, y []float64) float64 { return 100 + at(y, len(y)-1) + r.NormFloat64() })
+	if th := walk.Theta(); th == nil || len(th.AR) > 0 {
+		t.Errorf("a random walk: theta partner %+v, want no autoregression", th)
+	}
+	snap, err := cycle.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := NewLearner(cfg)
+	if err := c.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Theta(), cycle.Theta(); got == nil || !slices.Equal(got.AR, want.AR) || got.ARMean != want.ARMean {
+		t.Fatalf("restored theta partner %+v, want %+v", got, want)
+	}
+	a, b := forecastOf(t, cycle, 8), forecastOf(t, c, 8)
+	for h := range a {
+		if math.Float64bits(a[h].Mean) != math.Float64bits(b[h].Mean) || math.Float64bits(a[h].Hi) != math.Float64bits(b[h].Hi) {
+			t.Fatalf("restored: step %d %v, want %v", h+1, b[h], a[h])
+		}
+	}
+}
+
 // The theta forecaster's season: a positive series with a period of 12
 // gets a multiplicative one, unless the configuration rules seasons out
 // (Season < 0), and a series with a value ≤ 0 an additive one.

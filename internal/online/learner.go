@@ -1561,16 +1561,7 @@ func (l *Learner) fit() error {
 		// A failure (fewer values than the theta method needs: not at a
 		// re-choice, which validated it on fewer) leaves the model to
 		// forecast alone.
-		switch p := st.partner; {
-		case p.profile > 0:
-			l.th, _ = theta.FitProfile(ys, p.profile, p.sub, profileCycles(p.sub))
-		case p.damped:
-			l.th, _ = theta.FitDamped(ys, st.period)
-		default:
-			if l.th, _ = theta.Fit(ys, st.period); l.th != nil {
-				l.th.SetWeight(p.weight)
-			}
-		}
+		l.th = fitPartner(ys, st.partner, st.period)
 	}
 	return nil
 }

@@ -118,6 +118,16 @@ func (w *jsonWriter) model(mi *ModelInfo) {
 		if th.Phi != 0 { // omitempty
 			w.float(`,"phi":`, th.Phi)
 		}
+		for i, a := range th.AR { // omitempty
+			sep := ","
+			if i == 0 {
+				sep = `,"ar":[`
+			}
+			w.float(sep, a)
+		}
+		if len(th.AR) > 0 {
+			w.raw("]")
+		}
 		w.int(`,"period":`, int64(th.Period))
 		if th.Additive { // omitempty
 			w.raw(`,"additive":true`)

@@ -58,13 +58,16 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 		"theta with a profile":   func(m *Message) { m.Model.Theta.Period, m.Model.Theta.Profile = 0, 336 },
 		"additive season":        func(m *Message) { m.Model.Theta.Additive = true },
 		"damped trend":           func(m *Message) { m.Model.Theta.SlopeShare, m.Model.Theta.Phi = 0, 0.95 },
-		"no band scale":          func(m *Message) { m.Model.BandScale = 0 },
-		"no level shift":         func(m *Message) { m.Model.LevelShift = 0 },
-		"no days off":            func(m *Message) { m.Model.DaysOff = nil },
-		"one day off":            func(m *Message) { m.Model.DaysOff = []string{"Sunday"} },
-		"no working minutes":     func(m *Message) { m.Model.WorkingMinutes = nil },
-		"sigma2 negative zero":   func(m *Message) { m.Model.Sigma2 = math.Copysign(0, -1) },
-		"negative zero":          func(m *Message) { m.Observed.Residual = math.Copysign(0, -1) },
+		"autoregression": func(m *Message) {
+			m.Model.Theta.Alpha, m.Model.Theta.SlopeShare, m.Model.Theta.AR = 0, 0, []float64{1.25, -0.5, 1e-7}
+		},
+		"no band scale":        func(m *Message) { m.Model.BandScale = 0 },
+		"no level shift":       func(m *Message) { m.Model.LevelShift = 0 },
+		"no days off":          func(m *Message) { m.Model.DaysOff = nil },
+		"one day off":          func(m *Message) { m.Model.DaysOff = []string{"Sunday"} },
+		"no working minutes":   func(m *Message) { m.Model.WorkingMinutes = nil },
+		"sigma2 negative zero": func(m *Message) { m.Model.Sigma2 = math.Copysign(0, -1) },
+		"negative zero":        func(m *Message) { m.Observed.Residual = math.Copysign(0, -1) },
 		"switch points": func(m *Message) {
 			m.Steps[0].Mean, m.Steps[0].Std, m.Steps[0].Lo = 1e-6, 9.999999999999999e20, 999999999999999999999.0
 		},

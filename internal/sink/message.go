@@ -127,8 +127,12 @@ type ThetaInfo struct {
 	SlopeShare float64 `json:"slope_share"`
 	// Phi is the damping of Holt's damped trend when that is the partner
 	// (Drift is then the next step's slope, φ·b), 0 otherwise.
-	Phi    float64 `json:"phi,omitempty"`
-	Period int     `json:"period"`
+	Phi float64 `json:"phi,omitempty"`
+	// AR holds the coefficients φ_1..φ_p of the autoregression about the
+	// adjusted series' mean when that is the partner (Alpha, Drift and
+	// SlopeShare are then 0), absent otherwise.
+	AR     []float64 `json:"ar,omitempty"`
+	Period int       `json:"period"`
 	// Additive says the season of Period is added to the forecast (the
 	// series has a value at or below zero), not multiplied.
 	Additive bool `json:"additive,omitempty"`

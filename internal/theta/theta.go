@@ -39,6 +39,15 @@ type Model struct {
 	// Phi the damping; the level and slope follow ℓ ← ℓ + φb + αe,
 	// b ← φb + βe on each one-step error e.
 	Phi, Beta, Trend float64
+	// AR, when not empty, replaces the smoothing by an autoregression of
+	// the adjusted values about their mean ARMean (FitAR): the next value
+	// is ARMean + Σ AR[j]·(x_{t−j} − ARMean), x_{t−1} the last adjusted
+	// value. hist holds the last len(AR) adjusted values, the newest last.
+	// AR's elements are never written after the fit (a message may share
+	// the slice); FromState and Clone copy it.
+	AR     []float64
+	ARMean float64
+	hist   []float64
 	// N is the number of values fitted.
 	N int
 	// Sigma2 is the one-step error variance of the smoothing, its sum of
@@ -156,12 +165,17 @@ var ErrOverflow = errors.New("theta: the values are too large: the fit overflows
 // finite reports whether every number of f's state is finite.
 func (f *Model) finite() bool {
 	for _, v := range [...]float64{f.Alpha, f.Level, f.Drift, f.Weight, f.Phi, f.Beta, f.Trend, f.Sigma2,
-		f.meanT, f.meanX, f.stt, f.stx, f.sse, f.nextT} {
+		f.meanT, f.meanX, f.stt, f.stx, f.sse, f.nextT, f.ARMean} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return false
 		}
 	}
-	return true
+	return allFinite(f.AR) && allFinite(f.hist)
+}
+
+// allFinite reports whether every value of x is finite.
+func allFinite(x []float64) bool {
+	return !slices.ContainsFunc(x, func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) })
 }
 
 // FitDamped fits Holt's damped trend method (additive, as ets's "AAdN")
@@ -221,6 +235,174 @@ func holt(x []float64, a, b, phi float64) (sse, l, tr float64) {
 	return sse, l, tr
 }
 
+// FitAR fits an autoregression about a mean to x seasonally adjusted as Fit
+// adjusts it, as R's ar() does by default: the order p by AIC among
+// 0..arMaxOrder(n) and the coefficients by Yule–Walker (the
+// Durbin–Levinson recursion on the sample autocovariances, sums over n as
+// R's acf), whose process is always stationary. Its forecasts return to the
+// mean and its band to the process's spread, where the smoothing's level
+// follows each wander as if it lasted and its band grows without bound: it
+// is the partner of series that wander about a level or a season and come
+// back. σ² is the fitted recursion's one-step squared error over the values
+// from the p-th on, over N − 2p − 1 (p coefficients and the mean
+// estimated). The theta line's statistics are kept with weight 0, as
+// FitDamped keeps them. An order of 0 (no autocorrelation AIC keeps)
+// returns ErrNoAR: the partner would be the mean. It needs at least MinAR
+// values. O(n·arMaxOrder(n)).
+func FitAR(x []float64, m int) (*Model, error) {
+	if len(x) < MinAR {
+		return nil, ErrTooShort
+	}
+	f, adj, err := fit(x, m)
+	if err != nil {
+		return nil, err
+	}
+	return f.autoregress(adj)
+}
+
+// FitProfileAR is FitAR on the values adjusted by FitProfile's moving
+// profile instead of Fit's indices: an autoregression of the deviations
+// from the last cycles' shape, for long seasons whose values wander about
+// it (hourly loads, a day's sensor cycle). It needs m + MinAR values.
+func FitProfileAR(x []float64, m, s, k int) (*Model, error) {
+	f, adj, err := fitProfile(x, m, s, k)
+	if err != nil {
+		return nil, err
+	}
+	if len(adj) < MinAR {
+		return nil, ErrTooShort
+	}
+	return f.autoregress(adj)
+}
+
+// autoregress replaces f's smoothing, fitted to the adjusted values adj,
+// by FitAR's autoregression of them.
+func (f *Model) autoregress(adj []float64) (*Model, error) {
+	n := len(adj)
+	pmax := arMaxOrder(n)
+	var mu float64
+	for _, v := range adj {
+		mu += v
+	}
+	mu /= float64(n)
+	acv := make([]float64, pmax+1)
+	for k := range acv {
+		for t := k; t < n; t++ {
+			acv[k] += (adj[t] - mu) * (adj[t-k] - mu)
+		}
+		acv[k] /= float64(n)
+	}
+	if !(acv[0] > 0) {
+		return nil, ErrNoAR
+	}
+	// Durbin–Levinson: phi[1..k] the order-k coefficients, v its
+	// innovation variance, from prev (order k−1).
+	phi := make([]float64, pmax+1)
+	prev := make([]float64, pmax+1)
+	v, bestAIC := acv[0], float64(n)*math.Log(acv[0])
+	var best []float64
+	for k := 1; k <= pmax; k++ {
+		num := acv[k]
+		for j := 1; j < k; j++ {
+			num -= prev[j] * acv[k-j]
+		}
+		a := num / v
+		phi[k] = a
+		for j := 1; j < k; j++ {
+			phi[j] = prev[j] - a*prev[k-j]
+		}
+		if v *= 1 - a*a; !(v > 0) {
+			break // a perfect fit: the autocovariances of a line or a sine
+		}
+		if aic := float64(n)*math.Log(v) + 2*float64(k); aic < bestAIC {
+			bestAIC, best = aic, slices.Clone(phi[1:k+1])
+		}
+		copy(prev, phi)
+	}
+	p := len(best)
+	if p == 0 {
+		return nil, ErrNoAR
+	}
+	var sse float64
+	for t := p; t < n; t++ {
+		e := adj[t] - arNext(best, mu, adj[t-p:t])
+		sse += e * e
+	}
+	f.AR, f.ARMean, f.hist = best, mu, slices.Clone(adj[n-p:])
+	f.sse, f.Sigma2 = sse, sse/float64(n-2*p-1)
+	f.Weight, f.Drift = 0, 0
+	if !f.finite() {
+		return nil, ErrOverflow
+	}
+	return f, nil
+}
+
+// MinAR is the fewest values FitAR fits.
+const MinAR = 8
+
+// ErrNoAR is FitAR's error for values whose autocorrelation the AIC does
+// not keep (or a constant): an autoregression of order 0.
+var ErrNoAR = errors.New("theta: no autoregression: the values are not autocorrelated")
+
+// arMaxOrder is the highest order FitAR tries on n values: R's ar()
+// default, ⌊10·log₁₀ n⌋, at most (n − 3)/2 so that σ² keeps two degrees
+// of freedom, and below n.
+func arMaxOrder(n int) int {
+	return max(min(int(10*math.Log10(float64(n))), (n-3)/2, n-1), 0)
+}
+
+// arNext returns the autoregression's prediction of the value after last
+// (the len(ar) values before it, the newest last): mu + Σ ar[j−1]·(last[p−j] − mu).
+func arNext(ar []float64, mu float64, last []float64) float64 {
+	p := len(ar)
+	v := mu
+	for j := 1; j <= p; j++ {
+		v += ar[j-1] * (last[p-j] - mu)
+	}
+	return v
+}
+
+// arPaths writes the autoregression's forecasts of the adjusted values of
+// steps 1..len(mean) and, when sd is not nil, their standard deviations
+// σ·√(Σ_{j<h} ψ_j²), ψ the process's moving-average weights (ψ_0 = 1,
+// ψ_j = Σ_{i=1}^{min(j,p)} AR[i−1]·ψ_{j−i}). Both are built in place: the
+// deviations from the mean first, then the mean added.
+func (f *Model) arPaths(mean, sd []float64) {
+	p := len(f.AR)
+	for i := range mean {
+		var d float64
+		for j := 1; j <= p; j++ {
+			x := f.hist[min(max(p+i-j, 0), p-1)] - f.ARMean
+			if i >= j {
+				x = mean[i-j]
+			}
+			d += f.AR[j-1] * x
+		}
+		mean[i] = d
+	}
+	for i := range mean {
+		mean[i] += f.ARMean
+	}
+	if sd == nil {
+		return
+	}
+	for i := range sd {
+		psi := 1.0
+		if i > 0 {
+			psi = 0
+			for j := 1; j <= min(i, p); j++ {
+				psi += f.AR[j-1] * sd[i-j]
+			}
+		}
+		sd[i] = psi
+	}
+	var cum float64
+	for i, psi := range sd {
+		cum += psi * psi
+		sd[i] = math.Sqrt(f.Sigma2 * cum)
+	}
+}
+
 // smooth fits the smoothing and the drift to the adjusted values adj (at
 // least MinValues): α and the initial level by ses, the level after the
 // last value, σ² over N − 2, the line through them and half its slope.
@@ -266,16 +448,22 @@ func (f *Model) SetWeight(w float64) {
 // k ≥ 1, and s = 0 or a divisor of m below it (so that a ring of m values
 // keeps both phases). O(n·(k + m/s)) plus the smoothing's fit.
 func FitProfile(x []float64, m, s, k int) (*Model, error) {
+	f, _, err := fitProfile(x, m, s, k)
+	return f, err
+}
+
+// fitProfile is FitProfile, returning the adjusted values too.
+func fitProfile(x []float64, m, s, k int) (*Model, []float64, error) {
 	n := len(x)
 	switch {
 	case m < 2 || k < 1 || s < 0 || s >= m || (s > 0 && m%s != 0):
-		return nil, fmt.Errorf("theta: profile period %d, shorter period %d, cycles %d: want m ≥ 2, s 0 or a divisor of m below it, k ≥ 1", m, s, k)
+		return nil, nil, fmt.Errorf("theta: profile period %d, shorter period %d, cycles %d: want m ≥ 2, s 0 or a divisor of m below it, k ≥ 1", m, s, k)
 	case n < m+MinValues:
-		return nil, fmt.Errorf("theta: %d values for a profile of period %d: want at least %d", n, m, m+MinValues)
+		return nil, nil, fmt.Errorf("theta: %d values for a profile of period %d: want at least %d", n, m, m+MinValues)
 	}
 	for _, v := range x {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, errors.New("theta: a value is not finite")
+			return nil, nil, errors.New("theta: a value is not finite")
 		}
 	}
 	f := &Model{Profile: m, Sub: s, Cycles: k, recent: make([]float64, m*k)}
@@ -292,9 +480,9 @@ func FitProfile(x []float64, m, s, k int) (*Model, error) {
 	}
 	f.smooth(adj)
 	if !f.finite() {
-		return nil, ErrOverflow
+		return nil, nil, ErrOverflow
 	}
-	return f, nil
+	return f, adj, nil
 }
 
 // profile returns the moving profile's value i steps after the next value
@@ -376,13 +564,19 @@ func (f *Model) Update(y float64) {
 		v = y - d - f.long(0)
 		f.push(y, d)
 	}
-	if f.Phi > 0 {
+	switch {
+	case f.Phi > 0:
 		p := f.Level + f.Phi*f.Trend
 		e := v - p
 		f.sse += e * e
 		f.Level = p + f.Alpha*e
 		f.Trend = f.Phi*f.Trend + f.Beta*e
-	} else {
+	case len(f.AR) > 0:
+		e := v - arNext(f.AR, f.ARMean, f.hist)
+		f.sse += e * e
+		copy(f.hist, f.hist[1:])
+		f.hist[len(f.hist)-1] = v
+	default:
 		e := v - f.Level
 		f.sse += e * e
 		f.Level += f.Alpha * e
@@ -397,9 +591,13 @@ func (f *Model) Update(y float64) {
 	f.stt += dt * (t - f.meanT)
 	f.stx += dt * (v - f.meanX)
 	f.Drift = f.stx / f.stt * f.Weight
-	f.Sigma2 = f.sse / (n - 2)
-	if f.Phi > 0 {
+	switch {
+	case f.Phi > 0:
 		f.Sigma2 = f.sse / (n - 4)
+	case len(f.AR) > 0:
+		f.Sigma2 = f.sse / (n - float64(2*len(f.AR)+1))
+	default:
+		f.Sigma2 = f.sse / (n - 2)
 	}
 }
 
@@ -431,16 +629,36 @@ func (f *Model) Skip(k uint64) {
 			f.pos = int((uint64(f.pos) + (k-ring)%ring) % ring)
 		}
 	}
+	if p := len(f.AR); p > 0 {
+		// Each missing value is the autoregression's forecast of it; past
+		// arSkipMax of them the history is the mean's to within
+		// rounding for any fitted (stationary) process of the orders
+		// FitAR fits, and the rest of the gap changes nothing.
+		for range min(k, arSkipMax) {
+			v := arNext(f.AR, f.ARMean, f.hist)
+			copy(f.hist, f.hist[1:])
+			f.hist[p-1] = v
+		}
+	}
 	f.nextT += float64(k)
 }
+
+// arSkipMax bounds the missing values Skip feeds an autoregression.
+const arSkipMax = 1 << 12
 
 // Forecast writes the forecasts of steps 1..len(mean) and their standard
 // deviations. The mean is ℓ + b·(h − 1 + (1 − (1−α)^N)/α), times the
 // step's seasonal index (plus it, Additive), or plus the moving profile at the step's phase
 // (from the values observed before the next: FitProfile); the deviation
 // σ·√(1 + (h−1)α²) is that of the smoothing's h-step error, not
-// re-seasonalised (as thetaf's intervals). sd may be nil.
+// re-seasonalised (as thetaf's intervals). With an autoregression (FitAR)
+// its forecast and deviation (arPaths) replace the smoothing's. sd may be
+// nil.
 func (f *Model) Forecast(mean, sd []float64) {
+	ar := len(f.AR) > 0
+	if ar {
+		f.arPaths(mean, sd)
+	}
 	a := f.Alpha
 	start := (1 - math.Pow(1-a, float64(f.N))) / a
 	damp, phiJ, cum := 0.0, 1.0, 0.0
@@ -451,6 +669,9 @@ func (f *Model) Forecast(mean, sd []float64) {
 			phiJ *= f.Phi
 			damp += phiJ // φ + … + φ^(i+1)
 			v = f.Level + f.Trend*damp
+		}
+		if ar {
+			v = mean[i]
 		}
 		if m := len(f.Season); m > 0 {
 			if c := f.Season[(f.Phase+i)%m]; f.Additive {
@@ -463,7 +684,7 @@ func (f *Model) Forecast(mean, sd []float64) {
 			v += f.profile(i)
 		}
 		mean[i] = v
-		if sd != nil {
+		if sd != nil && !ar {
 			sd[i] = math.Sqrt(f.Sigma2 * (1 + h*a*a))
 			if f.Phi > 0 {
 				sd[i] = math.Sqrt(f.Sigma2 * (1 + cum))
@@ -634,6 +855,12 @@ type State struct {
 	// Additive says Season is added (Model.Additive): false before the
 	// learner's version 18, whose seasons are all multiplicative.
 	Additive bool `snapshot:"18"`
+
+	// The autoregression (Model.AR, FitAR) and its last values: absent
+	// before the learner's version 21, whose partners have none.
+	AR     []float64 `snapshot:"21"`
+	ARMean float64   `snapshot:"21"`
+	Hist   []float64 `snapshot:"21"`
 }
 
 // State returns f's state; Season is copied.
@@ -641,15 +868,17 @@ func (f *Model) State() State {
 	return State{Alpha: f.Alpha, Level: f.Level, Drift: f.Drift, Sigma2: f.Sigma2, N: f.N, Phase: f.Phase,
 		Season: slices.Clone(f.Season), MeanT: f.meanT, MeanX: f.meanX, STT: f.stt, STX: f.stx, SSE: f.sse, NextT: f.nextT,
 		Profile: f.Profile, Sub: f.Sub, Cycles: f.Cycles, Recent: slices.Clone(f.recent), RecentY: slices.Clone(f.recentY),
-		Pos: f.pos, Filled: f.filled, Weight: f.Weight, Phi: f.Phi, Beta: f.Beta, Trend: f.Trend, Additive: f.Additive}
+		Pos: f.pos, Filled: f.filled, Weight: f.Weight, Phi: f.Phi, Beta: f.Beta, Trend: f.Trend, Additive: f.Additive,
+		AR: slices.Clone(f.AR), ARMean: f.ARMean, Hist: slices.Clone(f.hist)}
 }
 
 // FromState returns the Model of a state State returned, or an error when
 // the state could not have been: non-finite numbers, α out of its bounds,
 // fewer than 4 values, a time index behind them or beyond 2^53, a phase outside the
 // season, a seasonal index within minIndex of zero, a profile whose ring
-// does not hold its cycles or fewer than one of them, or both kinds of
-// season.
+// does not hold its cycles or fewer than one of them, both kinds of
+// season, or an autoregression beside another trend or without its last
+// values.
 func FromState(s State) (*Model, error) {
 	finite := func(v ...float64) bool {
 		for _, x := range v {
@@ -660,7 +889,8 @@ func FromState(s State) (*Model, error) {
 		return true
 	}
 	switch {
-	case !finite(s.Alpha, s.Level, s.Drift, s.Sigma2, s.MeanT, s.MeanX, s.STT, s.STX, s.SSE, s.NextT) || !finite(s.Season...) || !finite(s.Recent...) || !finite(s.RecentY...):
+	case !finite(s.Alpha, s.Level, s.Drift, s.Sigma2, s.MeanT, s.MeanX, s.STT, s.STX, s.SSE, s.NextT, s.ARMean) || !finite(s.Season...) || !finite(s.Recent...) || !finite(s.RecentY...) ||
+		!finite(s.AR...) || !finite(s.Hist...):
 		return nil, errors.New("theta: state is not finite")
 	case s.Alpha < AlphaMin || s.Alpha > AlphaMax || s.N < MinValues || !(s.STT > 0) || s.Sigma2 < 0 || s.SSE < 0 || s.NextT < float64(s.N) || s.NextT > maxIndex || math.Abs(s.MeanT) > maxIndex ||
 		!(s.Weight >= 0 && s.Weight <= 1) || !finite(s.Trend) || s.Phi != 0 && !(s.Phi > 0 && s.Phi < 1 && s.Beta >= 0 && s.Beta <= s.Alpha && s.Weight == 0 && s.Profile == 0):
@@ -676,6 +906,8 @@ func FromState(s State) (*Model, error) {
 			s.Pos < 0 || s.Pos >= len(s.Recent) || s.Filled < s.Profile || s.Filled > len(s.Recent)),
 		s.Profile != 0 && (s.Sub < 0 || s.Sub >= s.Profile || (s.Sub == 0) != (len(s.RecentY) == 0) || (s.Sub > 0 && (len(s.RecentY) != s.Profile || s.Profile%s.Sub != 0))):
 		return nil, errors.New("theta: state's seasonal profile is not a fitted one's")
+	case len(s.Hist) != len(s.AR), len(s.AR) > 0 && (s.Phi != 0 || s.Weight != 0 || s.N < 2*len(s.AR)+2):
+		return nil, errors.New("theta: state's autoregression is not a fitted one's")
 	}
 	var season []float64
 	if len(s.Season) > 0 {
@@ -694,7 +926,16 @@ func FromState(s State) (*Model, error) {
 	return &Model{Alpha: s.Alpha, Level: s.Level, Drift: s.STX / s.STT * s.Weight, Weight: s.Weight, Phi: s.Phi, Beta: s.Beta, Trend: s.Trend,
 		Sigma2: s.Sigma2, N: s.N, Phase: s.Phase, Season: season, Additive: s.Additive,
 		Profile: s.Profile, Sub: s.Sub, Cycles: s.Cycles, recent: recent, recentY: recentY, pos: s.Pos, filled: s.Filled,
-		meanT: s.MeanT, meanX: s.MeanX, stt: s.STT, stx: s.STX, sse: s.SSE, nextT: s.NextT}, nil
+		meanT: s.MeanT, meanX: s.MeanX, stt: s.STT, stx: s.STX, sse: s.SSE, nextT: s.NextT,
+		AR: cloneOrNil(s.AR), ARMean: s.ARMean, hist: cloneOrNil(s.Hist)}, nil
+}
+
+// cloneOrNil returns a copy of x, nil when x is empty.
+func cloneOrNil(x []float64) []float64 {
+	if len(x) == 0 {
+		return nil
+	}
+	return slices.Clone(x)
 }
 
 // maxIndex bounds the time index of a restored state (2^53, the integers a
@@ -708,6 +949,8 @@ func (f *Model) Clone() *Model {
 	c.Season = slices.Clone(f.Season)
 	c.recent = slices.Clone(f.recent)
 	c.recentY = slices.Clone(f.recentY)
+	c.AR = slices.Clone(f.AR)
+	c.hist = slices.Clone(f.hist)
 	return &c
 }
 
