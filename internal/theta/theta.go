@@ -280,16 +280,8 @@ func FitProfileAR(x []float64, m, s, k int) (*Model, error) {
 func (f *Model) autoregress(adj []float64) (*Model, error) {
 	n := len(adj)
 	pmax := arMaxOrder(n)
-	var mu float64
-	for _, v := range adj {
-		mu += v
-	}
-	mu /= float64(n)
-	acv := make([]float64, pmax+1)
+	mu, acv := autocov(adj, pmax)
 	for k := range acv {
-		for t := k; t < n; t++ {
-			acv[k] += (adj[t] - mu) * (adj[t-k] - mu)
-		}
 		acv[k] /= float64(n)
 	}
 	if !(acv[0] > 0) {
@@ -699,28 +691,33 @@ func (f *Model) Forecast(mean, sd []float64) {
 // the mean, sums over n, as R's acf), 0 beyond the lags x holds; all 0 for
 // a constant x. O(n·m).
 func ACF(x []float64, m int) []float64 {
+	_, c := autocov(x, m)
+	r := make([]float64, m)
+	if c[0] == 0 {
+		return r
+	}
+	for k := 1; k <= m; k++ {
+		r[k-1] = c[k] / c[0]
+	}
+	return r
+}
+
+// autocov returns the mean of x and its sums of lagged products about it,
+// c_k = Σ_{t≥k} (x_t − μ)(x_{t−k} − μ) for k = 0..m (0 beyond the lags x
+// holds): n times the sample autocovariances. O(n·m).
+func autocov(x []float64, m int) (mu float64, c []float64) {
 	n := len(x)
-	var mu float64
 	for _, v := range x {
 		mu += v
 	}
 	mu /= float64(n)
-	var c0 float64
-	for _, v := range x {
-		c0 += (v - mu) * (v - mu)
-	}
-	r := make([]float64, m)
-	if c0 == 0 {
-		return r
-	}
-	for k := 1; k <= m; k++ {
-		var c float64
+	c = make([]float64, m+1)
+	for k := range c {
 		for t := k; t < n; t++ {
-			c += (x[t] - mu) * (x[t-k] - mu)
+			c[k] += (x[t] - mu) * (x[t-k] - mu)
 		}
-		r[k-1] = c / c0
 	}
-	return r
+	return mu, c
 }
 
 // Seasonal reports thetaf's test of seasonality at period m (see Fit);
