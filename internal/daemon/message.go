@@ -107,7 +107,7 @@ func thetaInfo(th *theta.Model, w float64) *sink.ThetaInfo {
 		drift = th.Phi * th.Trend // the damped trend's next step
 	}
 	if len(th.AR) > 0 {
-		alpha = 0 // no smoothing
+		alpha, drift = 0, 0 // no smoothing, no line (its weight 0 leaves a −0 drift)
 	}
 	return &sink.ThetaInfo{Alpha: alpha, Drift: drift, SlopeShare: th.Weight, Phi: th.Phi, AR: th.AR, Period: len(th.Season), Additive: th.Additive, Profile: th.Profile, ModelWeight: w}
 }

@@ -249,11 +249,27 @@ func TestAutoregressivePartner(t *testing.T) {
 	if got, want := c.Theta(), cycle.Theta(); got == nil || !slices.Equal(got.AR, want.AR) || got.ARMean != want.ARMean {
 		t.Fatalf("restored theta partner %+v, want %+v", got, want)
 	}
+	// Both go on, across a gap of 7 values (Skip), to the bit.
+	r := rand.New(rand.NewPCG(10, 4))
+	for i := 320; i < 400; i++ {
+		y := 100 + 4*r.NormFloat64()
+		if i >= 350 && i < 357 {
+			continue
+		}
+		ra, errA := cycle.Observe(Observation{T: int64(i), Y: y})
+		rb, errB := c.Observe(Observation{T: int64(i), Y: y})
+		if errA != nil || errB != nil || math.Float64bits(ra.Prediction) != math.Float64bits(rb.Prediction) {
+			t.Fatalf("value %d: %v %v, restored %v %v", i, ra.Prediction, errA, rb.Prediction, errB)
+		}
+	}
 	a, b := forecastOf(t, cycle, 8), forecastOf(t, c, 8)
 	for h := range a {
 		if math.Float64bits(a[h].Mean) != math.Float64bits(b[h].Mean) || math.Float64bits(a[h].Hi) != math.Float64bits(b[h].Hi) {
 			t.Fatalf("restored: step %d %v, want %v", h+1, b[h], a[h])
 		}
+	}
+	if th := cycle.Theta(); th == nil || len(th.AR) == 0 {
+		t.Fatalf("after the gap: theta partner %+v, want the autoregression still", th)
 	}
 }
 

@@ -532,7 +532,7 @@ func (l *Learner) SizeBytes() int {
 	f := len(l.warmY) + len(l.warmU) + len(l.warmT) + len(l.x) + len(l.uNorm) + 5*len(l.out) + 3*len(l.steps) +
 		len(l.thMean) + len(l.thSD) + 5*len(l.calOut) + l.cal.floats()
 	if l.th != nil {
-		f += len(l.th.Season) + l.th.Profile*(l.th.Cycles+boolInt(l.th.Sub > 0)) + 21 // its rings and scalars (theta.State's)
+		f += len(l.th.Season) + l.th.Profile*(l.th.Cycles+boolInt(l.th.Sub > 0)) + 2*len(l.th.AR) + 22 // its rings, autoregression and scalars (theta.State's)
 	}
 	for _, u := range l.uHold {
 		f += len(u)
@@ -1354,7 +1354,8 @@ func (l *Learner) wilder(st ForecastStep, h int) bool {
 // partnerRatio is how many times the theta partner's predictive std a
 // step of the model's may reach before it falls back (wilder). The partner
 // is exponential smoothing with a drift, whose band grows with the horizon
-// as a random walk's; ten times that says nothing the partner does not, as
+// as a random walk's, or an autoregression, whose band stops at the
+// process's spread; ten times either says nothing the partner does not, as
 // ten ranges say nothing the range does not (implausibleRanges). Much less
 // would throw away a young growth series' wide but accurate log forecasts
 // (docs/benchmarks.md, "Values that never varied", measures four).
@@ -1561,7 +1562,12 @@ func (l *Learner) fit() error {
 		// A failure (fewer values than the theta method needs: not at a
 		// re-choice, which validated it on fewer) leaves the model to
 		// forecast alone.
-		l.th = fitPartner(ys, st.partner, st.period)
+		if l.th = fitPartner(ys, st.partner, st.period); l.th == nil && st.partner.ar {
+			// No autoregression on all the values (none AIC keeps, or an
+			// overflow) where one fitted on fewer: the smoothing on the
+			// same adjustment.
+			l.th = fitPartner(ys, partner{profile: st.partner.profile, sub: st.partner.sub, weight: theta.DefaultWeight}, st.period)
+		}
 	}
 	return nil
 }

@@ -1068,29 +1068,30 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 		}
 	}
 	avg, found := math.Inf(1), false
-	if th, err := theta.Fit(ys[:v.train], best.period); err == nil {
+	if th := fitPartner(ys[:v.train], p, best.period); th != nil {
 		avg, found = partnerScore(th.Clone(), paths, ys, v), true
 		th.SetWeight(1)
 		if e := partnerScore(th, paths, ys, v); e < (1-slopeMargin)*avg {
 			avg, p.weight = e, 1
 		}
 	}
-	if th, err := theta.FitDamped(ys[:v.train], best.period); err == nil {
+	if th := fitPartner(ys[:v.train], partner{damped: true}, best.period); th != nil {
 		if e := partnerScore(th, paths, ys, v); e < (1-dampedMargin)*avg {
 			avg, found, p = e, true, partner{damped: true}
 		}
 	}
 	if pp, ps := profilePeriods(periods); pp > 0 && v.train >= 2*pp {
-		if th, err := theta.FitProfile(ys[:v.train], pp, ps, profileCycles(ps)); err == nil {
+		pr := partner{profile: pp, sub: ps, weight: theta.DefaultWeight}
+		if th := fitPartner(ys[:v.train], pr, best.period); th != nil {
 			if e := partnerScore(th, paths, ys, v); e < avg {
-				avg, found, p = e, true, partner{profile: pp, sub: ps, weight: theta.DefaultWeight}
+				avg, found, p = e, true, pr
 			}
 		}
 	}
 	if !found {
 		p = partner{weight: theta.DefaultWeight}
 	}
-	if dv := v.dense(len(ys)); dv.origins*dv.step >= max(arPaths*v.H, formErrors) {
+	if dv := v.dense(len(ys)); len(ys)-v.H-dv.train+1 >= max(arPaths*v.H, formErrors) && dv.train >= 2*p.profile {
 		ar := partner{profile: p.profile, sub: p.sub, ar: true} // on the same adjustment
 		cur, th := fitPartner(ys[:dv.train], p, best.period), fitPartner(ys[:dv.train], ar, best.period)
 		if cur != nil && th != nil {

@@ -1336,3 +1336,25 @@ func TestFormsTooDeepToValidate(t *testing.T) {
 		t.Errorf("evidence's winner validates: chose %v with %d paths, want the differenced form with %d", got.data.form, len(paths), v.origins*v.H)
 	}
 }
+
+// TestDensePlan: the dense plan fits on the first half and has an origin
+// at every sample of the second that leaves a full path, evenly thinned to
+// at most maxDenseOrigins, the last path ending within the samples; none
+// when the second half is shorter than a path.
+func TestDensePlan(t *testing.T) {
+	for _, tc := range []struct{ N, H int }{{256, 12}, {500, 20}, {2000, 48}, {5000, 1}, {30, 18}, {37, 18}} {
+		v := validation{H: tc.H, mase: 1}
+		d := v.dense(tc.N)
+		span := tc.N - tc.H - tc.N/2 + 1
+		last := d.train + (d.origins-1)*d.step
+		switch {
+		case d.train != tc.N/2 || d.H != tc.H:
+			t.Errorf("N %d, H %d: plan %+v, want the fit on %d", tc.N, tc.H, d, tc.N/2)
+		case span <= 0 && d.origins != 0:
+			t.Errorf("N %d, H %d: %d origins, want none", tc.N, tc.H, d.origins)
+		case span > 0 && (d.origins > maxDenseOrigins || last+tc.H > tc.N || last+d.step+tc.H <= tc.N ||
+			d.step > 1 && d.origins*d.step < span || d.step == 1 && d.origins != span):
+			t.Errorf("N %d, H %d: %d origins every %d, the last at %d", tc.N, tc.H, d.origins, d.step, last)
+		}
+	}
+}

@@ -254,6 +254,12 @@ func TestARUpdateAndState(t *testing.T) {
 		"NaN mean":      func(s *State) { s.ARMean = math.NaN() },
 		"NaN history":   func(s *State) { s.Hist[0] = math.Inf(1) },
 		"too few":       func(s *State) { s.N = 2 * len(s.AR) },
+		"an order too high for its values": func(s *State) {
+			s.AR = make([]float64, arMaxOrder(s.N)+1)
+			s.Hist = make([]float64, len(s.AR))
+		},
+		"not stationary": func(s *State) { s.AR = append([]float64{3}, s.AR[1:]...) },
+		"explosive":      func(s *State) { s.AR[len(s.AR)-1] = -1e100 },
 	} {
 		s := m.State()
 		mutate(&s)
@@ -264,11 +270,21 @@ func TestARUpdateAndState(t *testing.T) {
 }
 
 // Skip feeds the recursion its own forecasts: after a gap of k the model
-// forecasts as it would have at the gap's start k steps further on.
+// forecasts as it would have at the gap's start k steps further on (the
+// two recursions, arNext's in values and arPaths' in deviations from the
+// mean, round differently: 1e-12 relative). A gap longer than arSkipMax
+// ends at the mean, the forecasts' limit.
 func TestARSkip(t *testing.T) {
 	m, err := FitAR(arSeries(200, 4), 1)
 	if err != nil {
 		t.Fatal(err)
+	}
+	long := m.Clone()
+	long.Skip(arSkipMax + 1)
+	for _, v := range long.hist {
+		if v != long.ARMean {
+			t.Fatalf("after a gap of %d: history %v, want the mean %v", arSkipMax+1, long.hist, long.ARMean)
+		}
 	}
 	const k = 5
 	want := make([]float64, k+3)

@@ -16,6 +16,9 @@
 // Update is O(values averaged). FitDamped replaces the line's drift by
 // Holt's damped local trend on the same seasonal adjustment (ets's
 // additive damped form), for series whose trend bends; its Update is O(1).
+// FitAR and FitProfileAR replace the smoothing by an autoregression about
+// the adjusted values' mean (R's ar()), for series that wander about a
+// level or a season and come back; its Update is O(p).
 package theta
 
 import (
@@ -52,7 +55,8 @@ type Model struct {
 	N int
 	// Sigma2 is the one-step error variance of the smoothing, its sum of
 	// squared errors over N − 2 (α and the initial level estimated, as
-	// forecast 8.20's ets counts them).
+	// forecast 8.20's ets counts them); over N − 4 for the damped trend,
+	// N − 2p − 1 for an autoregression of order p.
 	Sigma2 float64
 	// Season holds the multiplicative indices of one period, Season[(Phase
 	// + k) mod len] that of step k+1 after the last value; nil when the
@@ -251,7 +255,7 @@ func holt(x []float64, a, b, phi float64) (sse, l, tr float64) {
 // values. O(n·arMaxOrder(n)).
 func FitAR(x []float64, m int) (*Model, error) {
 	if len(x) < MinAR {
-		return nil, ErrTooShort
+		return nil, fmt.Errorf("theta: %d values for an autoregression, want at least %d: %w", len(x), MinAR, ErrTooShort)
 	}
 	f, adj, err := fit(x, m)
 	if err != nil {
@@ -270,7 +274,7 @@ func FitProfileAR(x []float64, m, s, k int) (*Model, error) {
 		return nil, err
 	}
 	if len(adj) < MinAR {
-		return nil, ErrTooShort
+		return nil, fmt.Errorf("theta: %d values for an autoregression on a profile of period %d, want at least %d: %w", len(x), m, m+MinAR, ErrTooShort)
 	}
 	return f.autoregress(adj)
 }
@@ -327,6 +331,26 @@ func (f *Model) autoregress(adj []float64) (*Model, error) {
 		return nil, ErrOverflow
 	}
 	return f, nil
+}
+
+// stationary reports whether the autoregression of coefficients ar is
+// stationary, as Yule–Walker's always is: the step-down (reverse
+// Durbin–Levinson) recursion's partial autocorrelations κ_p, …, κ_1 all
+// within (−1, 1). O(p²).
+func stationary(ar []float64) bool {
+	phi := slices.Clone(ar)
+	prev := make([]float64, len(ar))
+	for k := len(phi); k >= 1; k-- {
+		a := phi[k-1]
+		if !(math.Abs(a) < 1) {
+			return false
+		}
+		for j := 1; j < k; j++ {
+			prev[j-1] = (phi[j-1] + a*phi[k-j-1]) / (1 - a*a)
+		}
+		copy(phi, prev[:k-1])
+	}
+	return true
 }
 
 // MinAR is the fewest values FitAR fits.
@@ -543,8 +567,10 @@ func (f *Model) push(y, d float64) {
 // recursions Fit ran, continued: Fit on the values with y appended would
 // also re-estimate α, the indices and the initial level. With a moving
 // profile the value is adjusted by the profile before it, then joins its
-// rings. O(1), or O(Cycles + Profile/Sub) with a profile; y must be
-// finite.
+// rings. An autoregression (AR) predicts the adjusted value from its
+// history instead of the level, its coefficients and mean held, and takes
+// it into the history. O(1), or O(Cycles + Profile/Sub) with a profile,
+// plus O(p) with an autoregression of order p; y must be finite.
 func (f *Model) Update(y float64) {
 	v := y
 	if m := len(f.Season); m > 0 {
@@ -566,8 +592,7 @@ func (f *Model) Update(y float64) {
 	case len(f.AR) > 0:
 		e := v - arNext(f.AR, f.ARMean, f.hist)
 		f.sse += e * e
-		copy(f.hist, f.hist[1:])
-		f.hist[len(f.hist)-1] = v
+		f.pushAR(v)
 	default:
 		e := v - f.Level
 		f.sse += e * e
@@ -599,8 +624,10 @@ func (f *Model) Update(y float64) {
 // drift and σ² are left as they are (smoothing has nothing to smooth, and
 // the next value's error absorbs the gap's movement). A moving profile
 // takes each missing value as its own value at that phase, so that its
-// rings stay in phase. O(1), or O(min(k, Profile·Cycles)·(Cycles +
-// Profile/Sub)) with a profile.
+// rings stay in phase; an autoregression's history takes each as its
+// forecast (pushAR), so the next value is predicted k + 1 steps ahead.
+// O(1), or O(min(k, Profile·Cycles)·(Cycles + Profile/Sub)) with a
+// profile, plus O(min(k, arSkipMax)·p) with an autoregression of order p.
 func (f *Model) Skip(k uint64) {
 	if m := len(f.Season); m > 0 {
 		f.Phase = (f.Phase + int(k%uint64(m))) % m
@@ -621,18 +648,27 @@ func (f *Model) Skip(k uint64) {
 			f.pos = int((uint64(f.pos) + (k-ring)%ring) % ring)
 		}
 	}
-	if p := len(f.AR); p > 0 {
-		// Each missing value is the autoregression's forecast of it; past
-		// arSkipMax of them the history is the mean's to within
-		// rounding for any fitted (stationary) process of the orders
-		// FitAR fits, and the rest of the gap changes nothing.
+	if len(f.AR) > 0 {
+		// Each missing value is the autoregression's forecast of it, up
+		// to arSkipMax of them; a longer gap ends at the mean, the limit
+		// of the forecasts (a fitted process is stationary), so that a
+		// gap of any length costs O(arSkipMax·p).
 		for range min(k, arSkipMax) {
-			v := arNext(f.AR, f.ARMean, f.hist)
-			copy(f.hist, f.hist[1:])
-			f.hist[p-1] = v
+			f.pushAR(arNext(f.AR, f.ARMean, f.hist))
+		}
+		if k > arSkipMax {
+			for i := range f.hist {
+				f.hist[i] = f.ARMean
+			}
 		}
 	}
 	f.nextT += float64(k)
+}
+
+// pushAR appends v to the autoregression's history, dropping its oldest.
+func (f *Model) pushAR(v float64) {
+	copy(f.hist, f.hist[1:])
+	f.hist[len(f.hist)-1] = v
 }
 
 // arSkipMax bounds the missing values Skip feeds an autoregression.
@@ -648,11 +684,12 @@ const arSkipMax = 1 << 12
 // nil.
 func (f *Model) Forecast(mean, sd []float64) {
 	ar := len(f.AR) > 0
+	a, start := f.Alpha, 0.0
 	if ar {
 		f.arPaths(mean, sd)
+	} else {
+		start = (1 - math.Pow(1-a, float64(f.N))) / a
 	}
-	a := f.Alpha
-	start := (1 - math.Pow(1-a, float64(f.N))) / a
 	damp, phiJ, cum := 0.0, 1.0, 0.0
 	for i := range mean {
 		h := float64(i)
@@ -877,14 +914,7 @@ func (f *Model) State() State {
 // season, or an autoregression beside another trend or without its last
 // values.
 func FromState(s State) (*Model, error) {
-	finite := func(v ...float64) bool {
-		for _, x := range v {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return false
-			}
-		}
-		return true
-	}
+	finite := func(v ...float64) bool { return allFinite(v) }
 	switch {
 	case !finite(s.Alpha, s.Level, s.Drift, s.Sigma2, s.MeanT, s.MeanX, s.STT, s.STX, s.SSE, s.NextT, s.ARMean) || !finite(s.Season...) || !finite(s.Recent...) || !finite(s.RecentY...) ||
 		!finite(s.AR...) || !finite(s.Hist...):
@@ -903,7 +933,7 @@ func FromState(s State) (*Model, error) {
 			s.Pos < 0 || s.Pos >= len(s.Recent) || s.Filled < s.Profile || s.Filled > len(s.Recent)),
 		s.Profile != 0 && (s.Sub < 0 || s.Sub >= s.Profile || (s.Sub == 0) != (len(s.RecentY) == 0) || (s.Sub > 0 && (len(s.RecentY) != s.Profile || s.Profile%s.Sub != 0))):
 		return nil, errors.New("theta: state's seasonal profile is not a fitted one's")
-	case len(s.Hist) != len(s.AR), len(s.AR) > 0 && (s.Phi != 0 || s.Weight != 0 || s.N < 2*len(s.AR)+2):
+	case len(s.Hist) != len(s.AR), len(s.AR) > 0 && (s.Phi != 0 || s.Weight != 0 || len(s.AR) > arMaxOrder(s.N) || !stationary(s.AR)):
 		return nil, errors.New("theta: state's autoregression is not a fitted one's")
 	}
 	var season []float64

@@ -15,6 +15,9 @@ document.title = `streamd · ${id}`;
 $('#series-id').textContent = id;
 
 const num = (v, digits = 4) => (typeof v === 'number' && Number.isFinite(v) ? Number(v.toPrecision(digits)).toString() : '—');
+// partner names the theta partner of a model (messages.md, model.theta):
+// an autoregression by its order, else the smoothing by its weight α.
+const partner = (th) => (th.ar && th.ar.length ? `theta: AR(${th.ar.length})` : `theta: α ${num(th.alpha, 3)}`);
 const pct = (v) => (typeof v === 'number' && Number.isFinite(v) ? (100 * v).toFixed(1) + ' %' : '—');
 
 function rows(table, pairs) {
@@ -129,7 +132,7 @@ function render() {
     ['lags of y', (m.lags || []).join(', ')],
     ['kernel', m.kernel || '—'],
     ['form', m.form || '—'],
-    ['combined with', m.theta ? `theta: α ${num(m.theta.alpha, 3)}, period ${m.theta.period || 'none'}` : 'none'],
+    ['combined with', m.theta ? `${partner(m.theta)}, period ${m.theta.period || 'none'}` : 'none'],
     ['kernel width σ²', m.sigma2 ? num(m.sigma2) : '— (not RBF)'],
     ['regularisation γ', num(m.gamma)],
     ['noise std', num(m.noise_std)],
@@ -137,7 +140,7 @@ function render() {
     ['working-set swaps', String(m.swaps)],
   ] : [
     ['state', 'warm-up: the model is fitted after the first values'],
-    ['forecast by', m.theta ? `theta alone: α ${num(m.theta.alpha, 3)}, period ${m.theta.period || 'none'}` : 'none yet'],
+    ['forecast by', m.theta ? `${partner(m.theta)} alone, period ${m.theta.period || 'none'}` : 'none yet'],
   ]);
 
   const ft = $('#forecast');
