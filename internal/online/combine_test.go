@@ -271,6 +271,17 @@ func TestAutoregressivePartner(t *testing.T) {
 	if th := cycle.Theta(); th == nil || len(th.AR) == 0 {
 		t.Fatalf("after the gap: theta partner %+v, want the autoregression still", th)
 	}
+	// The partner's update and forecasts allocate nothing (the hot path).
+	k := 400
+	allocs := testing.AllocsPerRun(50, func() {
+		if _, err := cycle.Observe(Observation{T: int64(k), Y: 100 + 4*r.NormFloat64()}); err != nil {
+			t.Fatal(err)
+		}
+		k++
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per observation with an autoregressive partner, want 0", allocs)
+	}
 }
 
 // The theta forecaster's season: a positive series with a period of 12
