@@ -1129,11 +1129,10 @@ type partner struct {
 // errors as the validation scores. An autoregression returns to its mean
 // and a smoothed level stays where it is; which is right for a series is a
 // question of its long run, and the validation's few paths near the end
-// answer it by chance. On NN3's monthly series (50–126 values), where no
-// dense plan holds 8 paths of 18 steps, a rule on three paths' worth took
-// the autoregression for 17 of the 111 training splits and raised their
-// mean sMAPE 15.244 → 15.493 (docs/benchmarks.md, "An autoregressive
-// partner").
+// answer it by chance: judged on them, or on fewer paths' worth, the
+// choice cost NN3's short monthly series accuracy, and no NN3 series holds
+// such a plan (docs/benchmarks.md, "An autoregressive partner"). The
+// margin keeps out series whose average gains less than the plan's noise.
 const (
 	arMargin = 0.1
 	arPaths  = 8
