@@ -1088,9 +1088,6 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 			}
 		}
 	}
-	if !found {
-		p = partner{weight: theta.DefaultWeight}
-	}
 	if dv := v.dense(len(ys)); len(ys)-v.H-dv.train+1 >= max(arPaths*v.H, formErrors) && dv.train >= 2*p.profile {
 		ar := partner{profile: p.profile, sub: p.sub, ar: true} // on the same adjustment
 		cur, th := fitPartner(ys[:dv.train], p, best.period), fitPartner(ys[:dv.train], ar, best.period)
