@@ -50,12 +50,14 @@ type horizonCal struct {
 	logS []float64
 	// r holds each bin's last scores, bin b's a ring at r[off[b]:off[b+1]]
 	// of calWindow shadows' (binSteps); n counts those filled, pos the
-	// next slot. off and centre (each bin's mean log₂(h−1) over the steps
-	// it scores, where its factor is its own) are functions of H, not part
-	// of the state, and never change.
-	r           []float64
-	n, pos, off []int
-	centre      []float64
+	// next slot; seen counts the bin's scores since the reset, those the
+	// ring has dropped too (the prior's worth is weighed against them).
+	// off and centre (each bin's mean log₂(h−1) over the steps it scores,
+	// where its factor is its own) are functions of H, not part of the
+	// state, and never change.
+	r                 []float64
+	n, pos, off, seen []int
+	centre            []float64
 	// shadow is the live shadow's steps, step h's shadowStride numbers
 	// from shadowStride·(h−1): its mean, lo, hi and kind (shadowLinear,
 	// shadowLog, shadowNone), then the model's and the theta method's
@@ -105,7 +107,13 @@ const (
 	// forecast are strongly correlated, and more of them add little.
 	calPerBin = 4
 	// calPrior is the scores' worth of the prior factor 1 (the formulas'
-	// band), a quarter of a full window: log s = n/(n + calPrior)·log q̂.
+	// band), a quarter of a full window: log s = m/(m + calPrior)·log q̂,
+	// m the scores seen since the reset. It holds a young bin's factor near
+	// 1 while its quantile rests on a few shadows; weighed against the
+	// window's scores alone it would hold a series' factor a fifth of the
+	// way back to 1 for ever, and a band the formulas make twice too wide
+	// would stay 15 % too wide (docs/benchmarks.md, "Calibration over the
+	// horizon").
 	calPrior = 64
 	// calMaxLog bounds |log s|: a band at most 5 times narrower or wider
 	// than its formula's. A series whose errors vanish (a constant) would
@@ -129,7 +137,7 @@ func newHorizonCal(H int, level float64) horizonCal {
 		return horizonCal{H: H, level: level, weight: 0.5}
 	}
 	nb := calBin(H) + 1
-	c := horizonCal{H: H, level: level, logS: make([]float64, nb), n: make([]int, nb), pos: make([]int, nb),
+	c := horizonCal{H: H, level: level, logS: make([]float64, nb), n: make([]int, nb), seen: make([]int, nb), pos: make([]int, nb),
 		off: make([]int, nb+1), centre: make([]float64, nb), shadow: make([]float64, shadowStride*H),
 		sorted: make([]float64, calWindow*calPerBin),
 		weight: 0.5, wSum: make([]float64, len(combWeights)), wErr: make([]float64, len(combWeights))}
@@ -168,7 +176,7 @@ func (c *horizonCal) on() bool { return c.H >= 2 }
 
 // floats counts the numbers c holds (Learner.SizeBytes).
 func (c *horizonCal) floats() int {
-	return len(c.logS) + len(c.r) + len(c.n) + len(c.pos) + len(c.off) + len(c.centre) + len(c.shadow) + len(c.sorted) + len(c.wSum) + len(c.wErr) + 8
+	return len(c.logS) + len(c.r) + len(c.n) + len(c.seen) + len(c.pos) + len(c.off) + len(c.centre) + len(c.shadow) + len(c.sorted) + len(c.wSum) + len(c.wErr) + 8
 }
 
 // reset forgets the scores and factors, and any live shadow: after a
@@ -180,6 +188,7 @@ func (c *horizonCal) reset(learned int64) {
 	}
 	clear(c.logS)
 	clear(c.n)
+	clear(c.seen)
 	clear(c.pos)
 	clear(c.wSum)
 	clear(c.wErr)
@@ -214,6 +223,7 @@ func (c *horizonCal) score(h int, y float64, ok bool) {
 			c.r[c.off[b]+c.pos[b]] = r
 			c.pos[b] = (c.pos[b] + 1) % w
 			c.n[b] = min(c.n[b]+1, w)
+			c.seen[b]++
 		}
 	}
 	if h >= c.H {
@@ -276,7 +286,8 @@ func (c *horizonCal) ratio(st []float64, y float64) (float64, bool) {
 }
 
 // update sets each bin's factor from its scores: the level-quantile q̂ of
-// its n scores, log s = n/(n + calPrior)·log q̂, bounded by calMaxLog. q̂ is
+// its n scores, log s = m/(m + calPrior)·log q̂ with m the scores seen
+// since the reset (m = n until the ring is full), bounded by calMaxLog. q̂ is
 // the ⌈level·(n+1)⌉-th smallest (the n-th when that exceeds n), as split
 // conformal prediction takes it: a next score exchangeable with the n falls
 // at or below it with probability ≥ level.
@@ -294,7 +305,8 @@ func (c *horizonCal) update() {
 		if q := s[k]; q > 0 {
 			lq = math.Log(q)
 		}
-		c.logS[b] = max(min(lq*float64(n)/float64(n+calPrior), calMaxLog), -calMaxLog)
+		m := float64(c.seen[b])
+		c.logS[b] = max(min(lq*m/(m+calPrior), calMaxLog), -calMaxLog)
 	}
 }
 
@@ -358,10 +370,13 @@ func (c *horizonCal) apply(dst []ForecastStep, logForm bool) {
 
 // calState is a horizonCal's state in a snapshot.
 type calState struct {
-	H          int
-	Level      float64
-	LogS, R    []float64
-	N, Pos     []int
+	H       int
+	Level   float64
+	LogS, R []float64
+	N, Pos  []int
+	// Seen is horizonCal.seen; a state of version 21 or before has none,
+	// and its rings' counts N stand for it.
+	Seen       []int `snapshot:"22"`
 	Shadow     []float64
 	Live       bool
 	Origin     int64
@@ -374,7 +389,7 @@ type calState struct {
 }
 
 func (c *horizonCal) state() calState {
-	return calState{H: c.H, Level: c.level, LogS: slices.Clone(c.logS), R: slices.Clone(c.r), N: slices.Clone(c.n),
+	return calState{H: c.H, Level: c.level, LogS: slices.Clone(c.logS), R: slices.Clone(c.r), N: slices.Clone(c.n), Seen: slices.Clone(c.seen),
 		Pos: slices.Clone(c.pos), Shadow: slices.Clone(c.shadow), Live: c.live, Origin: c.origin,
 		Due: c.due, Issued: c.issued, Weight: c.weight, WSum: slices.Clone(c.wSum), WErr: slices.Clone(c.wErr),
 		WN: c.wN, WShadows: c.wShadows}
@@ -389,7 +404,7 @@ func (c *horizonCal) fits(s calState) bool { return s.H == c.H && s.Level == c.l
 // s is not a state c could have reached.
 func (c *horizonCal) setState(s calState, learned, lastT int64) bool {
 	if !c.fits(s) || len(s.LogS) != len(c.logS) || len(s.R) != len(c.r) || len(s.N) != len(c.n) ||
-		len(s.Pos) != len(c.pos) || len(s.Shadow) != len(c.shadow) || s.Issued < 0 ||
+		len(s.Pos) != len(c.pos) || (s.Seen != nil && len(s.Seen) != len(c.seen)) || len(s.Shadow) != len(c.shadow) || s.Issued < 0 ||
 		s.Due < 0 || s.Due > learned+2*int64(c.H) || (s.Live && s.Origin > lastT) ||
 		len(s.WSum) != len(c.wSum) || len(s.WErr) != len(c.wErr) || s.WN < 0 || s.WN > max(c.H-1, 0) || s.WShadows < 0 ||
 		!slices.Contains(combWeights[:], s.Weight) || (s.Weight != 0.5 && (!c.on() || s.WShadows < weighMin)) {
@@ -405,7 +420,8 @@ func (c *horizonCal) setState(s calState, learned, lastT int64) bool {
 	}
 	for b := range s.N {
 		w := c.off[b+1] - c.off[b]
-		if s.N[b] < 0 || s.N[b] > w || s.Pos[b] < 0 || s.Pos[b] >= w || !(math.Abs(s.LogS[b]) <= calMaxLog) {
+		if s.N[b] < 0 || s.N[b] > w || s.Pos[b] < 0 || s.Pos[b] >= w || !(math.Abs(s.LogS[b]) <= calMaxLog) ||
+			(s.Seen != nil && s.Seen[b] < s.N[b]) {
 			return false
 		}
 	}
@@ -426,6 +442,8 @@ func (c *horizonCal) setState(s calState, learned, lastT int64) bool {
 	copy(c.logS, s.LogS)
 	copy(c.r, s.R)
 	copy(c.n, s.N)
+	copy(c.seen, s.N)
+	copy(c.seen, s.Seen)
 	copy(c.pos, s.Pos)
 	copy(c.shadow, s.Shadow)
 	c.live, c.origin, c.due, c.issued = s.Live, s.Origin, s.Due, s.Issued

@@ -34,7 +34,8 @@ func binRef(H, h int) (b int, scored bool) {
 
 // A bin's factor is the closed form of update's definition on the scores
 // of its last calWindow shadows: the ⌈0.95(n+1)⌉-th smallest of its n
-// scores, its log shrunk by n/(n + calPrior), a quantile of 0 taken as the
+// scores, its log shrunk by m/(m + calPrior), m all the scores the bin has
+// taken (the ring's and those it dropped), a quantile of 0 taken as the
 // narrowest factor before the shrinking. With H = 20 the bins hold 1, 2,
 // 4, 4 and 4 steps of 1, 2, 4, 8 and 4, so the scored steps, the rings'
 // order and their wrapping are all exercised; the band [−1, 1] makes a
@@ -76,11 +77,25 @@ func TestCalibrationFollowsItsDefinition(t *testing.T) {
 			if q := s[min(int(math.Ceil(0.95*float64(n+1)))-1, n-1)]; q > 0 {
 				lq = math.Log(q)
 			}
-			want := max(min(lq*float64(n)/float64(n+calPrior), calMaxLog), -calMaxLog)
-			if math.Abs(c.logS[b]-want) > 1e-15*math.Abs(want) || c.n[b] != n {
-				t.Fatalf("after %d shadows, bin %d: log factor %v from %d scores, want %v from %d", i+1, b, c.logS[b], c.n[b], want, n)
+			m := float64(len(ref[b]))
+			want := max(min(lq*m/(m+calPrior), calMaxLog), -calMaxLog)
+			if math.Abs(c.logS[b]-want) > 1e-15*math.Abs(want) || c.n[b] != n || c.seen[b] != len(ref[b]) {
+				t.Fatalf("after %d shadows, bin %d: log factor %v from %d scores of %d, want %v from %d of %d",
+					i+1, b, c.logS[b], c.n[b], c.seen[b], want, n, len(ref[b]))
 			}
 		}
+	}
+	// A state of version 21 or before has no count of the scores seen: its
+	// rings' counts stand for it. A count below the ring's is refused.
+	st := c.state()
+	st.Seen = nil
+	if d := newHorizonCal(H, 0.95); !d.setState(st, 0, 0) || !slices.Equal(d.seen, c.n) {
+		t.Errorf("a state without Seen restored seen %v, want the rings' counts %v", d.seen, c.n)
+	}
+	st.Seen = slices.Clone(c.n)
+	st.Seen[1]--
+	if d := newHorizonCal(H, 0.95); d.setState(st, 0, 0) {
+		t.Errorf("a state that saw fewer scores than its ring holds was restored")
 	}
 	// A band of zero width, missed, scores calMaxR; a gross error is not
 	// scored, and still completes the shadow; nor is a step not finite.
@@ -110,7 +125,8 @@ func TestCalibrationFollowsItsDefinition(t *testing.T) {
 // ±1.96 (σ = 1), every bin's factor tends to the closed form: the score r =
 // |e|/1.96 = 0.5|Z|/1.96, and the ⌈0.95(n+1)⌉-th of n scores estimates its
 // quantile of p = ⌈0.95(n+1)⌉/(n+1), 0.5·Φ⁻¹((1+p)/2)/1.96, so log s =
-// n/(n + calPrior)·ln of that. The tolerance is three standard errors of
+// m/(m + calPrior)·ln of that, m the scores seen (three rings' worth: the
+// prior is then worth a twelfth of them). The tolerance is three standard errors of
 // the sample quantile of n independent scores, √(p(1−p)/n)/f(q) with f the
 // scores' density at q, carried to log s: about 0.14 for the bins of four
 // steps, which tells a 90 % quantile (0.14 lower before the shrinking)
@@ -163,7 +179,8 @@ func checkHalfScale(t *testing.T, c horizonCal) {
 		z := distuv.UnitNormal.Quantile((1 + p) / 2)
 		q := 0.5 * z / 1.96
 		f := 2 * (1.96 / 0.5) * distuv.UnitNormal.Prob(z) // the density of 0.5|Z|/1.96 at q
-		shrink := n / (n + calPrior)
+		m := float64(c.seen[b])
+		shrink := m / (m + calPrior)
 		se := math.Sqrt(p*(1-p)/n) / f / q * shrink
 		if want := shrink * math.Log(q); math.Abs(ls-want) > 3*se {
 			t.Errorf("bin %d (%v scores): log factor %.4f, want %.4f ± %.4f", b, n, ls, want, 3*se)
