@@ -655,7 +655,11 @@ func thetaString(th *sink.ThetaInfo) string {
 	if len(th.AR) > 0 {
 		return fmt.Sprintf("an autoregression of order %d about the mean, %s", len(th.AR), season)
 	}
-	return fmt.Sprintf("α = %.4g, drift %.4g (%.4g of the line's slope), %s", th.Alpha, th.Drift, th.SlopeShare, season)
+	band := ""
+	if th.Growth != nil {
+		band = fmt.Sprintf(", its band growing by %.4g a step (measured; α² %.4g)", *th.Growth, th.Alpha*th.Alpha)
+	}
+	return fmt.Sprintf("α = %.4g, drift %.4g (%.4g of the line's slope), %s%s", th.Alpha, th.Drift, th.SlopeShare, season, band)
 }
 
 // cumulative scores the first k steps of an iterated forecast for a few k

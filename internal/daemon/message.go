@@ -109,5 +109,9 @@ func thetaInfo(th *theta.Model, w float64) *sink.ThetaInfo {
 	if len(th.AR) > 0 {
 		alpha, drift = 0, 0 // no smoothing, no line (its weight 0 leaves a −0 drift)
 	}
-	return &sink.ThetaInfo{Alpha: alpha, Drift: drift, SlopeShare: th.Weight, Phi: th.Phi, AR: th.AR, Period: len(th.Season), Additive: th.Additive, Profile: th.Profile, ModelWeight: w}
+	info := &sink.ThetaInfo{Alpha: alpha, Drift: drift, SlopeShare: th.Weight, Phi: th.Phi, AR: th.AR, Period: len(th.Season), Additive: th.Additive, Profile: th.Profile, ModelWeight: w}
+	if th.Measured {
+		info.Growth = new(th.Growth) // a copy: the message outlives no state it shares
+	}
+	return info
 }

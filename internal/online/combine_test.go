@@ -231,8 +231,8 @@ func TestAutoregressivePartner(t *testing.T) {
 		n := len(y)
 		return 100 + 1.5*at(y, n-1) - 0.75*at(y, n-2) + r.NormFloat64()
 	})
-	if th := cycle.Theta(); th == nil || len(th.AR) == 0 {
-		t.Fatalf("a cycle about its level: theta partner %+v, want an autoregression", th)
+	if th := cycle.Theta(); th == nil || len(th.AR) == 0 || th.Measured {
+		t.Fatalf("a cycle about its level: theta partner %+v, want an autoregression (its band its own)", th)
 	}
 	walk := run(func(r *rand.Rand, y []float64) float64 { return 100 + at(y, len(y)-1) + r.NormFloat64() })
 	if th := walk.Theta(); th == nil || len(th.AR) > 0 {
@@ -281,6 +281,84 @@ func TestAutoregressivePartner(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per observation with an autoregressive partner, want 0", allocs)
+	}
+}
+
+// partnerGrowth measures the smoothing's h-step error variance out of
+// sample: on a random walk of unit steps, fitted on 1 000 values and
+// forecast 12 steps from 248 origins over the next 1 000, the h-step error
+// variance is about h one-step ones (α near 1), so g is about 1; on white
+// noise about a level the smoothing's α is small and the errors do not grow,
+// so g is about 0; on an AR(1) of 0.7 the smoothing follows the last
+// value (α near 1, α² above 0.5) and its errors level off as
+// y_{t+h} − y_t's do, MSE_h/MSE_1 = (1 − 0.7^h)/(1 − 0.7), whose
+// least-squares slope over h = 2..12 is 0.272. The bounds are two standard
+// errors of the estimate: each MSE_h rests on about 1 000/12 independent
+// paths, so its relative error is about √(2/83) ≈ 0.16, and g, dominated by
+// the last steps' ratios weighed by (h − 1)/Σ(h − 1)², is within about
+// ±0.1 of its value where the ratios reach 3 (±0.2 for the walk's 12, at
+// most ±0.05 for the noise's, near 1). A learner whose partner is the
+// smoothing of a long random walk publishes its band with the growth, and
+// restores it; one whose partner is an autoregression has none.
+func TestPartnerGrowth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 5))
+	walk, noise, ar := make([]float64, 2000), make([]float64, 2000), make([]float64, 2000)
+	for i := range walk {
+		walk[i], ar[i] = rng.NormFloat64(), rng.NormFloat64()
+		if i > 0 {
+			walk[i] += walk[i-1]
+			ar[i] += 0.7 * ar[i-1]
+		}
+		noise[i] = 50 + rng.NormFloat64()
+	}
+	for _, c := range []struct {
+		name   string
+		ys     []float64
+		lo, hi float64
+	}{{"random walk", walk, 0.6, 1}, {"white noise", noise, 0, 0.1}, {"AR(1) of 0.7", ar, 0.17, 0.37}} {
+		v := validation{H: 12}.after(len(c.ys), 1000)
+		th := fitPartner(c.ys[:v.train], partner{weight: theta.DefaultWeight}, 1)
+		if th == nil || v.origins < maxDenseOrigins*3/4 {
+			t.Fatalf("%s: partner %v, %d origins", c.name, th, v.origins)
+		}
+		if c.ys[0] == ar[0] && th.Alpha*th.Alpha < 0.5 {
+			t.Fatalf("AR(1): α² %v, want above 0.5 (the case tells the growth from α²)", th.Alpha*th.Alpha)
+		}
+		g, ok := partnerGrowth(th, c.ys, v)
+		if !ok || g < c.lo || g > c.hi {
+			t.Errorf("%s: growth %v (%v), want in [%v, %v]", c.name, g, ok, c.lo, c.hi)
+		}
+	}
+	cfg := testConfig()
+	cfg.Combine = CombineTheta
+	cfg.Model.Kernel.Type = narx.Linear
+	cfg.Warmup = 400
+	l, _ := NewLearner(cfg)
+	for i, y := range walk[:420] {
+		if _, err := l.Observe(Observation{T: int64(i), Y: 100 + y}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	th := l.Theta()
+	if th == nil || len(th.AR) > 0 || !th.Measured || th.Growth < 0.5 {
+		t.Fatalf("a random walk's partner %+v, want the smoothing with its growth measured", th)
+	}
+	snap, err := l.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := NewLearner(cfg)
+	if err := c.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Theta(); got == nil || !got.Measured || got.Growth != th.Growth {
+		t.Fatalf("restored partner %+v, want growth %v", got, th.Growth)
+	}
+	a, b := forecastOf(t, l, 8), forecastOf(t, c, 8)
+	for h := range a {
+		if math.Float64bits(a[h].Hi) != math.Float64bits(b[h].Hi) {
+			t.Fatalf("restored: step %d %v, want %v", h+1, b[h], a[h])
+		}
 	}
 }
 

@@ -1568,6 +1568,9 @@ func (l *Learner) fit() error {
 			// same adjustment.
 			l.th = fitPartner(ys, partner{profile: st.partner.profile, sub: st.partner.sub, weight: theta.DefaultWeight}, st.period)
 		}
+		if l.th != nil && st.partner.measured {
+			l.th.SetGrowth(st.partner.growth)
+		}
 	}
 	return nil
 }

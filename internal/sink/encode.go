@@ -135,6 +135,9 @@ func (w *jsonWriter) model(mi *ModelInfo) {
 		if th.Profile != 0 { // omitempty
 			w.int(`,"profile":`, int64(th.Profile))
 		}
+		if th.Growth != nil { // omitempty
+			w.float(`,"growth":`, *th.Growth)
+		}
 		w.float(`,"model_weight":`, th.ModelWeight)
 		w.raw("}")
 	}

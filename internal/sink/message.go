@@ -137,6 +137,11 @@ type ThetaInfo struct {
 	// series has a value at or below zero), not multiplied.
 	Additive bool `json:"additive,omitempty"`
 	Profile  int  `json:"profile,omitempty"`
+	// Growth is the smoothing's band growth per step measured on its
+	// forecasts out of sample (its step h's variance 1 + (h−1)·growth
+	// one-step ones, where α² would be the local-level model's), absent
+	// where the band is the formula's.
+	Growth *float64 `json:"growth,omitempty"`
 	// ModelWeight is the model's weight in the average of steps 2 and
 	// later (step 1's is ½), chosen from the series' realised errors (0
 	// for a young series' theta method alone).

@@ -58,6 +58,14 @@ type Model struct {
 	// forecast 8.20's ets counts them); over N − 4 for the damped trend,
 	// N − 2p − 1 for an autoregression of order p.
 	Sigma2 float64
+	// Growth, when Measured, is the smoothing's h-step error variance's
+	// growth per step in units of the one-step variance, measured on
+	// forecasts out of sample (SetGrowth): the band of step h is then
+	// σ√(1 + (h−1)·Growth), not the local-level model's σ√(1 + (h−1)α²).
+	// Not used by the damped trend or an autoregression, whose bands are
+	// their own models'.
+	Growth   float64
+	Measured bool
 	// Season holds the multiplicative indices of one period, Season[(Phase
 	// + k) mod len] that of step k+1 after the last value; nil when the
 	// series is not treated as seasonal. With Additive they are added,
@@ -435,6 +443,24 @@ func (f *Model) smooth(adj []float64) {
 	f.Drift = f.stx / f.stt * f.Weight
 }
 
+// SetGrowth makes the smoothing's band of step h σ√(1 + (h−1)·g), g the
+// h-step error variance's growth per step measured on forecasts out of
+// sample (Growth), in [0, MaxGrowth]; it panics outside. The local-level
+// model's α² is the growth of a series that is a random walk plus noise;
+// one that returns towards a level or a season (a load about its weekly
+// profile) errs less at long horizons, and its band would grow as if it
+// wandered. No effect on a damped trend or an autoregression.
+func (f *Model) SetGrowth(g float64) {
+	if !(g >= 0 && g <= MaxGrowth) {
+		panic(fmt.Sprintf("theta: growth %v outside [0, %v]", g, MaxGrowth))
+	}
+	f.Growth, f.Measured = g, true
+}
+
+// MaxGrowth bounds a measured growth: a random walk's, whose h-step error
+// variance is h one-step ones (α = 1).
+const MaxGrowth = 1.0
+
 // DefaultWeight is the drift's share of the line's slope in thetaf (θ = 2).
 const DefaultWeight = 0.5
 
@@ -714,7 +740,11 @@ func (f *Model) Forecast(mean, sd []float64) {
 		}
 		mean[i] = v
 		if sd != nil && !ar {
-			sd[i] = math.Sqrt(f.Sigma2 * (1 + h*a*a))
+			g := a * a
+			if f.Measured {
+				g = f.Growth
+			}
+			sd[i] = math.Sqrt(f.Sigma2 * (1 + h*g))
 			if f.Phi > 0 {
 				sd[i] = math.Sqrt(f.Sigma2 * (1 + cum))
 				c := f.Alpha + f.Beta*damp
@@ -895,6 +925,11 @@ type State struct {
 	AR     []float64 `snapshot:"21"`
 	ARMean float64   `snapshot:"21"`
 	Hist   []float64 `snapshot:"21"`
+
+	// The measured growth (Model.Growth, SetGrowth): absent before the
+	// learner's version 22, whose bands grow by α².
+	Growth   float64 `snapshot:"22"`
+	Measured bool    `snapshot:"22"`
 }
 
 // State returns f's state; Season is copied.
@@ -903,7 +938,7 @@ func (f *Model) State() State {
 		Season: slices.Clone(f.Season), MeanT: f.meanT, MeanX: f.meanX, STT: f.stt, STX: f.stx, SSE: f.sse, NextT: f.nextT,
 		Profile: f.Profile, Sub: f.Sub, Cycles: f.Cycles, Recent: slices.Clone(f.recent), RecentY: slices.Clone(f.recentY),
 		Pos: f.pos, Filled: f.filled, Weight: f.Weight, Phi: f.Phi, Beta: f.Beta, Trend: f.Trend, Additive: f.Additive,
-		AR: slices.Clone(f.AR), ARMean: f.ARMean, Hist: slices.Clone(f.hist)}
+		AR: slices.Clone(f.AR), ARMean: f.ARMean, Hist: slices.Clone(f.hist), Growth: f.Growth, Measured: f.Measured}
 }
 
 // FromState returns the Model of a state State returned, or an error when
@@ -911,8 +946,9 @@ func (f *Model) State() State {
 // fewer than 4 values, a time index behind them or beyond 2^53, a phase outside the
 // season, a seasonal index within minIndex of zero, a profile whose ring
 // does not hold its cycles or fewer than one of them, both kinds of
-// season, or an autoregression beside another trend or without its last
-// values.
+// season, an autoregression beside another trend or without its last
+// values, or a growth outside [0, MaxGrowth] (or one not measured that is
+// not 0).
 func FromState(s State) (*Model, error) {
 	finite := func(v ...float64) bool { return allFinite(v) }
 	switch {
@@ -935,6 +971,8 @@ func FromState(s State) (*Model, error) {
 		return nil, errors.New("theta: state's seasonal profile is not a fitted one's")
 	case len(s.Hist) != len(s.AR), len(s.AR) > 0 && (s.Phi != 0 || s.Weight != 0 || len(s.AR) > arMaxOrder(s.N) || !stationary(s.AR)):
 		return nil, errors.New("theta: state's autoregression is not a fitted one's")
+	case !(s.Growth >= 0 && s.Growth <= MaxGrowth) || !s.Measured && s.Growth != 0:
+		return nil, errors.New("theta: state's growth is out of range")
 	}
 	var season []float64
 	if len(s.Season) > 0 {
@@ -954,7 +992,7 @@ func FromState(s State) (*Model, error) {
 		Sigma2: s.Sigma2, N: s.N, Phase: s.Phase, Season: season, Additive: s.Additive,
 		Profile: s.Profile, Sub: s.Sub, Cycles: s.Cycles, recent: recent, recentY: recentY, pos: s.Pos, filled: s.Filled,
 		meanT: s.MeanT, meanX: s.MeanX, stt: s.STT, stx: s.STX, sse: s.SSE, nextT: s.NextT,
-		AR: cloneOrNil(s.AR), ARMean: s.ARMean, hist: cloneOrNil(s.Hist)}, nil
+		AR: cloneOrNil(s.AR), ARMean: s.ARMean, hist: cloneOrNil(s.Hist), Growth: s.Growth, Measured: s.Measured}, nil
 }
 
 // cloneOrNil returns a copy of x, nil when x is empty.

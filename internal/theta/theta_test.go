@@ -163,6 +163,70 @@ func TestSetWeight(t *testing.T) {
 	}
 }
 
+// SetGrowth: the smoothing's band of step h becomes σ√(1 + (h−1)g) (to
+// 1e-15 relative: one product and a square root), the point forecasts stay
+// as they were to the bit, σ² still follows the updates, the growth
+// survives Update, Clone and the state's round trip, and a growth outside
+// [0, MaxGrowth] (or one not measured that is not 0) is refused: by
+// SetGrowth with a panic, by FromState with an error.
+func TestSetGrowth(t *testing.T) {
+	x := []float64{5, 9, 7, 4, 6, 10, 8, 5, 7, 11, 9, 6, 8, 12, 10, 7, 9, 13, 11, 8}
+	m, err := Fit(x, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, sdBefore := make([]float64, 8), make([]float64, 8)
+	m.Forecast(before, sdBefore)
+	if a := m.Alpha; math.Abs(sdBefore[7]-math.Sqrt(m.Sigma2*(1+7*a*a))) > 1e-15*sdBefore[7] {
+		t.Fatalf("unmeasured band %v, want the local-level model's", sdBefore[7])
+	}
+	const g = 0.05
+	m.SetGrowth(g)
+	for _, v := range []float64{10, 14, 12} {
+		m.Update(v)
+	}
+	c, err := FromState(m.State())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []*Model{m, m.Clone(), c} {
+		mean, sd := make([]float64, 8), make([]float64, 8)
+		f.Forecast(mean, sd)
+		ref, refSD := make([]float64, 8), make([]float64, 8)
+		u := *f
+		u.Measured, u.Growth = false, 0
+		u.Forecast(ref, refSD)
+		for h := range sd {
+			want := math.Sqrt(f.Sigma2 * (1 + float64(h)*g))
+			if math.Abs(sd[h]-want) > 1e-15*want || math.Float64bits(mean[h]) != math.Float64bits(ref[h]) {
+				t.Fatalf("step %d: %v ± %v, want %v ± %v", h+1, mean[h], sd[h], ref[h], want)
+			}
+		}
+	}
+	for name, mutate := range map[string]func(*State){
+		"above":        func(s *State) { s.Growth = MaxGrowth * 1.5 },
+		"negative":     func(s *State) { s.Growth = -0.01 },
+		"NaN":          func(s *State) { s.Growth = math.NaN() },
+		"not measured": func(s *State) { s.Measured = false },
+	} {
+		s := m.State()
+		mutate(&s)
+		if _, err := FromState(s); err == nil {
+			t.Errorf("growth %s: the state was accepted", name)
+		}
+	}
+	for _, bad := range []float64{-0.1, MaxGrowth + 0.1, math.NaN()} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("SetGrowth(%v) did not panic", bad)
+				}
+			}()
+			m.SetGrowth(bad)
+		}()
+	}
+}
+
 // FitDamped: Update continues Holt's damped recursions bit for bit
 // (holt on the longer series with the fitted α, β, φ), Forecast is the
 // closed form ℓ + b·Σ_{j≤h} φ^j with σ²(1 + Σ_{j<h} (α + β·Σ_{i≤j} φ^i)²)
