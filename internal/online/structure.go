@@ -1257,18 +1257,11 @@ func fitPartner(ys []float64, p partner, period int) *theta.Model {
 // the values it was fitted on, the fitted α and drift make them smaller
 // than a forecast's, most of all on a trend.
 func partnerGrowth(th *theta.Model, ys []float64, v validation) (float64, bool) {
-	mean := make([]float64, v.H)
 	sum := make([]float64, v.H)
-	at := v.train
-	for o := range v.origins {
-		for ; at < v.train+o*v.step; at++ {
-			th.Update(ys[at])
-		}
-		th.Forecast(mean, nil)
-		for i, m := range mean {
-			e := ys[v.train+o*v.step+i] - m
-			sum[i] += e * e
-		}
+	for k, m := range partnerPaths(th, ys, v) {
+		o, i := k/v.H, k%v.H
+		e := ys[v.train+o*v.step+i] - m
+		sum[i] += e * e
 	}
 	if !(sum[0] > 0) || v.H < 2 {
 		return 0, false
@@ -1282,21 +1275,28 @@ func partnerGrowth(th *theta.Model, ys []float64, v validation) (float64, bool) 
 	return min(max(num/den, 0), theta.MaxGrowth), true
 }
 
-// partnerScore returns the validation error (validation.score) of the
-// average of the paths and the forecasts of th, fitted on the samples
-// before the first origin and updated to each; th is consumed.
-func partnerScore(th *theta.Model, paths, ys []float64, v validation) float64 {
-	mean := make([]float64, v.H)
-	avg := make([]float64, len(paths))
+// partnerPaths returns the forecasts of th (origins × H, as validation
+// paths) of the plan v, th fitted on the samples before the first origin
+// and updated to each; th is consumed.
+func partnerPaths(th *theta.Model, ys []float64, v validation) []float64 {
+	paths := make([]float64, v.origins*v.H)
 	at := v.train
 	for o := range v.origins {
 		for ; at < v.train+o*v.step; at++ {
 			th.Update(ys[at])
 		}
-		th.Forecast(mean, nil)
-		for i, m := range mean {
-			avg[o*v.H+i] = (paths[o*v.H+i] + m) / 2
-		}
+		th.Forecast(paths[o*v.H:(o+1)*v.H], nil)
+	}
+	return paths
+}
+
+// partnerScore returns the validation error (validation.score) of the
+// average of the paths and the forecasts of th, fitted on the samples
+// before the first origin and updated to each; th is consumed.
+func partnerScore(th *theta.Model, paths, ys []float64, v validation) float64 {
+	avg := partnerPaths(th, ys, v)
+	for k, m := range avg {
+		avg[k] = (paths[k] + m) / 2
 	}
 	return v.score(ys, avg)
 }

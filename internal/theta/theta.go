@@ -740,11 +740,10 @@ func (f *Model) Forecast(mean, sd []float64) {
 		}
 		mean[i] = v
 		if sd != nil && !ar {
-			g := a * a
+			sd[i] = math.Sqrt(f.Sigma2 * (1 + h*a*a)) // (h·α)·α, as ever: the same bits
 			if f.Measured {
-				g = f.Growth
+				sd[i] = math.Sqrt(f.Sigma2 * (1 + h*f.Growth))
 			}
-			sd[i] = math.Sqrt(f.Sigma2 * (1 + h*g))
 			if f.Phi > 0 {
 				sd[i] = math.Sqrt(f.Sigma2 * (1 + cum))
 				c := f.Alpha + f.Beta*damp
