@@ -16,8 +16,13 @@ $('#series-id').textContent = id;
 
 const num = (v, digits = 4) => (typeof v === 'number' && Number.isFinite(v) ? Number(v.toPrecision(digits)).toString() : '—');
 // partner names the theta partner of a model (messages.md, model.theta):
-// an autoregression by its order, else the smoothing by its weight α.
-const partner = (th) => (th.ar && th.ar.length ? `theta: AR(${th.ar.length})` : `theta: α ${num(th.alpha, 3)}`);
+// an autoregression by its order, else the smoothing by its weight α and,
+// where it was measured, its band's growth.
+const partner = (th) => {
+  if (th.ar && th.ar.length) return `theta: AR(${th.ar.length})`;
+  const growth = th.growth === undefined ? '' : `, band growth ${num(th.growth, 3)}`;
+  return `theta: α ${num(th.alpha, 3)}${growth}`;
+};
 const pct = (v) => (typeof v === 'number' && Number.isFinite(v) ? (100 * v).toFixed(1) + ' %' : '—');
 
 function rows(table, pairs) {
