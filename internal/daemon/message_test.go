@@ -8,6 +8,7 @@ import (
 
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
+	"github.com/streamd/streamd/internal/theta"
 )
 
 // TestMessageJSONShape pins the wire format of docs/messages.md: field names, nesting,
@@ -84,5 +85,25 @@ func TestMessageSetResultNoAllocSteps(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { SetSteps(&m, steps) })
 	if allocs != 0 {
 		t.Errorf("SetSteps allocates %v times once grown", allocs)
+	}
+}
+
+// thetaInfo names a measured growth, 0 included, and nothing where the
+// band is the local-level model's; the growth is a copy of the partner's.
+func TestThetaInfoGrowth(t *testing.T) {
+	x := []float64{5, 9, 7, 4, 6, 10, 8, 5, 7, 11, 9, 6, 8, 12, 10, 7}
+	th, err := theta.Fit(x, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := thetaInfo(th, 0.5); info.Growth != nil {
+		t.Errorf("unmeasured: growth %v, want none", *info.Growth)
+	}
+	for _, g := range []float64{0, 0.25} {
+		th.SetGrowth(g)
+		info := thetaInfo(th, 0.5)
+		if info.Growth == nil || *info.Growth != g || info.Growth == &th.Growth {
+			t.Errorf("measured %v: growth %v, want a copy of it", g, info.Growth)
+		}
 	}
 }

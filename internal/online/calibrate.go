@@ -11,7 +11,8 @@ import (
 // own realised errors (docs/design.md, "Calibration over the horizon").
 //
 // The bands before it are formulas: the model's propagated variance, the
-// theta method's σ√(1 + (h−1)α²), and, combined, the average of the two
+// theta method's σ√(1 + (h−1)α²) (unless its growth was measured,
+// partnerGrowth), and, combined, the average of the two
 // bands' quantiles. Each is right under its own assumptions only (on the
 // half-hourly load the model's band is too narrow a day ahead, the theta
 // method's far too wide). So every spacing() learned samples the Learner
@@ -107,13 +108,14 @@ const (
 	// forecast are strongly correlated, and more of them add little.
 	calPerBin = 4
 	// calPrior is the scores' worth of the prior factor 1 (the formulas'
-	// band), a quarter of a full window: log s = m/(m + calPrior)·log q̂,
-	// m the scores seen since the reset. It holds a young bin's factor near
-	// 1 while its quantile rests on a few shadows; weighed against the
-	// window's scores alone it would hold a series' factor a fifth of the
-	// way back to 1 for ever, and a band the formulas make twice too wide
-	// would stay 15 % too wide (docs/benchmarks.md, "Calibration over the
-	// horizon").
+	// band), a quarter of a full window of four steps: log s =
+	// m/(m + calPrior)·log q̂, m the scores seen since the reset. It holds a
+	// young bin's factor near 1 while its quantile rests on a few shadows;
+	// weighed against the window's w scores alone it would hold a settled
+	// series' factor calPrior/(w + calPrior) of the way back to 1 for ever
+	// (a fifth for bins of four steps, half for the first), a band the
+	// formulas make too wide staying too wide (docs/benchmarks.md,
+	// "Calibration over the horizon").
 	calPrior = 64
 	// calMaxLog bounds |log s|: a band at most 5 times narrower or wider
 	// than its formula's. A series whose errors vanish (a constant) would

@@ -532,7 +532,7 @@ func (l *Learner) SizeBytes() int {
 	f := len(l.warmY) + len(l.warmU) + len(l.warmT) + len(l.x) + len(l.uNorm) + 5*len(l.out) + 3*len(l.steps) +
 		len(l.thMean) + len(l.thSD) + 5*len(l.calOut) + l.cal.floats()
 	if l.th != nil {
-		f += len(l.th.Season) + l.th.Profile*(l.th.Cycles+boolInt(l.th.Sub > 0)) + 2*len(l.th.AR) + 22 // its rings, autoregression and scalars (theta.State's)
+		f += len(l.th.Season) + l.th.Profile*(l.th.Cycles+boolInt(l.th.Sub > 0)) + 2*len(l.th.AR) + 23 // its rings, autoregression and scalars (theta.State's)
 	}
 	for _, u := range l.uHold {
 		f += len(u)
@@ -1354,8 +1354,10 @@ func (l *Learner) wilder(st ForecastStep, h int) bool {
 // partnerRatio is how many times the theta partner's predictive std a
 // step of the model's may reach before it falls back (wilder). The partner
 // is exponential smoothing with a drift, whose band grows with the horizon
-// as a random walk's, or an autoregression, whose band stops at the
-// process's spread; ten times either says nothing the partner does not, as
+// as a random walk's (or as its forecasts' errors did, measured: a growth
+// near 0 keeps it nearly flat, and the test stricter far ahead), or an
+// autoregression, whose band stops at the process's spread; ten times
+// either says nothing the partner does not, as
 // ten ranges say nothing the range does not (implausibleRanges). Much less
 // would throw away a young growth series' wide but accurate log forecasts
 // (docs/benchmarks.md, "Values that never varied", measures four).

@@ -373,7 +373,8 @@ func testOlderSnapshot(t *testing.T, version int) {
 // days off and working steps in v16, the theta drift's weight in v17, the
 // theta method's additive season in v18, whether t are times in v19,
 // where the values last extended their range in v20, the theta partner's
-// autoregression in v21, the calibration's count of scores seen in v22)
+// autoregression in v21, the calibration's count of scores seen and the
+// theta partner's measured growth in v22)
 // are absent, and the Learner goes on as a working model: before v8 with the combination configured but absent (the series
 // is past its last re-choice, value 100, and keeps no values to fit it
 // on), from v8 with it; before v9 the value statistics counted from the
@@ -413,6 +414,9 @@ func TestGoldenOlderSnapshots(t *testing.T) {
 			}
 			if l.timed {
 				t.Fatalf("restored as timed: its t (10, 20, …) look like sequence numbers")
+			}
+			if th := l.Theta(); th != nil && th.Measured || !slices.Equal(l.cal.seen, l.cal.n) {
+				t.Fatalf("restored a measured growth (%v) or a count of scores seen %v other than the window's %v", th != nil && th.Measured, l.cal.seen, l.cal.n)
 			}
 			if valuesKept {
 				refs := file == "learner-v20.snap" || file == "learner-v21.snap" // written with its references

@@ -1045,7 +1045,8 @@ func (l *Learner) validateForms(perForm []structure, ys []float64, v validation,
 // part, then updated (theta.Model.Update) up to each origin. An
 // autoregression about the adjusted mean (theta.FitAR) then replaces the
 // chosen partner where its average errs less on a dense plan (arMargin,
-// below). With
+// below); a smoothing partner that will be averaged has its band's growth
+// measured where the values allow (partnerGrowth, growthPaths). With
 // CombineAuto the average is
 // used unless the structure's validation error alone is below
 // 1 − thetaMargin times the average's; too few samples for a validation,
@@ -1105,12 +1106,50 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 	if !found {
 		return forced, p
 	}
-	if gv := v.after(len(ys), max(len(ys)/2, 2*p.profile)); !p.ar && !p.damped && gv.origins >= formErrors {
+	combine = forced || combines(v.score(ys, paths), avg, len(periods))
+	if !combine || p.ar || p.damped || v.H < 2 {
+		return combine, p
+	}
+	gv := v.after(len(ys), max(len(ys)/2, 2*p.profile))
+	if span := len(ys) - v.H - gv.train + 1; span >= max(growthPaths*v.H, formErrors) {
+		gv.step = coprimeStep(gv.step, best.period, p.profile, p.sub)
+		gv.origins = (span + gv.step - 1) / gv.step
 		if th := fitPartner(ys[:gv.train], p, best.period); th != nil {
 			p.growth, p.measured = partnerGrowth(th, ys, gv)
 		}
 	}
-	return forced || combines(v.score(ys, paths), avg, len(periods)), p
+	return combine, p
+}
+
+// growthPaths is how many horizons the plan of a partner's growth
+// (partnerGrowth) must span: origins a step apart share most of their
+// targets, and on a random walk a growth measured on about two paths' worth
+// fell to half its value as often as one time in five.
+const growthPaths = 4
+
+// coprimeStep returns the least step ≥ step that shares no factor with any
+// of the periods (those below 2 ignored): origins spaced by a multiple of a
+// season's divisor visit a few of its phases only, and the one-step error
+// of those phases would stand for the series'.
+func coprimeStep(step int, periods ...int) int {
+	for ; ; step++ {
+		ok := true
+		for _, p := range periods {
+			if p >= 2 && gcd(step, p) != 1 {
+				ok = false
+			}
+		}
+		if ok {
+			return step
+		}
+	}
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // partner is the theta forecaster a re-choice chooses (chooseTheta): the
@@ -1250,9 +1289,9 @@ func fitPartner(ys []float64, p partner, period int) *theta.Model {
 // The smoothing's own band, σ√(1 + (h−1)α²), is the local-level model's:
 // a series that returns towards its level or season errs less at long
 // horizons, and the average's band, the mean of the two forecasters'
-// bands, was half as wide again as the errors called for (a load about its
-// weekly profile, docs/benchmarks.md, "A measured growth") until the
-// calibration over the horizon had scored enough shadows to narrow it. The
+// bands, was wider than the errors called for (a series about its day and
+// week, docs/benchmarks.md, "A measured growth") until the calibration
+// over the horizon had scored enough shadows to narrow it. The
 // errors are out of sample, the partner fitted on the first part only: on
 // the values it was fitted on, the fitted α and drift make them smaller
 // than a forecast's, most of all on a trend.
@@ -1263,8 +1302,8 @@ func partnerGrowth(th *theta.Model, ys []float64, v validation) (float64, bool) 
 		e := ys[v.train+o*v.step+i] - m
 		sum[i] += e * e
 	}
-	if !(sum[0] > 0) || v.H < 2 {
-		return 0, false
+	if !(sum[0] > 0) || math.IsInf(sum[0], 1) || v.H < 2 {
+		return 0, false // no scale, or one that overflowed (Inf/Inf)
 	}
 	var num, den float64
 	for h := 1; h < v.H; h++ {
@@ -1272,7 +1311,11 @@ func partnerGrowth(th *theta.Model, ys []float64, v validation) (float64, bool) 
 		num += k * (sum[h]/sum[0] - 1)
 		den += k * k
 	}
-	return min(max(num/den, 0), theta.MaxGrowth), true
+	g := num / den
+	if math.IsNaN(g) {
+		return 0, false
+	}
+	return min(max(g, 0), theta.MaxGrowth), true
 }
 
 // partnerPaths returns the forecasts of th (origins × H, as validation

@@ -449,10 +449,14 @@ func (f *Model) smooth(adj []float64) {
 // model's α² is the growth of a series that is a random walk plus noise;
 // one that returns towards a level or a season (a load about its weekly
 // profile) errs less at long horizons, and its band would grow as if it
-// wandered. No effect on a damped trend or an autoregression.
+// wandered. It panics too on a damped trend or an autoregression, whose
+// bands are their own models'.
 func (f *Model) SetGrowth(g float64) {
 	if !(g >= 0 && g <= MaxGrowth) {
 		panic(fmt.Sprintf("theta: growth %v outside [0, %v]", g, MaxGrowth))
+	}
+	if f.Phi > 0 || len(f.AR) > 0 {
+		panic("theta: a growth set on a damped trend or an autoregression")
 	}
 	f.Growth, f.Measured = g, true
 }
@@ -705,7 +709,8 @@ const arSkipMax = 1 << 12
 // step's seasonal index (plus it, Additive), or plus the moving profile at the step's phase
 // (from the values observed before the next: FitProfile); the deviation
 // σ·√(1 + (h−1)α²) is that of the smoothing's h-step error, not
-// re-seasonalised (as thetaf's intervals). With an autoregression (FitAR)
+// re-seasonalised (as thetaf's intervals), or σ·√(1 + (h−1)·Growth) where
+// the growth was measured (SetGrowth). With an autoregression (FitAR)
 // its forecast and deviation (arPaths) replace the smoothing's. sd may be
 // nil.
 func (f *Model) Forecast(mean, sd []float64) {
@@ -946,8 +951,8 @@ func (f *Model) State() State {
 // season, a seasonal index within minIndex of zero, a profile whose ring
 // does not hold its cycles or fewer than one of them, both kinds of
 // season, an autoregression beside another trend or without its last
-// values, or a growth outside [0, MaxGrowth] (or one not measured that is
-// not 0).
+// values, or a growth outside [0, MaxGrowth] (one not measured that is
+// not 0, one measured on a damped trend or an autoregression).
 func FromState(s State) (*Model, error) {
 	finite := func(v ...float64) bool { return allFinite(v) }
 	switch {
@@ -970,7 +975,7 @@ func FromState(s State) (*Model, error) {
 		return nil, errors.New("theta: state's seasonal profile is not a fitted one's")
 	case len(s.Hist) != len(s.AR), len(s.AR) > 0 && (s.Phi != 0 || s.Weight != 0 || len(s.AR) > arMaxOrder(s.N) || !stationary(s.AR)):
 		return nil, errors.New("theta: state's autoregression is not a fitted one's")
-	case !(s.Growth >= 0 && s.Growth <= MaxGrowth) || !s.Measured && s.Growth != 0:
+	case !(s.Growth >= 0 && s.Growth <= MaxGrowth) || !s.Measured && s.Growth != 0 || s.Measured && (s.Phi != 0 || len(s.AR) > 0):
 		return nil, errors.New("theta: state's growth is out of range")
 	}
 	var season []float64

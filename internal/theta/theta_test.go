@@ -163,8 +163,8 @@ func TestSetWeight(t *testing.T) {
 	}
 }
 
-// SetGrowth: the smoothing's band of step h becomes σ√(1 + (h−1)g) (to
-// 1e-15 relative: one product and a square root), the point forecasts stay
+// SetGrowth: the smoothing's band of step h becomes σ√(1 + (h−1)g) (the
+// same expression, to the bit), the point forecasts stay
 // as they were to the bit, σ² still follows the updates, the growth
 // survives Update, Clone and the state's round trip, and a growth outside
 // [0, MaxGrowth] (or one not measured that is not 0) is refused: by
@@ -198,7 +198,7 @@ func TestSetGrowth(t *testing.T) {
 		u.Forecast(ref, refSD)
 		for h := range sd {
 			want := math.Sqrt(f.Sigma2 * (1 + float64(h)*g))
-			if math.Abs(sd[h]-want) > 1e-15*want || math.Float64bits(mean[h]) != math.Float64bits(ref[h]) {
+			if math.Float64bits(sd[h]) != math.Float64bits(want) || math.Float64bits(mean[h]) != math.Float64bits(ref[h]) {
 				t.Fatalf("step %d: %v ± %v, want %v ± %v", h+1, mean[h], sd[h], ref[h], want)
 			}
 		}
@@ -208,6 +208,7 @@ func TestSetGrowth(t *testing.T) {
 		"negative":     func(s *State) { s.Growth = -0.01 },
 		"NaN":          func(s *State) { s.Growth = math.NaN() },
 		"not measured": func(s *State) { s.Measured = false },
+		"damped":       func(s *State) { s.Phi, s.Beta, s.Weight = 0.9, 0.1, 0 },
 	} {
 		s := m.State()
 		mutate(&s)
@@ -225,6 +226,16 @@ func TestSetGrowth(t *testing.T) {
 			m.SetGrowth(bad)
 		}()
 	}
+	ar, err := FitAR(append(x, x...), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Errorf("SetGrowth on an autoregression did not panic")
+		}
+	}()
+	ar.SetGrowth(0.1)
 }
 
 // FitDamped: Update continues Holt's damped recursions bit for bit
