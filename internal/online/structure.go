@@ -1124,7 +1124,7 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 // growthPaths is how many horizons the plan of a partner's growth
 // (partnerGrowth) must span: origins a step apart share most of their
 // targets, and on a random walk a growth measured on about two paths' worth
-// fell to half its value as often as one time in five.
+// often fell to half its value (docs/benchmarks.md, "A measured growth").
 const growthPaths = 4
 
 // coprimeStep returns the least step ≥ step that shares no factor with any
