@@ -814,14 +814,16 @@ func (l *Learner) planValidation(ys []float64) (validation, bool) {
 
 // dense returns v's horizon planned over the N samples' second half
 // (after).
-func (v validation) dense(N int) validation { return v.after(N, N/2) }
+func (v validation) dense(N int, periods ...int) validation { return v.after(N, N/2, periods...) }
 
 // after returns v's horizon planned after the first train of N samples:
 // the fitting part those, and an origin every step from there to the last
-// that leaves a full path, at most maxDenseOrigins of them, evenly spaced.
-func (v validation) after(N, train int) validation {
+// that leaves a full path, at most maxDenseOrigins of them, evenly spaced
+// by a step that shares no factor with the seasonal periods
+// (coprimeStep).
+func (v validation) after(N, train int, periods ...int) validation {
 	span := N - v.H - train + 1
-	step := max(1, (span+maxDenseOrigins-1)/maxDenseOrigins)
+	step := coprimeStep(max(1, (span+maxDenseOrigins-1)/maxDenseOrigins), periods...)
 	return validation{H: v.H, step: step, origins: max((span+step-1)/step, 0), train: train, mase: v.mase}
 }
 
@@ -1091,7 +1093,7 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 			}
 		}
 	}
-	if dv := v.dense(len(ys)); len(ys)-v.H-dv.train+1 >= max(arPaths*v.H, formErrors) && dv.train >= 2*p.profile {
+	if dv := v.dense(len(ys), best.period, p.profile, p.sub); len(ys)-v.H-dv.train+1 >= max(arPaths*v.H, formErrors) && dv.train >= 2*p.profile {
 		ar := partner{profile: p.profile, sub: p.sub, ar: true} // on the same adjustment
 		cur, th := fitPartner(ys[:dv.train], p, best.period), fitPartner(ys[:dv.train], ar, best.period)
 		if cur != nil && th != nil {
@@ -1110,10 +1112,8 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 	if !combine || p.ar || p.damped || v.H < 2 {
 		return combine, p
 	}
-	gv := v.after(len(ys), max(len(ys)/2, 2*p.profile))
+	gv := v.after(len(ys), max(len(ys)/2, 2*p.profile), best.period, p.profile, p.sub)
 	if span := len(ys) - v.H - gv.train + 1; span >= max(growthPaths*v.H, formErrors) {
-		gv.step = coprimeStep(gv.step, best.period, p.profile, p.sub)
-		gv.origins = (span + gv.step - 1) / gv.step
 		if th := fitPartner(ys[:gv.train], p, best.period); th != nil {
 			p.growth, p.measured = partnerGrowth(th, ys, gv)
 		}

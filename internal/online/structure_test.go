@@ -1339,12 +1339,22 @@ func TestFormsTooDeepToValidate(t *testing.T) {
 
 // TestDensePlan: the dense plan fits on the first half and has an origin
 // at every sample of the second that leaves a full path, evenly thinned to
-// at most maxDenseOrigins, the last path ending within the samples; none
-// when the second half is shorter than a path.
+// at most maxDenseOrigins by a step that shares no factor with the seasonal
+// periods given, the last path ending within the samples; none when the
+// second half is shorter than a path.
 func TestDensePlan(t *testing.T) {
-	for _, tc := range []struct{ N, H int }{{256, 12}, {500, 20}, {2000, 48}, {5000, 1}, {30, 18}, {37, 18}} {
+	for _, tc := range []struct {
+		N, H    int
+		periods []int
+	}{{256, 12, nil}, {500, 20, nil}, {2000, 48, nil}, {5000, 1, nil}, {30, 18, nil}, {37, 18, nil},
+		{5000, 48, []int{48, 336}}, {3500, 7, []int{7, 0, 1}}, {9000, 12, []int{12}}} {
 		v := validation{H: tc.H, mase: 1}
-		d := v.dense(tc.N)
+		d := v.dense(tc.N, tc.periods...)
+		for _, p := range tc.periods {
+			if p >= 2 && gcd(d.step, p) != 1 {
+				t.Errorf("N %d, H %d: step %d shares a factor with the period %d", tc.N, tc.H, d.step, p)
+			}
+		}
 		span := tc.N - tc.H - tc.N/2 + 1
 		last := d.train + (d.origins-1)*d.step
 		switch {
