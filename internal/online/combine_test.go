@@ -238,14 +238,7 @@ func TestAutoregressivePartner(t *testing.T) {
 	if th := walk.Theta(); th == nil || len(th.AR) > 0 {
 		t.Errorf("a random walk: theta partner %+v, want no autoregression", th)
 	}
-	snap, err := cycle.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _ := NewLearner(cfg)
-	if err := c.UnmarshalBinary(snap); err != nil {
-		t.Fatal(err)
-	}
+	c := restored(t, cfg, cycle)
 	if got, want := c.Theta(), cycle.Theta(); got == nil || !slices.Equal(got.AR, want.AR) || got.ARMean != want.ARMean {
 		t.Fatalf("restored theta partner %+v, want %+v", got, want)
 	}
@@ -349,14 +342,7 @@ func TestPartnerGrowth(t *testing.T) {
 	if th == nil || len(th.AR) > 0 || !th.Measured || th.Growth < 0.5 {
 		t.Fatalf("a random walk's partner %+v, want the smoothing with its growth measured", th)
 	}
-	snap, err := l.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _ := NewLearner(cfg)
-	if err := c.UnmarshalBinary(snap); err != nil {
-		t.Fatal(err)
-	}
+	c := restored(t, cfg, l)
 	if got := c.Theta(); got == nil || !got.Measured || got.Growth != th.Growth {
 		t.Fatalf("restored partner %+v, want growth %v", got, th.Growth)
 	}

@@ -822,10 +822,16 @@ func (v validation) dense(N int, periods ...int) validation { return v.after(N, 
 // by a step that shares no factor with the seasonal periods
 // (coprimeStep).
 func (v validation) after(N, train int, periods ...int) validation {
-	span := N - v.H - train + 1
-	step := coprimeStep(max(1, (span+maxDenseOrigins-1)/maxDenseOrigins), periods...)
-	return validation{H: v.H, step: step, origins: max((span+step-1)/step, 0), train: train, mase: v.mase}
+	v.train = train
+	span := v.span(N)
+	v.step = coprimeStep(max(1, (span+maxDenseOrigins-1)/maxDenseOrigins), periods...)
+	v.origins = max((span+v.step-1)/v.step, 0)
+	return v
 }
+
+// span returns how many origins of N samples leave a full path after v's
+// fitting part: the origins of a plan every sample.
+func (v validation) span(N int) int { return N - v.H - v.train + 1 }
 
 // maxDenseOrigins bounds a dense plan's origins: each costs a forecast of
 // the horizon.
@@ -1093,7 +1099,7 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 			}
 		}
 	}
-	if dv := v.dense(len(ys), best.period, p.profile, p.sub); len(ys)-v.H-dv.train+1 >= max(arPaths*v.H, formErrors) && dv.train >= 2*p.profile {
+	if dv := v.dense(len(ys), best.period, p.profile, p.sub); dv.span(len(ys)) >= max(arPaths*v.H, formErrors) && dv.train >= 2*p.profile {
 		ar := partner{profile: p.profile, sub: p.sub, ar: true} // on the same adjustment
 		cur, th := fitPartner(ys[:dv.train], p, best.period), fitPartner(ys[:dv.train], ar, best.period)
 		if cur != nil && th != nil {
@@ -1113,7 +1119,7 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 		return combine, p
 	}
 	gv := v.after(len(ys), max(len(ys)/2, 2*p.profile), best.period, p.profile, p.sub)
-	if span := len(ys) - v.H - gv.train + 1; span >= max(growthPaths*v.H, formErrors) {
+	if gv.span(len(ys)) >= max(growthPaths*v.H, formErrors) {
 		if th := fitPartner(ys[:gv.train], p, best.period); th != nil {
 			p.growth, p.measured = partnerGrowth(th, ys, gv)
 		}

@@ -745,9 +745,10 @@ func (f *Model) Forecast(mean, sd []float64) {
 		}
 		mean[i] = v
 		if sd != nil && !ar {
-			sd[i] = math.Sqrt(f.Sigma2 * (1 + h*a*a)) // (h·α)·α, as ever: the same bits
 			if f.Measured {
 				sd[i] = math.Sqrt(f.Sigma2 * (1 + h*f.Growth))
+			} else {
+				sd[i] = math.Sqrt(f.Sigma2 * (1 + h*a*a)) // (h·α)·α, as ever: the same bits
 			}
 			if f.Phi > 0 {
 				sd[i] = math.Sqrt(f.Sigma2 * (1 + cum))
