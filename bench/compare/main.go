@@ -77,8 +77,11 @@ type env struct {
 	timeout         time.Duration
 	jobs            int
 	holdout         int // nn3: score the training columns' last values instead of the test
-	krlstOpts       krlstOpts
-	stdout, stderr  io.Writer
+	// short: each NN3 series' first shortTrain values, forecast
+	// shortHorizon steps (cutShort)
+	shortTrain, shortHorizon int
+	krlstOpts                krlstOpts
+	stdout, stderr           io.Writer
 }
 
 func main() {
@@ -103,6 +106,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&e.timeout, "timeout", 10*time.Minute, "limit of each streamd run (R scripts: 6× this)")
 	fs.IntVar(&e.jobs, "j", 1, "streamd runs in parallel (wall times are then summed over runs, not elapsed)")
 	fs.IntVar(&e.holdout, "nn3-holdout", 0, "nn3: forecast each training column's last `H` values (18: the training-only split) from the rest, instead of the test values from all of it")
+	fs.IntVar(&e.shortTrain, "short-train", shortTrain, "short: train on each NN3 series' first `N` values")
+	fs.IntVar(&e.shortHorizon, "short-horizon", shortHorizon, "short: forecast `H` steps, scored on the training column's next H values")
 	e.krlstOpts.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
@@ -136,6 +141,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if e.holdout != 0 && e.holdout != nn3Horizon {
 		return fmt.Errorf("-nn3-holdout must be 0 or %d, the horizon (got %d)", nn3Horizon, e.holdout)
+	}
+	if e.shortTrain < 1 || e.shortHorizon < 1 {
+		return fmt.Errorf("-short-train and -short-horizon must be ≥ 1 (got %d and %d)", e.shortTrain, e.shortHorizon)
 	}
 	if err := e.setup(ctx, suites); err != nil {
 		return err

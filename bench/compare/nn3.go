@@ -253,7 +253,7 @@ func thetaRun(series []nn3Series) methodRun {
 	z95 := distuv.UnitNormal.Quantile(0.975)
 	start := time.Now()
 	for _, s := range series {
-		m, err := theta.Fit(s.Train, 12)
+		m, err := theta.Fit(s.Train, 12, false)
 		if err != nil {
 			r.Fail[s.Name] = err.Error()
 			continue

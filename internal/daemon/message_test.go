@@ -92,7 +92,7 @@ func TestMessageSetResultNoAllocSteps(t *testing.T) {
 // band is the local-level model's; the growth is a copy of the partner's.
 func TestThetaInfoGrowth(t *testing.T) {
 	x := []float64{5, 9, 7, 4, 6, 10, 8, 5, 7, 11, 9, 6, 8, 12, 10, 7}
-	th, err := theta.Fit(x, 4)
+	th, err := theta.Fit(x, 4, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -316,7 +316,7 @@ func TestPartnerGrowth(t *testing.T) {
 		alphaSq2 bool // α² must exceed 0.5: the case tells the growth from α²
 	}{{"random walk", walk, 0.6, theta.MaxGrowth, false}, {"white noise", noise, 0, 0.1, false}, {"AR(1) of 0.7", ar, 0.17, 0.37, true}} {
 		v := validation{H: 12}.after(len(c.ys), 1000)
-		th := fitPartner(c.ys[:v.train], partner{weight: theta.DefaultWeight}, 1)
+		th := fitPartner(c.ys[:v.train], partner{weight: theta.DefaultWeight}, structure{period: 1})
 		if th == nil || v.origins < maxDenseOrigins*3/4 {
 			t.Fatalf("%s: partner %v, %d origins", c.name, th, v.origins)
 		}
@@ -795,7 +795,7 @@ func TestYoungSeriesForecastByTheta(t *testing.T) {
 			}
 			continue
 		}
-		th, err := theta.Fit(y[:i+1], 1)
+		th, err := theta.Fit(y[:i+1], 1, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1083,6 +1083,48 @@ func TestThetaFallbackIsCensoredUnderALogForm(t *testing.T) {
 		st := ForecastStep{Mean: math.NaN(), Lo: 0, Hi: 1}
 		if l.combine(&st, h, false, false) || !st.Fallback || st.Mean != mean || st.Std != sd || st.Lo != c.lo || st.Hi != mean+l.z*sd {
 			t.Errorf("form %+v: fallback step %+v, want the partner's %g ± %g with lo %g", c.form, st, mean, sd, c.lo)
+		}
+	}
+}
+
+// A season the model found is the partner's too (structure.knownSeason):
+// on 32 values, the last re-choice of a 36-value series, a monthly season
+// whose peak is eight times its trough (the shape of NN3.059's first year)
+// fails thetaf's test, yet the evidence keeps lag 12 in the model's lags;
+// the partner then adjusts by the period's indices rather than forecasting
+// a flat line that halves the season in the average.
+func TestPartnerTakesTheModelsSeason(t *testing.T) {
+	season := []float64{1.211, 1.335, 1.688, 2.262, 3.835, 6.423, 9.784, 9.064, 6.082, 4.456, 2.105, 1.115}
+	cfg := autoConfig()
+	cfg.Combine = CombineTheta
+	l, _ := NewLearner(cfg)
+	rng := rand.New(rand.NewPCG(59, 1))
+	y := make([]float64, 36)
+	for i := range y {
+		y[i] = 1000 * season[i%12] * math.Exp(0.03*rng.NormFloat64())
+	}
+	if theta.Seasonal(y[:32], 12) {
+		t.Fatal("thetaf's test passes on the re-choice's values: the case tests nothing")
+	}
+	for i, v := range y {
+		if _, err := l.Observe(Observation{T: int64(i), Y: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lags := l.Model().Config().Embedding.YLags; !slices.Contains(lags, 12) {
+		t.Fatalf("the model's lags %v hold no 12: the case tests nothing", lags)
+	}
+	th := l.Theta()
+	if th == nil || len(th.Season) != 12 {
+		t.Fatalf("partner %+v, want the period-12 indices", th)
+	}
+	mean := make([]float64, 12)
+	th.Forecast(mean, nil)
+	// Noise of 3 % of the value: each step within 15 % (5 standard
+	// deviations of one value; the indices average three) of the season.
+	for h, v := range mean {
+		if want := 1000 * season[(36+h)%12]; math.Abs(v-want) > 0.15*want {
+			t.Errorf("partner's step %d: %v, want the season's %v within 15 %%", h+1, v, want)
 		}
 	}
 }

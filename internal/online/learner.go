@@ -1172,7 +1172,7 @@ func (l *Learner) youngSteps(dst []ForecastStep) bool {
 	from := max(len(l.warmY)-youngWindow, 0)
 	ys, ts := slices.Clone(l.warmY[from:]), l.warmT[from:]
 	cleanGross(ys)
-	th, err := theta.Fit(ys, l.thetaPeriod(l.periodsOf(ys, ts), ys))
+	th, err := theta.Fit(ys, l.thetaPeriod(l.periodsOf(ys, ts), ys), false)
 	if err != nil {
 		return false
 	}
@@ -1564,11 +1564,11 @@ func (l *Learner) fit() error {
 		// A failure (fewer values than the theta method needs: not at a
 		// re-choice, which validated it on fewer) leaves the model to
 		// forecast alone.
-		if l.th = fitPartner(ys, st.partner, st.period); l.th == nil && st.partner.ar {
+		if l.th = fitPartner(ys, st.partner, st); l.th == nil && st.partner.ar {
 			// No autoregression on all the values (none AIC keeps, or an
 			// overflow) where one fitted on fewer: the smoothing on the
 			// same adjustment.
-			l.th = fitPartner(ys, partner{profile: st.partner.profile, sub: st.partner.sub, weight: theta.DefaultWeight}, st.period)
+			l.th = fitPartner(ys, partner{profile: st.partner.profile, sub: st.partner.sub, weight: theta.DefaultWeight}, st)
 		}
 		if l.th != nil && st.partner.measured {
 			l.th.SetGrowth(st.partner.growth)

@@ -273,6 +273,19 @@ type structure struct {
 	periods []int
 }
 
+// knownSeason reports whether s's own lags of y hold its seasonal period:
+// the evidence kept the seasonal lag, so the season is established and the
+// theta partner estimates its indices without thetaf's test
+// (theta.Fit's known). On three cycles of a monthly series the test
+// misses seasons whose peak is many times their trough (the large
+// autocorrelations of the shorter lags, which the season makes, inflate
+// the standard error of the seasonal one); the model then forecast the
+// season and the partner a flat line, and their average half the season
+// (docs/benchmarks.md, "A season the model found").
+func (s structure) knownSeason() bool {
+	return s.period > 1 && slices.Contains(s.cfg.Embedding.YLags, s.period)
+}
+
 // better reports whether s ranks above t: a candidate that fits first, then
 // one whose γ is inside its bounds, then the score.
 func (s structure) better(t structure) bool {
@@ -1079,21 +1092,21 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 		}
 	}
 	avg, found := math.Inf(1), false
-	if th := fitPartner(ys[:v.train], p, best.period); th != nil {
+	if th := fitPartner(ys[:v.train], p, best); th != nil {
 		avg, found = partnerScore(th.Clone(), paths, ys, v), true
 		th.SetWeight(1)
 		if e := partnerScore(th, paths, ys, v); e < (1-slopeMargin)*avg {
 			avg, p.weight = e, 1
 		}
 	}
-	if th := fitPartner(ys[:v.train], partner{damped: true}, best.period); th != nil {
+	if th := fitPartner(ys[:v.train], partner{damped: true}, best); th != nil {
 		if e := partnerScore(th, paths, ys, v); e < (1-dampedMargin)*avg {
 			avg, found, p = e, true, partner{damped: true}
 		}
 	}
 	if pp, ps := profilePeriods(periods); pp > 0 && v.train >= 2*pp {
 		pr := partner{profile: pp, sub: ps, weight: theta.DefaultWeight}
-		if th := fitPartner(ys[:v.train], pr, best.period); th != nil {
+		if th := fitPartner(ys[:v.train], pr, best); th != nil {
 			if e := partnerScore(th, paths, ys, v); e < avg {
 				avg, found, p = e, true, pr
 			}
@@ -1101,11 +1114,11 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 	}
 	if dv := v.dense(len(ys), best.period, p.profile, p.sub); dv.span(len(ys)) >= max(arPaths*v.H, formErrors) && dv.train >= 2*p.profile {
 		ar := partner{profile: p.profile, sub: p.sub, ar: true} // on the same adjustment
-		cur, th := fitPartner(ys[:dv.train], p, best.period), fitPartner(ys[:dv.train], ar, best.period)
+		cur, th := fitPartner(ys[:dv.train], p, best), fitPartner(ys[:dv.train], ar, best)
 		if cur != nil && th != nil {
 			if dpaths, _, _ := l.validationPaths(best, ys, dv); dpaths != nil &&
 				partnerScore(th, dpaths, ys, dv) < (1-arMargin)*partnerScore(cur, dpaths, ys, dv) {
-				if th = fitPartner(ys[:v.train], ar, best.period); th != nil {
+				if th = fitPartner(ys[:v.train], ar, best); th != nil {
 					avg, found, p = partnerScore(th, paths, ys, v), true, ar
 				}
 			}
@@ -1120,7 +1133,7 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 	}
 	gv := v.after(len(ys), max(len(ys)/2, 2*p.profile), best.period, p.profile, p.sub)
 	if gv.span(len(ys)) >= max(growthPaths*v.H, formErrors) {
-		if th := fitPartner(ys[:gv.train], p, best.period); th != nil {
+		if th := fitPartner(ys[:gv.train], p, best); th != nil {
 			p.growth, p.measured = partnerGrowth(th, ys, gv)
 		}
 	}
@@ -1257,24 +1270,27 @@ func profilePeriods(periods []int) (long, short int) {
 	return long, short
 }
 
-// fitPartner returns partner p fitted to ys with seasonal period period
-// (the profile's periods are p's own; an autoregression is of the values
-// adjusted by the profile when p has one, else by the period's indices),
-// or nil when it cannot be (too few values, no autoregression to fit).
-func fitPartner(ys []float64, p partner, period int) *theta.Model {
+// fitPartner returns partner p fitted to ys with the seasonal period of
+// the structure st (the profile's periods are p's own; an autoregression
+// is of the values adjusted by the profile when p has one, else by the
+// period's indices), or nil when it cannot be (too few values, no
+// autoregression to fit). The period's indices are estimated without
+// thetaf's test when st's own lags hold it (knownSeason).
+func fitPartner(ys []float64, p partner, st structure) *theta.Model {
 	var th *theta.Model
 	var err error
+	period, known := st.period, st.knownSeason()
 	switch {
 	case p.profile > 0 && p.ar:
 		th, err = theta.FitProfileAR(ys, p.profile, p.sub, profileCycles(p.sub))
 	case p.profile > 0:
 		th, err = theta.FitProfile(ys, p.profile, p.sub, profileCycles(p.sub))
 	case p.damped:
-		th, err = theta.FitDamped(ys, period)
+		th, err = theta.FitDamped(ys, period, known)
 	case p.ar:
-		th, err = theta.FitAR(ys, period)
+		th, err = theta.FitAR(ys, period, known)
 	default:
-		if th, err = theta.Fit(ys, period); err == nil {
+		if th, err = theta.Fit(ys, period, known); err == nil {
 			th.SetWeight(p.weight)
 		}
 	}

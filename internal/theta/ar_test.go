@@ -34,7 +34,7 @@ func arSeries(n int, seed uint64) []float64 {
 // and the AIC's differences between orders are far above rounding.
 func TestFitARIsYuleWalker(t *testing.T) {
 	x := arSeries(400, 1)
-	m, err := FitAR(x, 1)
+	m, err := FitAR(x, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestFitProfileAR(t *testing.T) {
 // (h ≤ 30 multiplications).
 func TestARForecastClosedForm(t *testing.T) {
 	x := arSeries(100, 2)
-	m, err := FitAR(x, 1)
+	m, err := FitAR(x, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestARUpdateAndState(t *testing.T) {
 	for i := range x {
 		x[i] += 4 * math.Sin(2*math.Pi*float64(i)/12)
 	}
-	m, err := FitAR(x[:200], 12)
+	m, err := FitAR(x[:200], 12, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestARUpdateAndState(t *testing.T) {
 // mean, round differently: 1e-12 relative). A gap longer than arSkipMax
 // ends at the mean, the forecasts' limit.
 func TestARSkip(t *testing.T) {
-	m, err := FitAR(arSeries(200, 4), 1)
+	m, err := FitAR(arSeries(200, 4), 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,10 +302,10 @@ func TestARSkip(t *testing.T) {
 // A constant and too few values are refused with their errors.
 func TestFitARRefuses(t *testing.T) {
 	flat := make([]float64, 50)
-	if _, err := FitAR(flat, 1); !errors.Is(err, ErrNoAR) {
+	if _, err := FitAR(flat, 1, false); !errors.Is(err, ErrNoAR) {
 		t.Errorf("a constant: %v, want ErrNoAR", err)
 	}
-	if _, err := FitAR(arSeries(MinAR-1, 6), 1); !errors.Is(err, ErrTooShort) {
+	if _, err := FitAR(arSeries(MinAR-1, 6), 1, false); !errors.Is(err, ErrTooShort) {
 		t.Errorf("%d values: %v, want ErrTooShort", MinAR-1, err)
 	}
 }

@@ -130,7 +130,7 @@ func TestProfileFollowsADriftingSeason(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Fit(x[:n], m)
+	c, err := Fit(x[:n], m, false)
 	if err != nil {
 		t.Fatal(err)
 	}

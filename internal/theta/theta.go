@@ -2,8 +2,9 @@
 // (2000) in the form of Hyndman and Billah (2003), as R's forecast::thetaf
 // computes it: simple exponential smoothing of the series, seasonally
 // adjusted by a classical multiplicative decomposition when its seasonal
-// autocorrelation is significant (an additive one for a series with a
-// value at or below zero, which thetaf cannot adjust), with half the slope
+// autocorrelation is significant or the caller knows the season (an
+// additive one for a series with a value at or below zero, which thetaf
+// cannot adjust), with half the slope
 // of a least-squares line through it as drift. It is a strong, cheap forecaster of short
 // trending and seasonal series (the M3 competition's winner), whose errors
 // differ from a NARX model's: docs/benchmarks.md prices the combination of
@@ -119,21 +120,25 @@ var ErrTooShort = fmt.Errorf("theta: fewer than %d values", MinValues)
 
 // Fit fits the theta method to x with seasonal period m (m ≤ 1: none).
 // The series is seasonal when it is longer than 2m, not constant (to a
-// relative 1.5e-8, as R's all.equal), and |r_m| exceeds seasonalZ times
-// √((1 + 2Σ_{k<m} r_k²)/n), r the sample autocorrelations; its seasonal
-// indices are then used unless one is within minIndex of zero
-// (multiplicative, when every value is positive; else additive, Model.
-// Additive, whose components may be anything). Values too
-// large for the squared errors (about 1e155) give ErrOverflow, as they do
-// to FitDamped and FitProfile.
-func Fit(x []float64, m int) (*Model, error) {
-	f, _, err := fit(x, m)
+// relative 1.5e-8, as R's all.equal), and, unless known, |r_m| exceeds
+// seasonalZ times √((1 + 2Σ_{k<m} r_k²)/n), r the sample autocorrelations
+// (thetaf's test, Seasonal); its seasonal indices are then used unless one
+// is within minIndex of zero (multiplicative, when every value is
+// positive; else additive, Model.Additive, whose components may be
+// anything). known says the caller has established the season by other
+// means (a model whose evidence keeps the lag m): on three or four cycles
+// the test misses strong seasons, since the autocorrelations of the
+// shorter lags that a season itself makes large inflate its standard
+// error. Values too large for the squared errors (about 1e155) give
+// ErrOverflow, as they do to FitDamped and FitProfile.
+func Fit(x []float64, m int, known bool) (*Model, error) {
+	f, _, err := fit(x, m, known)
 	return f, err
 }
 
 // fit is Fit, returning the seasonally adjusted values too (x itself when
 // not seasonal).
-func fit(x []float64, m int) (*Model, []float64, error) {
+func fit(x []float64, m int, known bool) (*Model, []float64, error) {
 	n := len(x)
 	if n < MinValues {
 		return nil, nil, ErrTooShort
@@ -148,7 +153,7 @@ func fit(x []float64, m int) (*Model, []float64, error) {
 	// Ratios to a trend need positive values: a series with a value at or
 	// below zero is adjusted by differences to it.
 	additive := slices.ContainsFunc(x, func(v float64) bool { return !(v > 0) })
-	if m > 1 && n > 2*m && Seasonal(x, m) {
+	if m > 1 && n > 2*m && (known || Seasonal(x, m)) {
 		if idx, ok := decompose(x, m, additive); ok {
 			adj = make([]float64, n)
 			for t := range x {
@@ -197,11 +202,11 @@ func allFinite(x []float64) bool {
 // first three increments; σ² over n − 4. The theta line's statistics are
 // kept (FromState needs them) with weight 0. It needs at least
 // MinDamped values. O(n · grid), 275 passes.
-func FitDamped(x []float64, m int) (*Model, error) {
+func FitDamped(x []float64, m int, known bool) (*Model, error) {
 	if len(x) < MinDamped {
 		return nil, ErrTooShort
 	}
-	f, adj, err := fit(x, m)
+	f, adj, err := fit(x, m, known)
 	if err != nil {
 		return nil, err
 	}
@@ -261,11 +266,11 @@ func holt(x []float64, a, b, phi float64) (sse, l, tr float64) {
 // FitDamped keeps them. An order of 0 (no autocorrelation AIC keeps)
 // returns ErrNoAR: the partner would be the mean. It needs at least MinAR
 // values. O(n·arMaxOrder(n)).
-func FitAR(x []float64, m int) (*Model, error) {
+func FitAR(x []float64, m int, known bool) (*Model, error) {
 	if len(x) < MinAR {
 		return nil, fmt.Errorf("theta: %d values for an autoregression, want at least %d: %w", len(x), MinAR, ErrTooShort)
 	}
-	f, adj, err := fit(x, m)
+	f, adj, err := fit(x, m, known)
 	if err != nil {
 		return nil, err
 	}
