@@ -51,8 +51,9 @@ Suites:
   datasets   17 more of R's series (austres, Nile, wineind, …: every one of
              datasets and forecast under 500 values without NAs that classic
              lacks), four origins a horizon apart each, as classic
-  short      the first 12 values of every NN3 series, 6-step iterated
-             forecasts: streamd (defaults) against R as in nn3
+  short      the first 12 values of every NN3 series (-short-train), 6-step
+             iterated forecasts (-short-horizon): streamd (defaults)
+             against R as in nn3
   glitch     nn3's streamd forecasts with and without one corrupt value
              (× 10⁴) in each series (streamd only)
   load       EUNITE's half-hourly loads of 1997-1998, day-ahead from 28

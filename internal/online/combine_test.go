@@ -1120,8 +1120,10 @@ func TestPartnerTakesTheModelsSeason(t *testing.T) {
 	}
 	mean := make([]float64, 12)
 	th.Forecast(mean, nil)
-	// Noise of 3 % of the value: each step within 15 % (5 standard
-	// deviations of one value; the indices average three) of the season.
+	// Noise of 3 % of the value. The partner is fitted on the re-choice's
+	// 32 values, where the centred moving average leaves each index one or
+	// two ratios of a value to a mean of 13: a ratio's noise is about
+	// 3 %, and each step within 15 % of the season is five of those.
 	for h, v := range mean {
 		if want := 1000 * season[(36+h)%12]; math.Abs(v-want) > 0.15*want {
 			t.Errorf("partner's step %d: %v, want the season's %v within 15 %%", h+1, v, want)

@@ -273,10 +273,15 @@ type structure struct {
 	periods []int
 }
 
-// knownSeason reports whether s's own lags of y hold its seasonal period:
-// the evidence kept the seasonal lag, so the season is established and the
-// theta partner estimates its indices without thetaf's test
-// (theta.Fit's known). On three cycles of a monthly series the test
+// knownSeason reports whether s's own lags of y hold its seasonal period
+// (a seasonal lag set, or an order that reaches it): the period was
+// proposed (by the configuration, the time step or the increments' test,
+// periods) and the evidence chose a model that forecasts with the value a
+// season back, so the season is established and the theta partner
+// estimates its indices without thetaf's test (theta.Fit's known). Only
+// seasonal lag sets (an order below s − 1) measured worse on NN3's
+// training split (docs/benchmarks.md, the same section as below). On
+// three cycles of a monthly series the test
 // misses seasons whose peak is many times their trough (the large
 // autocorrelations of the shorter lags, which the season makes, inflate
 // the standard error of the seasonal one); the model then forecast the

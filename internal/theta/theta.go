@@ -153,7 +153,7 @@ func fit(x []float64, m int, known bool) (*Model, []float64, error) {
 	// Ratios to a trend need positive values: a series with a value at or
 	// below zero is adjusted by differences to it.
 	additive := slices.ContainsFunc(x, func(v float64) bool { return !(v > 0) })
-	if m > 1 && n > 2*m && (known || Seasonal(x, m)) {
+	if m > 1 && n > 2*m && (known && !constant(x) || Seasonal(x, m)) {
 		if idx, ok := decompose(x, m, additive); ok {
 			adj = make([]float64, n)
 			for t := range x {
@@ -800,15 +800,21 @@ func autocov(x []float64, m int) (mu float64, c []float64) {
 // Seasonal reports thetaf's test of seasonality at period m (see Fit);
 // false for a constant x. x must hold more than m values.
 func Seasonal(x []float64, m int) bool {
-	lo, hi, scale := x[0], x[0], 0.0
-	for _, v := range x {
-		lo, hi, scale = min(lo, v), max(hi, v), scale+math.Abs(v)
-	}
-	if hi-lo <= 1.5e-8*scale/float64(len(x)) {
+	if constant(x) {
 		return false
 	}
 	r := ACF(x, m)
 	return math.Abs(r[m-1])/SeasonSE(r[:m-1], len(x)) > seasonalZ
+}
+
+// constant reports whether x is constant to a relative 1.5e-8 (R's
+// all.equal): it has no season to test or to estimate.
+func constant(x []float64) bool {
+	lo, hi, scale := x[0], x[0], 0.0
+	for _, v := range x {
+		lo, hi, scale = min(lo, v), max(hi, v), scale+math.Abs(v)
+	}
+	return hi-lo <= 1.5e-8*scale/float64(len(x))
 }
 
 // SeasonSE is the standard error of the autocorrelation r_m of n values in

@@ -641,33 +641,40 @@ func TestFitOverflow(t *testing.T) {
 // season itself makes large (r_k ≈ cos(2πk/12)·(n−k)/n), put the standard
 // error of r_12 at 0.47, and r_12 = 24/36 is 1.41 of them, below 1.645:
 // thetaf's test fails. With known the indices are the decomposition's, bit
-// for bit, for every fit that adjusts (Fit, FitDamped, FitAR), and the
-// forecast continues the pattern: the adjusted values are the level 1000
-// to rounding, so the forecasts are the pattern to a relative 1e-12 (the
-// decomposition's sums of 36 terms lose a few hundred ulps).
+// for bit, for every fit that adjusts (Fit, FitDamped, FitAR; on the sine
+// times 1 plus an AR(1) of 0.7 with innovations of 1 %, so that the
+// adjusted values have an autoregression to fit), and the forecast of the noise-free sine continues it: its
+// adjusted values are the level 1000 to rounding, so the forecasts are
+// the pattern to a relative 1e-12 (the decomposition's sums of 36 terms
+// lose a few hundred ulps). A constant series has no season, known or
+// not.
 func TestKnownSeason(t *testing.T) {
-	x := make([]float64, 36)
+	rng := rand.New(rand.NewPCG(12, 3))
+	x, noisy := make([]float64, 36), make([]float64, 36)
+	e := 0.0
 	for i := range x {
 		x[i] = 1000 * (1 + 0.8*math.Sin(2*math.Pi*float64(i)/12))
+		e = 0.7*e + 0.01*rng.NormFloat64()
+		noisy[i] = x[i] * (1 + e)
 	}
-	if Seasonal(x, 12) {
+	if Seasonal(x, 12) || Seasonal(noisy, 12) {
 		t.Fatal("the test passes: the case does not test known")
 	}
-	idx, ok := decompose(x, 12, false)
-	if !ok {
-		t.Fatal("no decomposition")
-	}
-	tested, err := Fit(x, 12, false)
+	tested, err := Fit(noisy, 12, false)
 	if err != nil || tested.Season != nil {
 		t.Fatalf("untested: %v, season %v; want none", err, tested.Season)
 	}
-	damped, err1 := FitDamped(x, 12, true)
-	ar, err2 := FitAR(x, 12, true)
-	known, err := Fit(x, 12, true)
-	if err = errors.Join(err, err1, err2); err != nil {
+	idx, ok := decompose(noisy, 12, false)
+	if !ok {
+		t.Fatal("no decomposition")
+	}
+	fit, err0 := Fit(noisy, 12, true)
+	damped, err1 := FitDamped(noisy, 12, true)
+	ar, err2 := FitAR(noisy, 12, true)
+	if err := errors.Join(err0, err1, err2); err != nil {
 		t.Fatal(err)
 	}
-	for name, m := range map[string]*Model{"Fit": known, "FitDamped": damped, "FitAR": ar} {
+	for name, m := range map[string]*Model{"Fit": fit, "FitDamped": damped, "FitAR": ar} {
 		if len(m.Season) != 12 {
 			t.Fatalf("%s: season %v, want 12 indices", name, m.Season)
 		}
@@ -677,12 +684,22 @@ func TestKnownSeason(t *testing.T) {
 			}
 		}
 	}
+	known, err := Fit(x, 12, true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	mean := make([]float64, 12)
 	known.Forecast(mean, nil)
 	for h, v := range mean {
-		want := x[(36+h)%12]
-		if math.Abs(v-want) > 1e-12*1000 {
+		if want := x[(36+h)%12]; math.Abs(v-want) > 1e-12*1000 {
 			t.Errorf("step %d: %v, want the pattern's %v", h+1, v, want)
 		}
+	}
+	flat := make([]float64, 36)
+	for i := range flat {
+		flat[i] = 7
+	}
+	if m, err := Fit(flat, 12, true); err != nil || m.Season != nil {
+		t.Errorf("a constant series, known: %v, season %v; want none", err, m.Season)
 	}
 }
