@@ -278,14 +278,13 @@ type structure struct {
 // proposed (by the configuration, the time step or the increments' test,
 // periods) and the evidence chose a model that forecasts with the value a
 // season back, so the season is established and the theta partner
-// estimates its indices without thetaf's test (theta.Fit's known). Only
-// seasonal lag sets (an order below s − 1) measured worse on NN3's
-// training split (docs/benchmarks.md, the same section as below). On
-// three cycles of a monthly series the test
-// misses seasons whose peak is many times their trough (the large
-// autocorrelations of the shorter lags, which the season makes, inflate
-// the standard error of the seasonal one); the model then forecast the
-// season and the partner a flat line, and their average half the season
+// estimates its indices without thetaf's test (theta.Fit's known). On
+// three cycles of a monthly series the test misses seasons whose peak is
+// many times their trough (the large autocorrelations of the shorter lags,
+// which the season makes, inflate the standard error of the seasonal
+// one); the model then forecast the season and the partner a flat line,
+// and their average half the season. Counting only seasonal lag sets (an
+// order below s − 1) measured worse on NN3's training split
 // (docs/benchmarks.md, "A season the model found").
 func (s structure) knownSeason() bool {
 	return s.period > 1 && slices.Contains(s.cfg.Embedding.YLags, s.period)

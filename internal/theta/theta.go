@@ -153,7 +153,7 @@ func fit(x []float64, m int, known bool) (*Model, []float64, error) {
 	// Ratios to a trend need positive values: a series with a value at or
 	// below zero is adjusted by differences to it.
 	additive := slices.ContainsFunc(x, func(v float64) bool { return !(v > 0) })
-	if m > 1 && n > 2*m && (known && !constant(x) || Seasonal(x, m)) {
+	if m > 1 && n > 2*m && ((known && !constant(x)) || Seasonal(x, m)) {
 		if idx, ok := decompose(x, m, additive); ok {
 			adj = make([]float64, n)
 			for t := range x {
