@@ -770,7 +770,7 @@ func TestValueStatsOverflowDisarms(t *testing.T) {
 // TestYoungSeriesForecastByTheta: before its first fit a combined series is
 // forecast from its theta.MinValues-th value on by the theta method alone:
 // each step, published or asked for (Forecast, and a ForecastCopy's), is
-// theta.Fit's on the values so far, its band the normal's at the level,
+// theta.FitYoung's on the values so far, its band the normal's at the level,
 // flagged Fallback, and a snapshot restores the same forecast bit for bit.
 // Without the combination nothing is published before the first fit, and
 // Forecast says the model is not fitted.
@@ -795,7 +795,7 @@ func TestYoungSeriesForecastByTheta(t *testing.T) {
 			}
 			continue
 		}
-		th, err := theta.Fit(y[:i+1], 1, false)
+		th, err := theta.FitYoung(y[:i+1], 1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1157,7 +1157,8 @@ func (l *Learner) youngForecast() Result {
 }
 
 // youngSteps fills dst with the forecast of the theta method fitted on the
-// last youngWindow values kept, cleaned of gross errors as a re-choice
+// last youngWindow values kept (theta.FitYoung: its drift only where the
+// trend is evident), cleaned of gross errors as a re-choice
 // cleans them (cleanGross), its seasonal period as a re-choice would give
 // it (thetaPeriod), each step a normal of its mean and standard deviation
 // flagged Fallback: a series not fitted has no model to forecast with, and
@@ -1172,7 +1173,7 @@ func (l *Learner) youngSteps(dst []ForecastStep) bool {
 	from := max(len(l.warmY)-youngWindow, 0)
 	ys, ts := slices.Clone(l.warmY[from:]), l.warmT[from:]
 	cleanGross(ys)
-	th, err := theta.Fit(ys, l.thetaPeriod(l.periodsOf(ys, ts), ys), false)
+	th, err := theta.FitYoung(ys, l.thetaPeriod(l.periodsOf(ys, ts), ys))
 	if err != nil {
 		return false
 	}

@@ -19,7 +19,9 @@
 // additive damped form), for series whose trend bends; its Update is O(1).
 // FitAR and FitProfileAR replace the smoothing by an autoregression about
 // the adjusted values' mean (R's ar()), for series that wander about a
-// level or a season and come back; its Update is O(p).
+// level or a season and come back; its Update is O(p). FitYoung keeps
+// the drift only where a t test finds it, for series too short to
+// validate it.
 package theta
 
 import (
@@ -27,6 +29,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Model is a fitted theta forecaster.
@@ -173,6 +177,51 @@ func fit(x []float64, m int, known bool) (*Model, []float64, error) {
 		return nil, nil, ErrOverflow
 	}
 	return f, adj, nil
+}
+
+// FitYoung is Fit (thetaf's test of the season) for a series too short
+// for its forecasts to be validated: its drift is the line's only where
+// the adjusted values' mean increment differs from zero at the 5 % level
+// (DriftEvident), else none, which is simple exponential smoothing. On a
+// few values the slope of the line through them is mostly their noise:
+// on NN3's columns and R's data sets cut to 6–14 values, thetaf forecast
+// 6 steps worse than smoothing alone, but lost a steady growth's trend
+// without it (docs/benchmarks.md, "Short series"). O(n) beside Fit.
+func FitYoung(x []float64, m int) (*Model, error) {
+	f, adj, err := fit(x, m, false)
+	if err != nil {
+		return nil, err
+	}
+	if !DriftEvident(adj) {
+		f.SetWeight(0)
+	}
+	return f, nil
+}
+
+// DriftEvident reports whether the mean of x's increments differs from
+// zero by Student's two-sided test at the 5 % level: |mean| over its
+// standard error beyond the 0.975 quantile of t with k − 1 degrees of
+// freedom, k = len(x) − 1 increments; the test of a random walk's drift.
+// Increments that never vary have a drift when they are not zero; fewer
+// than three values have none. O(len(x)), no allocation beside the
+// quantile's.
+func DriftEvident(x []float64) bool {
+	k := len(x) - 1
+	if k < 2 {
+		return false
+	}
+	var mean, m2 float64 // Welford's recurrences over the increments
+	for i := 1; i <= k; i++ {
+		d := x[i] - x[i-1]
+		delta := d - mean
+		mean += delta / float64(i)
+		m2 += delta * (d - mean)
+	}
+	if m2 == 0 {
+		return mean != 0
+	}
+	se := math.Sqrt(m2 / float64(k-1) / float64(k))
+	return math.Abs(mean)/se > distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(k - 1)}.Quantile(0.975)
 }
 
 // ErrOverflow says that the values are too large for the method: its

@@ -703,3 +703,74 @@ func TestKnownSeason(t *testing.T) {
 		t.Errorf("a constant series, known: %v, season %v; want none", err, m.Season)
 	}
 }
+
+// TestDriftEvident: the test of a random walk's drift against Student's t
+// in closed form. Increments μ ± 1 alternating, k = 6 of them, have mean μ
+// and sample standard deviation √(k/(k−1)), so t = μ√(k−1) exactly; the
+// 0.975 quantile of t with 5 degrees of freedom is 2.570581836614740
+// (tables). μ 1e-6 relative on either side of q/√5 decides the test:
+// Welford's sums of six terms err by about 1e-15 relative, far inside.
+// Increments that never vary have a drift unless they are zero; two
+// values have none.
+func TestDriftEvident(t *testing.T) {
+	const q5 = 2.570581836614740
+	series := func(mu float64) []float64 {
+		x := []float64{100}
+		for i := range 6 {
+			x = append(x, x[i]+mu+float64(1-2*(i%2)))
+		}
+		return x
+	}
+	at := q5 / math.Sqrt(5)
+	if !DriftEvident(series(at * (1 + 1e-6))) {
+		t.Errorf("t = q·(1 + 1e-6): no drift, want one")
+	}
+	if DriftEvident(series(at * (1 - 1e-6))) {
+		t.Errorf("t = q·(1 − 1e-6): a drift, want none")
+	}
+	if !DriftEvident(series(-at * (1 + 1e-6))) {
+		t.Errorf("t = −q·(1 + 1e-6): no drift, want one (two-sided)")
+	}
+	if !DriftEvident([]float64{1, 3, 5, 7}) || DriftEvident([]float64{4, 4, 4, 4}) || DriftEvident([]float64{1, 5}) {
+		t.Errorf("a line, a constant, two values: want true, false, false")
+	}
+}
+
+// TestFitYoung: FitYoung is Fit with the line's drift kept only where
+// DriftEvident says so. Noise about a level (no drift) gives simple
+// exponential smoothing: Weight and Drift 0, α, level and variance Fit's
+// bit for bit; a line with small noise keeps thetaf's half slope, its
+// forecast Fit's bit for bit.
+func TestFitYoung(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	flat, line := make([]float64, 10), make([]float64, 10)
+	for i := range flat {
+		e := rng.NormFloat64()
+		flat[i], line[i] = 50+e, 50+5*float64(i)+e
+	}
+	if DriftEvident(flat) || !DriftEvident(line) {
+		t.Fatalf("the cases: drift evident %v for the level, %v for the line", DriftEvident(flat), DriftEvident(line))
+	}
+	for _, c := range []struct {
+		name   string
+		x      []float64
+		weight float64
+	}{{"level", flat, 0}, {"line", line, DefaultWeight}} {
+		got, err := FitYoung(c.x, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := Fit(c.x, 1, false)
+		want.SetWeight(c.weight)
+		if got.Weight != c.weight || got.Alpha != want.Alpha || got.Level != want.Level || got.Sigma2 != want.Sigma2 {
+			t.Errorf("%s: weight %v α %v level %v σ² %v, want %v, %v, %v, %v", c.name, got.Weight, got.Alpha, got.Level,
+				got.Sigma2, c.weight, want.Alpha, want.Level, want.Sigma2)
+		}
+		gm, gs, wm, ws := make([]float64, 6), make([]float64, 6), make([]float64, 6), make([]float64, 6)
+		got.Forecast(gm, gs)
+		want.Forecast(wm, ws)
+		if !slices.Equal(gm, wm) || !slices.Equal(gs, ws) {
+			t.Errorf("%s: forecast %v ± %v, want %v ± %v", c.name, gm, gs, wm, ws)
+		}
+	}
+}
