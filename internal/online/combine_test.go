@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/theta"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // With Combine the Learner publishes the average of its model's forecasts
@@ -770,8 +771,9 @@ func TestValueStatsOverflowDisarms(t *testing.T) {
 // TestYoungSeriesForecastByTheta: before its first fit a combined series is
 // forecast from its theta.MinValues-th value on by the theta method alone:
 // each step, published or asked for (Forecast, and a ForecastCopy's), is
-// theta.FitYoung's on the values so far, its band the normal's at the level,
-// flagged Fallback, and a snapshot restores the same forecast bit for bit.
+// theta.FitYoung's on the values so far, its band Student's t's at the
+// level with the fit's residual degrees of freedom, flagged Fallback, and
+// a snapshot restores the same forecast bit for bit.
 // Without the combination nothing is published before the first fit, and
 // Forecast says the model is not fitted.
 func TestYoungSeriesForecastByTheta(t *testing.T) {
@@ -804,11 +806,18 @@ func TestYoungSeriesForecastByTheta(t *testing.T) {
 		if len(res.Forecast) != cfg.Horizon || res.Fitted {
 			t.Fatalf("value %d: %d steps, fitted %v", i+1, len(res.Forecast), res.Fitted)
 		}
+		// The band: Student's t with the fit's n − 2 degrees of freedom,
+		// distuv's quantile (narx.TQuantile agrees with it to 1e-9
+		// relative); at n = 4, ν = 2, whose quantile is (2p − 1)/√(2p(1 − p)).
+		q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(i + 1 - 2)}.Quantile(0.975)
+		if i+1 == 4 {
+			q = 0.95 / math.Sqrt(2*0.975*0.025)
+		}
 		for h, st := range res.Forecast {
-			want := ForecastStep{H: h + 1, T: int64(i + h + 1), Mean: mean[h], Std: sd[h], Lo: mean[h] - l.z*sd[h],
-				Hi: mean[h] + l.z*sd[h], OneStepStd: sd[0], Fallback: true}
-			if st != want {
-				t.Fatalf("value %d, step %d: %+v, want theta's %+v", i+1, h+1, st, want)
+			want := ForecastStep{H: h + 1, T: int64(i + h + 1), Mean: mean[h], Std: sd[h], Lo: st.Lo, Hi: st.Hi,
+				OneStepStd: sd[0], Fallback: true}
+			if st != want || math.Abs(st.Lo-(mean[h]-q*sd[h])) > 1e-9*q*sd[h] || math.Abs(st.Hi-(mean[h]+q*sd[h])) > 1e-9*q*sd[h] {
+				t.Fatalf("value %d, step %d: %+v, want theta's %+v with the band ± %v·std", i+1, h+1, st, want, q)
 			}
 		}
 		published := slices.Clone(res.Forecast)
