@@ -750,7 +750,7 @@ type effectiveConfig struct {
 	Lags           []int     `json:"lags"`
 	LagCandidates  []int     `json:"lag_candidates,omitempty"`
 	Inputs         int       `json:"inputs"`
-	InputLags      []int     `json:"input_lags"`
+	InputLags      [][]int   `json:"input_lags"`
 	WorkingSet     int       `json:"working_set"`
 	Kernel         string    `json:"kernel"`
 	Sigma2         jsonFloat `json:"sigma2,omitempty"` // RBF only
@@ -821,10 +821,7 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 		Seed: c.Model.Seed, Scale: b.scale, SelectIter: c.Model.Select.MaxIter,
 		SelectPatience: mc.Select.Patience, Horizon: c.Horizon, Every: c.Every, Level: jsonFloat(c.Level),
 	}
-	rep.Config.InputLags = []int{}
-	if rep.Config.Inputs > 0 {
-		rep.Config.InputLags = c.Model.Embedding.InputLags[0]
-	}
+	rep.Config.InputLags = slices.Clone(mc.Embedding.InputLags[:b.l.Inputs()])
 	if k.Type.String() == "poly" {
 		rep.Config.Degree, rep.Config.Offset = k.Degree, jsonFloat(k.Offset)
 	}
@@ -892,8 +889,12 @@ func (r *report) summary(w io.Writer) error {
 			fmt.Fprintf(&sb, "  forecast by the theta method alone: %s\n", thetaString(th))
 		}
 	default:
-		fmt.Fprintf(&sb, "  model: %s kernel, form %s, M = %d (rank %d), lags %s%s, γ = %.4g, noise std %.4g, d_eff %.1f, %d swaps\n",
-			r.Model.Kernel, r.Model.Form, r.Model.M, r.Model.Rank, lagString(r.Config.Lags), width, r.Model.Gamma, r.Model.NoiseStd, r.Model.DEff, r.Model.Swaps)
+		inputs := ""
+		for i, ls := range r.Config.InputLags {
+			inputs += fmt.Sprintf(", input %d lags %s", i, lagString(ls))
+		}
+		fmt.Fprintf(&sb, "  model: %s kernel, form %s, M = %d (rank %d), lags %s%s%s, γ = %.4g, noise std %.4g, d_eff %.1f, %d swaps\n",
+			r.Model.Kernel, r.Model.Form, r.Model.M, r.Model.Rank, lagString(r.Config.Lags), inputs, width, r.Model.Gamma, r.Model.NoiseStd, r.Model.DEff, r.Model.Swaps)
 		if r.Config.GammaAuto && narx.GammaAtBound(float64(r.Model.Gamma)) {
 			// The evidence has no interior optimum (narx.GammaAtBound).
 			what := "the lags carry nothing the ridge keeps, and the forecast is flat"

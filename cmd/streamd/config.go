@@ -213,8 +213,8 @@ func (h *HTTPConfig) validate(p *problems) {
 type ModelConfig struct {
 	// Lags of y: auto, a count p (lags 1..p; 0 = none) or a list.
 	Lags Lags `yaml:"lags"`
-	// InputLags applies to each exogenous input: a count q (lags 1..q) or a
-	// list in which 0 (the current input) is allowed.
+	// InputLags applies to each exogenous input: auto, a count q (lags
+	// 1..q) or a list in which 0 (the current input) is allowed.
 	InputLags Lags `yaml:"input_lags"`
 	// Inputs is the number n_u of exogenous inputs.
 	Inputs     int       `yaml:"inputs"`
@@ -382,6 +382,12 @@ const (
 // chooses by level-3 evidence on the warm-up window.
 var autoLagOrders = []int{1, 2, 3, 4, 6, 8, 10, 12, 16, 20, 25, 30}
 
+// autoInputLagOrders is the most consecutive lags of each input that
+// `input_lags: auto` ranks (online.Config.InputLagOrders): a planned
+// input's 0..3, another's 1..4 (a control loop's dead time of a few
+// steps; y's lags carry the slower dynamics).
+const autoInputLagOrders = 4
+
 // Model defaults that are not a plain value of a key.
 const (
 	// DefaultAutoGamma is the γ a model starts from with `gamma: auto`,
@@ -419,7 +425,7 @@ func DefaultConfig() Config {
 			WhatIf: WhatIfConfig{MaxConcurrent: http.WhatIfMaxConcurrent, MaxHorizon: http.WhatIfMaxHorizon}},
 		Model: ModelConfig{
 			Lags:           Lags{Auto: true},
-			InputLags:      Lags{},
+			InputLags:      Lags{Auto: true},
 			Inputs:         0,
 			WorkingSet:     Auto[int]{Auto: true},
 			MaxWorkingSet:  DefaultMaxWorkingSet,
@@ -839,8 +845,7 @@ func (m *ModelConfig) validate(p *problems, at string) {
 		depthOK = false
 	}
 	if m.InputLags.Auto {
-		p.add(at+".input_lags", "must be a count or a list (got auto)")
-		depthOK = false
+		// chosen at each re-choice: nothing to check
 	} else if m.InputLags.Count < 0 || m.InputLags.Count > maxLags {
 		p.add(at+".input_lags", "must be a count in [0, %d] or a list (got %d)", maxLags, m.InputLags.Count)
 		depthOK = false
@@ -858,6 +863,11 @@ func (m *ModelConfig) validate(p *problems, at string) {
 	}
 	if depthOK {
 		ylags, ulags := m.yLags(), m.InputLags.resolve()
+		if m.InputLags.Auto && m.Inputs > 0 {
+			ulags = []int{0}
+		} else if m.InputLags.Auto {
+			ulags = nil
+		}
 		switch {
 		case m.Inputs > 0 && len(ulags) == 0:
 			p.add(at+".input_lags", "must name at least one lag when %s.inputs is %d (got %s)", at, m.Inputs, m.InputLags)
@@ -1175,10 +1185,25 @@ func (m *ModelConfig) embedding() narx.Embedding {
 	if m.Lags.Auto {
 		e.YLags = []int{1}
 	}
-	for range m.Inputs {
-		e.InputLags = append(e.InputLags, m.InputLags.resolve())
-	}
+	e.InputLags = m.inputLags()
 	return e
+}
+
+// inputLags returns every input's lags in a valid model section: with
+// input_lags: auto the deepest the re-choices rank
+// (online.InputLagsUpTo), else the count's or the list's.
+func (m *ModelConfig) inputLags() [][]int {
+	if m.Inputs == 0 {
+		return nil
+	}
+	if m.InputLags.Auto {
+		return online.InputLagsUpTo(m.Inputs, m.PlannedInputs, autoInputLagOrders)
+	}
+	var out [][]int
+	for range m.Inputs {
+		out = append(out, m.InputLags.resolve())
+	}
+	return out
 }
 
 // calendarDim is the number of inputs the calendar features add (those
@@ -1199,8 +1224,8 @@ func (m *ModelConfig) depth() int {
 	if l := m.yLags(); len(l) > 0 {
 		d = l[len(l)-1]
 	}
-	if m.Inputs > 0 {
-		if l := m.InputLags.resolve(); len(l) > 0 {
+	for _, l := range m.inputLags() {
+		if len(l) > 0 {
 			d = max(d, l[len(l)-1])
 		}
 	}
@@ -1210,6 +1235,9 @@ func (m *ModelConfig) depth() int {
 // Learner maps a validated model section and the forecast section onto the
 // tag-free online.Config, resolving every auto:
 //
+//   - input_lags: auto → online.Config.InputLagOrders: the Learner chooses
+//     each input's first 1..autoInputLagOrders lags with y's at each
+//     re-choice, from lag 0 for a planned input and 1 for another;
 //   - lags: auto → online.Config.LagCandidates: the Learner chooses lags
 //     1..p at the fit, p among autoLagOrders, by the level-3 evidence on the
 //     warm-up window (lagCandidates says which orders the warm-up can hold);
@@ -1235,11 +1263,11 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 	if m.Lags.Auto {
 		lagCandidates = m.lagCandidates()
 	}
-	var ulags [][]int
-	for range m.Inputs {
-		ulags = append(ulags, m.InputLags.resolve())
+	emb := narx.Embedding{YLags: ylags, InputLags: m.inputLags()}
+	inputLagOrders := 0
+	if m.InputLags.Auto && m.Inputs > 0 {
+		inputLagOrders = autoInputLagOrders
 	}
-	emb := narx.Embedding{YLags: ylags, InputLags: ulags}
 	kern := narx.Kernel{Sigma2: m.Kernel.Sigma2.Value, Degree: m.Kernel.Degree, Offset: m.Kernel.Offset}
 	var kernels []narx.KernelType
 	switch m.Kernel.Type {
@@ -1299,27 +1327,28 @@ func (m *ModelConfig) Learner(f ForecastConfig, r RobustConfig) online.Config {
 			AutoGamma:    m.Gamma.Auto,
 			Seed:         m.Seed,
 		},
-		Warmup:        m.Warmup,
-		Forms:         m.forms(),
-		Kernels:       kernels,
-		Season:        m.season(),
-		Calendar:      cal,
-		Planned:       m.planned(),
-		Horizon:       f.Horizon,
-		Calibrate:     f.calibrated(),
-		Every:         f.Every,
-		Level:         f.Level,
-		Scale:         scale,
-		AutoSigma2:    autoSigma2,
-		RetuneEvery:   m.RetuneEvery,
-		LagCandidates: lagCandidates,
-		Tuning:        tuning,
-		TuneSize:      tuneSize,
-		TuneHorizon:   f.Horizon,
-		Robust:        r.online(),
-		Combine:       combine,
-		Growth:        m.growth(),
-		NoLevelShift:  m.LevelShift == "off",
+		Warmup:         m.Warmup,
+		Forms:          m.forms(),
+		Kernels:        kernels,
+		Season:         m.season(),
+		Calendar:       cal,
+		Planned:        m.planned(),
+		Horizon:        f.Horizon,
+		Calibrate:      f.calibrated(),
+		Every:          f.Every,
+		Level:          f.Level,
+		Scale:          scale,
+		AutoSigma2:     autoSigma2,
+		RetuneEvery:    m.RetuneEvery,
+		LagCandidates:  lagCandidates,
+		InputLagOrders: inputLagOrders,
+		Tuning:         tuning,
+		TuneSize:       tuneSize,
+		TuneHorizon:    f.Horizon,
+		Robust:         r.online(),
+		Combine:        combine,
+		Growth:         m.growth(),
+		NoLevelShift:   m.LevelShift == "off",
 	}
 }
 

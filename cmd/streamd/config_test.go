@@ -137,9 +137,8 @@ func TestBadConfig(t *testing.T) {
 		{"lag zero", "model: {lags: [0, 1]}\n", []string{"model.lags", "[0 1]"}},
 		{"unsorted lags", "model: {lags: [3, 1]}\n", []string{"model.lags", "increasing", "[3 1]"}},
 		{"no regressors", "model: {lags: 0}\n", []string{"model.lags", "no regressors"}},
-		{"inputs without input lags", "model: {inputs: 1}\n", []string{"model.input_lags", "inputs is 1"}},
+		{"inputs with no input lag", "model: {inputs: 1, input_lags: []}\n", []string{"model.input_lags", "inputs is 1"}},
 		{"input lags without inputs", "model: {input_lags: 2}\n", []string{"model.input_lags", "inputs is 0"}},
-		{"input lags auto", "model: {inputs: 1, input_lags: auto}\n", []string{"model.input_lags", "auto"}},
 		{"negative input lag", "model: {inputs: 1, input_lags: [-1, 0]}\n", []string{"model.input_lags", "[-1 0]"}},
 		{"sigma2 zero", "model: {kernel: {sigma2: 0}}\n", []string{"model.kernel.sigma2", "got 0"}},
 		{"sigma2 nan", "model: {kernel: {sigma2: .nan}}\n", []string{"model.kernel.sigma2", "NaN"}},
@@ -245,13 +244,17 @@ func TestLagForms(t *testing.T) {
 		ylags      []int
 		inputLags  [][]int
 		autoSigma2 bool
+		orders     int // online.Config.InputLagOrders
 	}{
-		{"model: {lags: auto}", narx.Lags(30), nil, true}, // the largest candidate bounds the depth
-		{"model: {lags: 3}", []int{1, 2, 3}, nil, true},
-		{"model: {lags: [1, 2, 6, 12], warmup: 200}", []int{1, 2, 6, 12}, nil, true},
-		{"model: {lags: 2, inputs: 2, input_lags: 2}", []int{1, 2}, [][]int{{1, 2}, {1, 2}}, true},
-		{"model: {lags: 0, inputs: 1, input_lags: [0]}", []int{}, [][]int{{0}}, true},
-		{"model: {lags: [], inputs: 1, input_lags: [0, 3], kernel: {sigma2: 3}}", []int{}, [][]int{{0, 3}}, false},
+		{"model: {lags: auto}", narx.Lags(30), nil, true, 0}, // the largest candidate bounds the depth
+		{"model: {lags: 3}", []int{1, 2, 3}, nil, true, 0},
+		{"model: {lags: [1, 2, 6, 12], warmup: 200}", []int{1, 2, 6, 12}, nil, true, 0},
+		{"model: {lags: 2, inputs: 2, input_lags: 2}", []int{1, 2}, [][]int{{1, 2}, {1, 2}}, true, 0},
+		{"model: {lags: 0, inputs: 1, input_lags: [0]}", []int{}, [][]int{{0}}, true, 0},
+		{"model: {lags: [], inputs: 1, input_lags: [0, 3], kernel: {sigma2: 3}}", []int{}, [][]int{{0, 3}}, false, 0},
+		// input_lags: auto, the default: the deepest of the lags ranked,
+		// from 0 for the planned input and from 1 for the other.
+		{"model: {lags: 2, inputs: 2, planned_inputs: [1]}", []int{1, 2}, [][]int{{1, 2, 3, 4}, {0, 1, 2, 3}}, true, autoInputLagOrders},
 	} {
 		c, err := ParseConfig([]byte(tc.yaml))
 		if err != nil {
@@ -265,6 +268,9 @@ func TestLagForms(t *testing.T) {
 		}
 		if oc.AutoSigma2 != tc.autoSigma2 {
 			t.Errorf("%s: AutoSigma2 = %v", tc.yaml, oc.AutoSigma2)
+		}
+		if oc.InputLagOrders != tc.orders {
+			t.Errorf("%s: InputLagOrders = %d, want %d", tc.yaml, oc.InputLagOrders, tc.orders)
 		}
 		if err := oc.Validate(); err != nil {
 			t.Errorf("%s: online config: %v", tc.yaml, err)
@@ -491,7 +497,8 @@ model:
 }
 
 // config/eunite.yaml declares what the EUNITE run of bench/compare needs:
-// both inputs planned, at the day predicted, and a calendar from the date.
+// both inputs planned (their lags chosen from the day predicted on) and a
+// calendar from the date.
 func TestEuniteConfig(t *testing.T) {
 	c, err := LoadConfig(filepath.Join("..", "..", "config", "eunite.yaml"))
 	if err != nil {
@@ -502,7 +509,7 @@ func TestEuniteConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Inputs != 2 || !slices.Equal(m.planned(), []int{0, 1}) || !slices.Equal(m.InputLags.resolve(), []int{0}) ||
+	if m.Inputs != 2 || !slices.Equal(m.planned(), []int{0, 1}) || !m.InputLags.Auto ||
 		!slices.Equal(spec.Features, []calendar.Feature{calendar.DayOfWeek, calendar.DayOfYear}) {
 		t.Errorf("eunite model: %+v, calendar %+v", m, spec)
 	}

@@ -26,6 +26,9 @@ from --seed. Kinds and their columns:
   lorenz        t,y     x coordinate of the Lorenz system, every 0.05 time units
   chua          t,y     x coordinate of Chua's double scroll (book eq. 8.14–8.15)
   sinc          x,y,f   y = sin(x)/x + noise at uniform x in [-10, 10]; f is the true value
+  hammerstein   t,y,u   a control loop's plant: y_t = 0.7y_{t-1} + 0.2y_{t-2} + tanh(u_{t-d}),
+                        the set point u moved every --hold samples (and at random on 2 %
+                        of the others) to a level in [-2, 2]; d = --delay (default 1)
 
 --noise adds Gaussian noise of that std (series kinds: as a fraction of the
 series' std; sinc: absolute, default 0.1). For the series kinds, --spikes p
@@ -52,6 +55,8 @@ func (generateCommand) Run(_ context.Context, args []string, _ io.Reader, stdout
 	outliers := fs.Int("outliers", 0, "sinc: number of gross outliers (±5)")
 	test := fs.Int("test", 0, "sinc: noise-free grid rows appended for scoring")
 	spikes := fs.Float64("spikes", 0, "series kinds: fraction of samples with a ±10 noise std spike")
+	delay := fs.Int("delay", 1, "hammerstein: the plant's dead time in samples")
+	hold := fs.Int("hold", 20, "hammerstein: samples between the set point's scheduled moves")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, generateUsage)
 		fs.PrintDefaults()
@@ -84,6 +89,9 @@ func (generateCommand) Run(_ context.Context, args []string, _ io.Reader, stdout
 	}
 	if *contam < 0 || *contam > 1 || !(*contamVar >= 0) {
 		return usageErrorf("generate: --contamination must be in [0, 1] and --contamination-var ≥ 0 (got %g, %g)", *contam, *contamVar)
+	}
+	if *delay < 0 || *delay > 1000 || *hold < 1 {
+		return usageErrorf("generate: --delay must be in [0, 1000] and --hold ≥ 1 (got %d, %d)", *delay, *hold)
 	}
 	w := bufio.NewWriter(stdout)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 17, 64) }
@@ -123,6 +131,16 @@ func (generateCommand) Run(_ context.Context, args []string, _ io.Reader, stdout
 			}
 			fmt.Fprintf(w, "%d,%s,%s,%d\n", i, f(spiked[i]), f(y[i]), flag)
 		}
+	case "hammerstein":
+		u, y := synth.Hammerstein(*n, *delay, *hold, *seed)
+		if *noise > 0 {
+			_, sd := meanStd(y)
+			y = synth.AddNoise(y, *noise*sd, *seed)
+		}
+		fmt.Fprintln(w, "t,y,u")
+		for i := range y {
+			fmt.Fprintf(w, "%d,%s,%s\n", i, f(y[i]), f(u[i]))
+		}
 	case "sinc":
 		std := *noise
 		if std < 0 {
@@ -139,7 +157,7 @@ func (generateCommand) Run(_ context.Context, args []string, _ io.Reader, stdout
 			fmt.Fprintf(w, "%s,%s,%s\n", f(xi), f(synth.Sinc(xi)), f(synth.Sinc(xi)))
 		}
 	default:
-		return usageErrorf("generate: unknown kind %q (mackey-glass, lorenz, chua, sinc)", kind)
+		return usageErrorf("generate: unknown kind %q (mackey-glass, lorenz, chua, sinc, hammerstein)", kind)
 	}
 	return w.Flush()
 }

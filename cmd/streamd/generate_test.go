@@ -18,7 +18,7 @@ func TestGenerate(t *testing.T) {
 	for _, tc := range []struct {
 		kind, header string
 		cols         int
-	}{{"mackey-glass", "t,y", 2}, {"lorenz", "t,y", 2}, {"chua", "t,y", 2}, {"sinc", "x,y,f", 3}} {
+	}{{"mackey-glass", "t,y", 2}, {"lorenz", "t,y", 2}, {"chua", "t,y", 2}, {"sinc", "x,y,f", 3}, {"hammerstein", "t,y,u", 3}} {
 		a, err := gen(tc.kind, "-n", "50", "-noise", "0.01")
 		if err != nil {
 			t.Fatalf("%s: %v", tc.kind, err)
@@ -60,6 +60,11 @@ func TestGenerate(t *testing.T) {
 		{"-noise", "NaN"}, {"-noise", "-2"}, {"-spikes", "2"}, {"-spikes", "NaN"}} {
 		if _, err := gen(append([]string{"mackey-glass"}, args...)...); !errors.As(err, &ue) {
 			t.Errorf("mackey-glass %v: %v, want a usage error", args, err)
+		}
+	}
+	for _, args := range [][]string{{"-delay", "-1"}, {"-hold", "0"}} {
+		if _, err := gen(append([]string{"hammerstein"}, args...)...); !errors.As(err, &ue) {
+			t.Errorf("hammerstein %v: %v, want a usage error", args, err)
 		}
 	}
 	for _, args := range [][]string{{"-outliers", "-1"}, {"-test", "-5"}} {

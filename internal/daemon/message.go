@@ -60,17 +60,18 @@ func ModelInfoOf(l *online.Learner) sink.ModelInfo {
 		sigma2 = cfg.Kernel.Sigma2
 	}
 	mi := sink.ModelInfo{
-		M:        info.M,
-		Lags:     cfg.Embedding.YLags,
-		Kernel:   cfg.Kernel.Type.String(),
-		Form:     l.Form().String(),
-		Sigma2:   sigma2,
-		Gamma:    info.Gamma,
-		NoiseStd: scale * math.Sqrt(info.NoiseVar),
-		DEff:     info.DEff,
-		Swaps:    info.Swaps,
-		DF:       info.DF,
-		Combine:  "none",
+		M:         info.M,
+		Lags:      cfg.Embedding.YLags,
+		InputLags: cfg.Embedding.InputLags[:l.Inputs()],
+		Kernel:    cfg.Kernel.Type.String(),
+		Form:      l.Form().String(),
+		Sigma2:    sigma2,
+		Gamma:     info.Gamma,
+		NoiseStd:  scale * math.Sqrt(info.NoiseVar),
+		DEff:      info.DEff,
+		Swaps:     info.Swaps,
+		DF:        info.DF,
+		Combine:   "none",
 	}
 	if th := l.Theta(); th != nil {
 		mi.Combine, mi.DF = "theta", 0 // the steps' distribution is the average's

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/streamd/streamd/internal/narx"
 	"github.com/streamd/streamd/internal/theta"
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // With Combine the Learner publishes the average of its model's forecasts

@@ -71,6 +71,15 @@ type Config struct {
 	// LagCandidates, when not empty, replaces Model.Embedding.YLags by lags
 	// 1..p for the p among the candidates that Tuning ranks first.
 	LagCandidates []int
+	// InputLagOrders > 0 chooses the user inputs' lags at each re-choice
+	// instead of fixing them: k consecutive lags of every input for the
+	// k in 1..InputLagOrders the evidence ranks first, from lag 0 for a
+	// planned input (known at the step predicted) and from 1 for another
+	// (held over the horizon, so its lag 0 would be a value the forecast
+	// does not have). Model.Embedding.InputLags of the user inputs must
+	// then be those of k = InputLagOrders (InputLagsUpTo), the deepest
+	// history the model may need.
+	InputLagOrders int
 	// Tuning ranks the lag candidates: by level-3 evidence (TuneEvidence) or
 	// by iterated validation on the warm-up window (TuneIterated).
 	Tuning Tuning
@@ -279,6 +288,10 @@ func (c Config) Validate() error {
 	if c.TuneSize < 0 || c.TuneHorizon < 0 {
 		return fmt.Errorf("tuning working-set size must be ≥ 0 (got %d)", c.TuneSize)
 	}
+	if c.InputLagOrders < 0 || (c.InputLagOrders > 0 && !slices.EqualFunc(c.Model.Embedding.InputLags[:nUser], InputLagsUpTo(nUser, c.Planned, c.InputLagOrders), slices.Equal)) {
+		return fmt.Errorf("input lag orders %d need the inputs' lags %v (got %v)", c.InputLagOrders,
+			InputLagsUpTo(nUser, c.Planned, c.InputLagOrders), c.Model.Embedding.InputLags[:nUser])
+	}
 	for _, p := range c.LagCandidates {
 		if p < 1 || p+1 > c.Warmup/2 {
 			return fmt.Errorf("lag candidate %d must be in [1, warmup/2 − 1] = [1, %d]", p, c.Warmup/2-1)
@@ -290,6 +303,23 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// InputLagsUpTo returns the lags of n inputs with k consecutive lags
+// each: 0..k−1 for the planned ones (indices in planned), 1..k for the
+// others (Config.InputLagOrders).
+func InputLagsUpTo(n int, planned []int, k int) [][]int {
+	out := make([][]int, n)
+	for i := range out {
+		first := 1
+		if slices.Contains(planned, i) {
+			first = 0
+		}
+		for a := first; a < first+k; a++ {
+			out[i] = append(out[i], a)
+		}
+	}
+	return out
 }
 
 // Observation is one sample of a series: target y at time t and the exogenous

@@ -376,6 +376,9 @@ func configKeys(c Config) []string {
 	if c.NoLevelShift {
 		out = append(out, "level_shift=off")
 	}
+	if c.InputLagOrders > 0 {
+		out = append(out, fmt.Sprintf("input_lag_orders=%d", c.InputLagOrders))
+	}
 	return out
 }
 

@@ -392,6 +392,34 @@ func (l *Learner) inputLags(N int) [][]int {
 	return out
 }
 
+// inputLagSets returns the input lags the re-choice ranks on N samples:
+// inputLags(N) alone, or with Config.InputLagOrders, those lags cut to
+// the first k of every user input's (k = 1..InputLagOrders; the calendar's
+// columns as configured), the first of them the k = 2 set, which the y
+// lags are ranked with. Sets that the samples cut to the same are
+// ranked once.
+func (l *Learner) inputLagSets(N int) [][][]int {
+	all := l.inputLags(N)
+	if l.cfg.InputLagOrders == 0 {
+		return [][][]int{all}
+	}
+	var out [][][]int
+	add := func(k int) {
+		set := slices.Clone(all)
+		for i := range l.nUser {
+			set[i] = all[i][:min(k, len(all[i]))]
+		}
+		if !slices.ContainsFunc(out, func(o [][]int) bool { return slices.EqualFunc(o, set, slices.Equal) }) {
+			out = append(out, set)
+		}
+	}
+	add(min(2, l.cfg.InputLagOrders))
+	for k := 1; k <= l.cfg.InputLagOrders; k++ {
+		add(k)
+	}
+	return out
+}
+
 // forms returns the forms the re-choice ranks: Config.Forms, less Log when a
 // value is not positive, and, where both are candidates, less the
 // differenced forms below richMinSamples.
@@ -619,9 +647,10 @@ func detectPeriods(ys []float64) []int {
 func (l *Learner) choose(ys, us []float64) (structure, error) {
 	N := len(ys)
 	floor := l.logFloor(ys)
-	inLags := l.inputLags(N)
+	inSets := l.inputLagSets(N)
+	inLags := inSets[0]
 	periods := l.periods(ys)
-	sets := l.lagSets(N, periods, inLags)
+	sets := l.lagSets(N, periods, l.inputLags(N))
 	forms := l.forms(ys)
 	kernels := l.cfg.Kernels
 	if len(kernels) == 0 {
@@ -630,7 +659,7 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 	// The common targets: samples from the deepest candidate on.
 	from := 0
 	for _, s := range sets {
-		e := narx.Embedding{YLags: s, InputLags: inLags}
+		e := narx.Embedding{YLags: s, InputLags: l.inputLags(N)}
 		for _, f := range forms {
 			from = max(from, e.Depth()+boolInt(f.Diff))
 		}
@@ -702,6 +731,21 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 					perForm[i] = st
 				}
 			}
+			// The inputs' other lag sets, on the form's best y lags.
+			for _, in := range inSets[1:] {
+				if !perForm[i].fits {
+					break
+				}
+				c := perForm[i].cfg
+				c.Embedding.InputLags = in
+				st, err := try(d, c, rankFit, 0)
+				if err != nil {
+					return structure{}, err
+				}
+				if st.better(perForm[i]) {
+					perForm[i] = st
+				}
+			}
 		}
 	}
 	lead := none
@@ -709,6 +753,10 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 		if st.better(lead) {
 			lead = st
 		}
+	}
+	if lead.fits {
+		// The RBF stage ranks y's lags with the inputs' the linear one chose.
+		base.Embedding.InputLags = lead.cfg.Embedding.InputLags
 	}
 	if slices.Contains(kernels, narx.RBF) && (N >= richMinSamples || !slices.Contains(kernels, narx.Linear)) {
 		// After a linear stage, the RBF ranks the plain form (a nonlinear

@@ -79,19 +79,34 @@ func (mi ModelInfo) MarshalJSON() ([]byte, error) {
 	return w.b, w.err
 }
 
+// ints appends a list of integers as encoding/json would: null for nil.
+func (w *jsonWriter) ints(ls []int) {
+	if ls == nil {
+		w.raw("null")
+		return
+	}
+	w.raw("[")
+	for i, l := range ls {
+		if i > 0 {
+			w.raw(",")
+		}
+		w.b = strconv.AppendInt(w.b, int64(l), 10)
+	}
+	w.raw("]")
+}
+
 // model appends mi's JSON object.
 func (w *jsonWriter) model(mi *ModelInfo) {
 	w.int(`{"m":`, int64(mi.M))
 	w.raw(`,"lags":`)
-	if mi.Lags == nil {
-		w.raw("null")
-	} else {
-		w.raw("[")
-		for i, l := range mi.Lags {
+	w.ints(mi.Lags)
+	if len(mi.InputLags) > 0 {
+		w.raw(`,"input_lags":[`)
+		for i, ls := range mi.InputLags {
 			if i > 0 {
 				w.raw(",")
 			}
-			w.b = strconv.AppendInt(w.b, int64(l), 10)
+			w.ints(ls)
 		}
 		w.raw("]")
 	}

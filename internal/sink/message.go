@@ -71,15 +71,19 @@ type Step struct {
 // increments); DEff is the effective number of parameters, Swaps the
 // working-set swaps accepted so far.
 type ModelInfo struct {
-	M        int     `json:"m"`
-	Lags     []int   `json:"lags"`
-	Kernel   string  `json:"kernel"`
-	Form     string  `json:"form"`
-	Sigma2   float64 `json:"sigma2,omitempty"` // kernels with an RBF part only
-	Gamma    float64 `json:"gamma"`
-	NoiseStd float64 `json:"noise_std"`
-	DEff     float64 `json:"d_eff"`
-	Swaps    int     `json:"swaps"`
+	M    int   `json:"m"`
+	Lags []int `json:"lags"`
+	// InputLags are the lags of each of the record's inputs in use (the
+	// calendar's features, at the step predicted, left out); absent for a
+	// series without inputs.
+	InputLags [][]int `json:"input_lags,omitempty"`
+	Kernel    string  `json:"kernel"`
+	Form      string  `json:"form"`
+	Sigma2    float64 `json:"sigma2,omitempty"` // kernels with an RBF part only
+	Gamma     float64 `json:"gamma"`
+	NoiseStd  float64 `json:"noise_std"`
+	DEff      float64 `json:"d_eff"`
+	Swaps     int     `json:"swaps"`
 	// DF is ν of the steps' predictive distribution, a Student-t scaled to
 	// each step's variance (in the model's form), calibrated on the model's
 	// one-step errors; absent for a normal and for a theta combination.

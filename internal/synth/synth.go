@@ -1,6 +1,7 @@
 // Package synth generates the synthetic benchmark series of
 // ../shared/data/README.md: Mackey–Glass, Lorenz, Chua's double scroll and the
-// book's noisy sinc (with optional outliers). Every generator is deterministic
+// book's noisy sinc (with optional outliers), and a control loop's plant
+// driven by a known input (Hammerstein). Every generator is deterministic
 // given its seed.
 package synth
 
@@ -145,6 +146,42 @@ func NoisySinc(o SincOptions) (x, y, f []float64) {
 		y[i] = sign * o.OutlierValue
 	}
 	return x, y, f
+}
+
+// Hammerstein returns n samples of a plant's input u and output y, a static
+// nonlinearity followed by second-order dynamics with a dead time of delay
+// samples:
+//
+//	y_t = 0.7·y_{t−1} + 0.2·y_{t−2} + tanh(u_{t−delay}),
+//
+// from rest (y = 0 before the first sample, u = 0 before its first value).
+// u is a set point that moves every hold samples (and, at random, on 2 % of
+// the others) to a level uniform in [−2, 2], as an operator or a schedule
+// moves it: known in advance, a planned input. The poles (0.92 and −0.22)
+// make the response to a step settle in about 50 samples; tanh saturates
+// beyond |u| ≈ 1.5, so a linear model misjudges large steps.
+func Hammerstein(n, delay, hold int, seed uint64) (u, y []float64) {
+	rng := rand.New(rand.NewPCG(seed, 0x4a3))
+	u, y = make([]float64, n), make([]float64, n)
+	level := 0.0
+	for t := range n {
+		if t%hold == 0 || rng.Float64() < 0.02 {
+			level = -2 + 4*rng.Float64()
+		}
+		u[t] = level
+		var y1, y2, ud float64
+		if t >= 1 {
+			y1 = y[t-1]
+		}
+		if t >= 2 {
+			y2 = y[t-2]
+		}
+		if t >= delay {
+			ud = u[t-delay]
+		}
+		y[t] = 0.7*y1 + 0.2*y2 + math.Tanh(ud)
+	}
+	return u, y
 }
 
 // AddNoise returns y + std·N(0,1) per sample.

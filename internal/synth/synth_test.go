@@ -88,3 +88,40 @@ func TestNoisySinc(t *testing.T) {
 		t.Errorf("%d gross outliers, want 1..3 (positions may coincide)", big)
 	}
 }
+
+// TestHammerstein: every sample follows the recursion exactly (the same
+// operations, so bit for bit), y is 0 until the dead time has passed, the
+// input stays in [−2, 2] and moves at every multiple of hold (a uniform
+// level repeats with probability 0).
+func TestHammerstein(t *testing.T) {
+	const n, delay, hold = 600, 3, 50
+	u, y := Hammerstein(n, delay, hold, 1)
+	for i := range n {
+		var y1, y2, ud float64
+		if i >= 1 {
+			y1 = y[i-1]
+		}
+		if i >= 2 {
+			y2 = y[i-2]
+		}
+		if i >= delay {
+			ud = u[i-delay]
+		}
+		if want := 0.7*y1 + 0.2*y2 + math.Tanh(ud); y[i] != want {
+			t.Fatalf("y[%d] = %v, want %v", i, y[i], want)
+		}
+		if u[i] < -2 || u[i] > 2 {
+			t.Fatalf("u[%d] = %v outside [−2, 2]", i, u[i])
+		}
+	}
+	for i := hold; i < n; i += hold {
+		if u[i] == u[i-1] {
+			t.Errorf("u held across %d, a multiple of hold", i)
+		}
+	}
+	for i := range delay {
+		if y[i] != 0 {
+			t.Errorf("y[%d] = %v before the dead time ends, want 0", i, y[i])
+		}
+	}
+}
