@@ -821,7 +821,7 @@ func (b *backtest) report(protocol string, nTrain int) *report {
 		Seed: c.Model.Seed, Scale: b.scale, SelectIter: c.Model.Select.MaxIter,
 		SelectPatience: mc.Select.Patience, Horizon: c.Horizon, Every: c.Every, Level: jsonFloat(c.Level),
 	}
-	rep.Config.InputLags = slices.Clone(mc.Embedding.InputLags[:b.l.Inputs()])
+	rep.Config.InputLags = append([][]int{}, mc.Embedding.InputLags[:b.l.Inputs()]...)
 	if k.Type.String() == "poly" {
 		rep.Config.Degree, rep.Config.Offset = k.Degree, jsonFloat(k.Offset)
 	}

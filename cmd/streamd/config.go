@@ -1179,13 +1179,17 @@ func (m *ModelConfig) yLags() []int {
 }
 
 // embedding is the configured regressors of a valid model section: its
-// lags of y (lag 1 with lags: auto) and its inputs' lags.
+// lags of y (lag 1 with lags: auto) and its inputs' lags (each input's
+// first with input_lags: auto): those every re-choice must be able to fit.
 func (m *ModelConfig) embedding() narx.Embedding {
 	e := narx.Embedding{YLags: m.yLags()}
 	if m.Lags.Auto {
 		e.YLags = []int{1}
 	}
 	e.InputLags = m.inputLags()
+	if m.InputLags.Auto && m.Inputs > 0 {
+		e.InputLags = online.InputLagsUpTo(m.Inputs, m.PlannedInputs, 1)
+	}
 	return e
 }
 

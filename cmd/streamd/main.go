@@ -46,7 +46,7 @@ var commands = []struct {
 	{"demo", "the whole daemon path on an in-process broker with replayed series", func() command { return demoCommand{} }},
 	{"run", "run the daemon: Kafka in, forecasts out", func() command { return runCommand{} }},
 	{"backtest", "run a file through the Learner and score its forecasts", func() command { return &backtestCommand{} }},
-	{"generate", "write a synthetic benchmark series (Mackey–Glass, Lorenz, Chua, sinc) as CSV", func() command { return generateCommand{} }},
+	{"generate", "write a synthetic benchmark series (Mackey–Glass, Lorenz, Chua, sinc, a control loop) as CSV", func() command { return generateCommand{} }},
 	{"version", "print the version", func() command { return versionCommand{} }},
 }
 

@@ -222,11 +222,20 @@ func MinWarmup(e narx.Embedding, calendar int) int {
 }
 
 // minWarmup is MinWarmup of c's configured structure: its lags of y (lag
-// 1 with LagCandidates, which are checked on their own) and every input.
+// 1 with LagCandidates, which are checked on their own) and every input's
+// (its first with InputLagOrders).
 func (c Config) minWarmup() int {
 	e := c.Model.Embedding
 	if len(c.LagCandidates) > 0 {
 		e.YLags = []int{1}
+	}
+	if c.InputLagOrders > 0 {
+		// Each input's first lag: the deeper ones join as the samples allow.
+		nUser := len(e.InputLags)
+		if c.calendarAdded {
+			nUser -= c.Calendar.Dim()
+		}
+		e.InputLags = append(InputLagsUpTo(nUser, c.Planned, 1), e.InputLags[nUser:]...)
 	}
 	calendar := c.Calendar.Dim()
 	if c.calendarAdded {
@@ -1190,8 +1199,9 @@ func (l *Learner) youngForecast() Result {
 // last youngWindow values kept (theta.FitYoung: its drift only where the
 // trend is evident), cleaned of gross errors as a re-choice
 // cleans them (cleanGross), its seasonal period as a re-choice would give
-// it (thetaPeriod), each step a normal of its mean and standard deviation
-// flagged Fallback: a series not fitted has no model to forecast with, and
+// it (thetaPeriod), each step its mean and standard deviation with the
+// band of Student's t at that scale (below), flagged Fallback: a series
+// not fitted has no model to forecast with, and
 // its inputs are not used. False, dst untouched, with model.combine none,
 // values too few for the theta method, or a forecast that is not finite.
 // O(w²) for w values: it allocates, and runs before a series' first fit

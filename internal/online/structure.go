@@ -370,7 +370,12 @@ func (l *Learner) lagSets(N int, periods []int, inputLags [][]int) [][]int {
 // grows: a series with many inputs forecasts from its first values on the
 // lags of y and the inputs its samples can carry.
 func (l *Learner) inputLags(N int) [][]int {
-	cfg := l.cfg.Model.Embedding.InputLags
+	return l.fitInputs(N, l.cfg.Model.Embedding.InputLags)
+}
+
+// fitInputs is inputLags for the input lags cfg (every input's, the
+// calendar's columns included).
+func (l *Learner) fitInputs(N int, cfg [][]int) [][]int {
 	out := make([][]int, len(cfg))
 	for i, ls := range cfg {
 		for _, a := range ls {
@@ -393,22 +398,25 @@ func (l *Learner) inputLags(N int) [][]int {
 }
 
 // inputLagSets returns the input lags the re-choice ranks on N samples:
-// inputLags(N) alone, or with Config.InputLagOrders, those lags cut to
-// the first k of every user input's (k = 1..InputLagOrders; the calendar's
-// columns as configured), the first of them the k = 2 set, which the y
-// lags are ranked with. Sets that the samples cut to the same are
-// ranked once.
+// inputLags(N) alone, or with Config.InputLagOrders, the configured lags
+// cut to the first k of every user input's (k = 1..InputLagOrders; the
+// calendar's columns as configured), each then fitted to the samples as
+// inputLags fits the configured ones, so that many inputs keep their
+// first lags where their deeper ones do not fit. The first set is the
+// k = 2 one, which the y lags are ranked with. Sets that the samples cut
+// to the same are ranked once.
 func (l *Learner) inputLagSets(N int) [][][]int {
-	all := l.inputLags(N)
 	if l.cfg.InputLagOrders == 0 {
-		return [][][]int{all}
+		return [][][]int{l.inputLags(N)}
 	}
+	cfg := l.cfg.Model.Embedding.InputLags
 	var out [][][]int
 	add := func(k int) {
-		set := slices.Clone(all)
+		set := slices.Clone(cfg)
 		for i := range l.nUser {
-			set[i] = all[i][:min(k, len(all[i]))]
+			set[i] = cfg[i][:min(k, len(cfg[i]))]
 		}
+		set = l.fitInputs(N, set)
 		if !slices.ContainsFunc(out, func(o [][]int) bool { return slices.EqualFunc(o, set, slices.Equal) }) {
 			out = append(out, set)
 		}
@@ -650,7 +658,7 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 	inSets := l.inputLagSets(N)
 	inLags := inSets[0]
 	periods := l.periods(ys)
-	sets := l.lagSets(N, periods, l.inputLags(N))
+	sets := l.lagSets(N, periods, inSets[0])
 	forms := l.forms(ys)
 	kernels := l.cfg.Kernels
 	if len(kernels) == 0 {
@@ -659,9 +667,11 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 	// The common targets: samples from the deepest candidate on.
 	from := 0
 	for _, s := range sets {
-		e := narx.Embedding{YLags: s, InputLags: l.inputLags(N)}
-		for _, f := range forms {
-			from = max(from, e.Depth()+boolInt(f.Diff))
+		for _, in := range inSets {
+			e := narx.Embedding{YLags: s, InputLags: in}
+			for _, f := range forms {
+				from = max(from, e.Depth()+boolInt(f.Diff))
+			}
 		}
 	}
 	data := make([]formData, len(forms))
@@ -755,7 +765,8 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 		}
 	}
 	if lead.fits {
-		// The RBF stage ranks y's lags with the inputs' the linear one chose.
+		// The RBF stage ranks y's lags with the inputs' the linear one
+		// chose (without one, it ranks the inputs' itself, below).
 		base.Embedding.InputLags = lead.cfg.Embedding.InputLags
 	}
 	if slices.Contains(kernels, narx.RBF) && (N >= richMinSamples || !slices.Contains(kernels, narx.Linear)) {
@@ -775,6 +786,22 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 				c := base
 				c.Kernel.Type = narx.RBF
 				c.Embedding.YLags = s
+				st, err := try(d, c, l.widthRank(), 0)
+				if err != nil {
+					return structure{}, err
+				}
+				if st.better(bestRBF) {
+					bestRBF = st
+				}
+			}
+			// Without a linear stage the inputs' other lag sets are
+			// ranked here, on the best RBF y lags.
+			for _, in := range inSets[1:] {
+				if slices.Contains(kernels, narx.Linear) || !bestRBF.fits {
+					break
+				}
+				c := bestRBF.cfg
+				c.Embedding.InputLags = in
 				st, err := try(d, c, l.widthRank(), 0)
 				if err != nil {
 					return structure{}, err

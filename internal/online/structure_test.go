@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -1374,7 +1375,8 @@ func TestDensePlan(t *testing.T) {
 // input acts at: y_t = 0.5·y_{t−1} + Σ b_a·u_{t−a} + 0.05·e, u white. A
 // planned input acting at lag 0 gets [0], at lags 0 and 1 [0 1]; one not
 // planned (whose candidates start at 1) acting at lag 2 gets [1 2], the
-// shortest set that holds it. With 300 samples and a noise std of 0.05 the
+// shortest set that holds it, and at lag 3 with the RBF kernel alone
+// [1 2 3]. With 300 samples and a noise std of 0.05 the
 // evidence of a missing lag falls by hundreds of nats, an unneeded one
 // costs about half the log of the samples (3 nats), so the choice is not
 // close. A snapshot restores the chosen lags.
@@ -1388,10 +1390,16 @@ func TestInputLagsChosen(t *testing.T) {
 		{"planned, lag 0", []int{0}, []float64{1}, []int{0}},
 		{"planned, lags 0 and 1", []int{0}, []float64{1, -0.8}, []int{0, 1}},
 		{"not planned, lag 2", nil, []float64{0, 0, 1}, []int{1, 2}},
+		// The RBF kernel alone (no linear stage to rank the inputs' lags
+		// in): the RBF stage ranks them, or the first set, [1 2], stays.
+		{"not planned, lag 3, rbf alone", nil, []float64{0, 0, 0, 1}, []int{1, 2, 3}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := testConfig()
 			cfg.Model.Kernel.Type = narx.Linear
+			if strings.HasSuffix(c.name, "rbf alone") {
+				cfg.Model.Kernel.Type = narx.RBF
+			}
 			cfg.Model.AutoGamma = true
 			cfg.LagCandidates = []int{1, 2, 3}
 			cfg.Warmup = 300
@@ -1439,5 +1447,48 @@ func TestInputLagsChosen(t *testing.T) {
 	cfg.Model.Embedding.InputLags = [][]int{{0, 1}}
 	if _, err := NewLearner(cfg); err == nil {
 		t.Errorf("input lags [0 1] with 4 orders of an input not planned: no error")
+	}
+}
+
+// TestInputLagOrdersKeepManyInputs: forty inputs, each with its first
+// four lags a candidate (160 regressors, more than 300 samples hold at two
+// targets per parameter), keep every input in the model at the last
+// re-choice on their first lag at least: the orders' candidate sets are
+// fitted to the samples each, the deeper ones cut before an input is
+// dropped. The configuration needs only the first lags to fit its warm-up.
+func TestInputLagOrdersKeepManyInputs(t *testing.T) {
+	const nu = 40
+	cfg := testConfig()
+	cfg.Model.Kernel.Type = narx.Linear
+	cfg.Model.AutoGamma = true
+	cfg.LagCandidates = []int{1, 2}
+	cfg.Warmup = 300
+	cfg.InputLagOrders = 4
+	cfg.Model.Embedding.InputLags = InputLagsUpTo(nu, nil, 4)
+	if cfg.Model.Embedding.Dim() < 150 || cfg.Warmup >= MinWarmup(cfg.Model.Embedding, 0) {
+		t.Fatalf("the case: %d regressors fit %d samples", cfg.Model.Embedding.Dim(), cfg.Warmup)
+	}
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(2, 7))
+	u := make([]float64, nu)
+	prev := 0.0
+	for i := range 320 {
+		y := 0.5*prev + 0.05*rng.NormFloat64()
+		for k := range u {
+			u[k] = rng.NormFloat64()
+		}
+		prev = y + u[0] // u_0 acts one step later
+		if _, err := l.Observe(Observation{T: int64(i), Y: y, U: u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := l.Model().Config().Embedding.InputLags
+	for i, ls := range got {
+		if len(ls) == 0 {
+			t.Fatalf("input %d left out: %v", i, got)
+		}
 	}
 }

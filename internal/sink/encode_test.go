@@ -63,6 +63,8 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 		"autoregression": func(m *Message) {
 			m.Model.Theta.Alpha, m.Model.Theta.SlopeShare, m.Model.Theta.AR = 0, 0, []float64{1.25, -0.5, 1e-7}
 		},
+		"input lags":           func(m *Message) { m.Model.InputLags = [][]int{{0, 1}, {1, 2, 3}} },
+		"an input left out":    func(m *Message) { m.Model.InputLags = [][]int{{1, 2}, nil, {}} },
 		"no band scale":        func(m *Message) { m.Model.BandScale = 0 },
 		"no level shift":       func(m *Message) { m.Model.LevelShift = 0 },
 		"no days off":          func(m *Message) { m.Model.DaysOff = nil },
