@@ -717,6 +717,25 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 		}
 		return structure{data: d, cfg: c, score: ev, searched: how != rankFit, atBound: bound, fits: true, targets: len(y)}, nil
 	}
+	// rankInputs returns the best of best and best with each of the
+	// inputs' other lag sets (its y lags and kernel kept).
+	rankInputs := func(d formData, best structure, how rankHow) (structure, error) {
+		for _, in := range inSets[1:] {
+			if !best.fits {
+				break
+			}
+			c := best.cfg
+			c.Embedding.InputLags = in
+			st, err := try(d, c, how, 0)
+			if err != nil {
+				return structure{}, err
+			}
+			if st.better(best) {
+				best = st
+			}
+		}
+		return best, nil
+	}
 	base := l.cfg.Model
 	base.Embedding.InputLags = inLags
 	none := structure{score: math.Inf(-1), atBound: true}
@@ -742,19 +761,9 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 				}
 			}
 			// The inputs' other lag sets, on the form's best y lags.
-			for _, in := range inSets[1:] {
-				if !perForm[i].fits {
-					break
-				}
-				c := perForm[i].cfg
-				c.Embedding.InputLags = in
-				st, err := try(d, c, rankFit, 0)
-				if err != nil {
-					return structure{}, err
-				}
-				if st.better(perForm[i]) {
-					perForm[i] = st
-				}
+			var err error
+			if perForm[i], err = rankInputs(d, perForm[i], rankFit); err != nil {
+				return structure{}, err
 			}
 		}
 	}
@@ -796,18 +805,10 @@ func (l *Learner) choose(ys, us []float64) (structure, error) {
 			}
 			// Without a linear stage the inputs' other lag sets are
 			// ranked here, on the best RBF y lags.
-			for _, in := range inSets[1:] {
-				if slices.Contains(kernels, narx.Linear) || !bestRBF.fits {
-					break
-				}
-				c := bestRBF.cfg
-				c.Embedding.InputLags = in
-				st, err := try(d, c, l.widthRank(), 0)
-				if err != nil {
+			if !slices.Contains(kernels, narx.Linear) {
+				var err error
+				if bestRBF, err = rankInputs(d, bestRBF, l.widthRank()); err != nil {
 					return structure{}, err
-				}
-				if st.better(bestRBF) {
-					bestRBF = st
 				}
 			}
 			// The sum of the linear and RBF kernels, on the best RBF lags:
