@@ -290,6 +290,9 @@ func TestWebViewInBrowser(t *testing.T) {
 	cfg.Group = "web"
 	cfg.Decoder.MaxBytes = 512
 	cfg.Registry.Default = lc
+	plant := lc
+	plant.Model.Embedding.InputLags = [][]int{{0, 1}}
+	cfg.Registry.Overrides = []online.Override{{Match: "plant", Config: plant}}
 	d := mustOpen(t, cfg)
 	base := "http://" + d.Addr().String()
 	latest := func(want int64) []float64 { // the API's latest forecast of "web", once it was issued at want
@@ -469,6 +472,25 @@ func TestWebViewInBrowser(t *testing.T) {
 		return s == "rmse:"+items[0].ID+","+items[1].ID+","+items[2].ID
 	})
 	shot("streamd-webui-overview.png")
+
+	// A series with an input, started last (the overview above counts
+	// three): its model's table lists the input's lags.
+	var recs []sink.Record
+	for i := range 40 {
+		u := float64(i % 7)
+		recs = append(recs, sink.Record{Key: []byte("plant"), Value: []byte(fmt.Sprintf(`{"series":"plant","t":%d,"y":%.17g,"u":[%g]}`, i+1, ys[i]+0.5*u, u))})
+	}
+	if err := in.WriteRecords(ctx, recs...); err != nil {
+		t.Fatal(err)
+	}
+	run(chromedp.Navigate(base + "/ui/series.html?id=plant"))
+	waitFor(ctx, t, "the plant's page to list its input's lags", func() bool {
+		text, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector('#model')?.textContent || ''`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(text, "lags of the inputs") && strings.Contains(text, "u0: 0, 1")
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	for _, p := range problems {

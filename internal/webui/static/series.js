@@ -135,6 +135,7 @@ function render() {
   rows($('#model'), v.fitted ? [
     ['working set M', String(m.m)],
     ['lags of y', (m.lags || []).join(', ')],
+    ...(m.input_lags ? [['lags of the inputs', m.input_lags.map((l, i) => `u${i}: ${l ? l.join(', ') : 'none yet'}`).join('; ')]] : []),
     ['kernel', m.kernel || '—'],
     ['form', m.form || '—'],
     ['combined with', m.theta ? `${partner(m.theta)}, period ${m.theta.period || 'none'}` : 'none'],
