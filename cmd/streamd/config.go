@@ -862,18 +862,13 @@ func (m *ModelConfig) validate(p *problems, at string) {
 		depthOK = false
 	}
 	if depthOK {
-		ylags, ulags := m.yLags(), m.InputLags.resolve()
-		if m.InputLags.Auto && m.Inputs > 0 {
-			ulags = []int{0}
-		} else if m.InputLags.Auto {
-			ulags = nil
-		}
+		ylags, ulags, auto := m.yLags(), m.InputLags.resolve(), m.InputLags.Auto
 		switch {
-		case m.Inputs > 0 && len(ulags) == 0:
+		case m.Inputs > 0 && !auto && len(ulags) == 0:
 			p.add(at+".input_lags", "must name at least one lag when %s.inputs is %d (got %s)", at, m.Inputs, m.InputLags)
-		case m.Inputs == 0 && len(ulags) > 0:
+		case m.Inputs == 0 && !auto && len(ulags) > 0:
 			p.add(at+".input_lags", "is set but %s.inputs is 0 (got %s)", at, m.InputLags)
-		case len(ylags) == 0 && len(ulags) == 0:
+		case len(ylags) == 0 && len(m.embedding().InputLags) == 0:
 			p.add(at+".lags", "no regressors: give lags, or inputs with input_lags (got %s)", m.Lags)
 		}
 	}
@@ -1186,9 +1181,10 @@ func (m *ModelConfig) embedding() narx.Embedding {
 	if m.Lags.Auto {
 		e.YLags = []int{1}
 	}
-	e.InputLags = m.inputLags()
-	if m.InputLags.Auto && m.Inputs > 0 {
+	if m.InputLags.Auto {
 		e.InputLags = online.InputLagsUpTo(m.Inputs, m.PlannedInputs, 1)
+	} else {
+		e.InputLags = m.inputLags()
 	}
 	return e
 }
