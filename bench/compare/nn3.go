@@ -21,6 +21,9 @@ type nn3Series struct {
 	Name        string
 	Train, Test []float64
 	File        string // the training values, one per line
+	// Dated, with -nn3-dated, is the same values as a CSV file t,y of
+	// monthly dates from 2000-01: the file streamd reads instead of File.
+	Dated string
 }
 
 // loadNN3 reads the training and test tables and checks they match.
@@ -68,6 +71,26 @@ func holdOut(series []nn3Series, h int) ([]nn3Series, error) {
 	return out, nil
 }
 
+// datedNote is the tables' note of -nn3-dated.
+func (e *env) datedNote() string {
+	if e.dated {
+		return "; streamd's files dated monthly"
+	}
+	return ""
+}
+
+// writeMonthly writes the values y as a CSV file t,y, the first dated
+// 2000-01-01 and each next a calendar month later: NN3's files carry no
+// dates, and these give streamd a monthly time step (its season of 12) as
+// a pipeline's timestamps would. R's series are monthly ts either way.
+func writeMonthly(path string, y []float64) error {
+	rows := make([][]string, len(y))
+	for i, v := range y {
+		rows[i] = []string{time.Date(2000, time.Month(1+i), 1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly), strconv.FormatFloat(v, 'g', -1, 64)}
+	}
+	return writeCSV(path, []string{"t", "y"}, rows)
+}
+
 // writeNN3Files writes each series' training values to dir/NAME.txt.
 func writeNN3Files(series []nn3Series, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -109,7 +132,11 @@ func (e *env) backtestEach(ctx context.Context, series []nn3Series, fcDir string
 	e.parallel(len(series), func(i int) {
 		s := series[i]
 		out := filepath.Join(fcDir, s.Name+".jsonl")
-		r := e.streamd(ctx, append(append([]string{"backtest", "--data", s.File}, args(s)...), "--forecasts", out)...)
+		data := []string{"backtest", "--data", s.File}
+		if s.Dated != "" {
+			data = []string{"backtest", "--data", s.Dated, "--time", "t", "--column", "y"}
+		}
+		r := e.streamd(ctx, append(append(data, args(s)...), "--forecasts", out)...)
 		runs[i].secs = r.Elapsed.Seconds()
 		if r.Err != nil {
 			runs[i].fail = r.reason()
@@ -152,6 +179,14 @@ func (e *env) prepareNN3Cut(suite string, cut func([]nn3Series) ([]nn3Series, er
 	if err := writeNN3Files(series, filepath.Join(dir, "data")); err != nil {
 		return nil, "", "", err
 	}
+	if e.dated {
+		for i := range series {
+			series[i].Dated = filepath.Join(dir, "data", series[i].Name+".csv")
+			if err := writeMonthly(series[i].Dated, series[i].Train); err != nil {
+				return nil, "", "", err
+			}
+		}
+	}
 	fcDir = filepath.Join(dir, "forecasts")
 	if err := os.MkdirAll(fcDir, 0o755); err != nil {
 		return nil, "", "", err
@@ -188,7 +223,7 @@ func (e *env) nn3(ctx context.Context) error {
 	filled.Filled = true
 	runs := append([]methodRun{sd, filled, sdAlone}, rMethods...)
 	runs = append(runs, thetaRun(series))
-	title := fmt.Sprintf("NN3 (%d monthly series, %d-step iterated forecast from the training values)", len(series), nn3Horizon)
+	title := fmt.Sprintf("NN3 (%d monthly series, %d-step iterated forecast from the training values%s)", len(series), nn3Horizon, e.datedNote())
 	return e.reportNN3(series, runs, dir, rElapsed, nn3Horizon, title)
 }
 

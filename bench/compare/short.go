@@ -46,7 +46,7 @@ func (e *env) short(ctx context.Context) error {
 	filled := sd
 	filled.Name = fmt.Sprintf("streamd (defaults), all %d: failures naive, no band", len(series))
 	filled.Filled = true
-	title := fmt.Sprintf("Short series (the first %d values of each of the %d NN3 series, %d-step iterated forecast)",
-		train, len(series), h)
+	title := fmt.Sprintf("Short series (the first %d values of each of the %d NN3 series, %d-step iterated forecast%s)",
+		train, len(series), h, e.datedNote())
 	return e.reportNN3(series, append([]methodRun{sd, filled}, rMethods...), dir, rElapsed, h, title)
 }

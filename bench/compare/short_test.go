@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -41,6 +44,30 @@ func TestShortFlagsRefused(t *testing.T) {
 		err := run(context.Background(), args, &out, &errw)
 		if err == nil || !strings.Contains(err.Error(), "-short-train and -short-horizon") {
 			t.Errorf("%v: %v, want the flags refused", args, err)
+		}
+	}
+}
+
+// writeMonthly's file: a header t,y, the first value dated 2000-01-01 and
+// each next a calendar month later, across the year's end; the values
+// written exactly (shortest round-trip form).
+func TestWriteMonthly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.csv")
+	y := []float64{1.5, 2, 1e-7, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, math.Nextafter(0.3, 1)}
+	if err := writeMonthly(path, y); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != len(y)+1 || lines[0] != "t,y" {
+		t.Fatalf("%d lines, header %q", len(lines), lines[0])
+	}
+	for i, want := range map[int]string{1: "2000-01-01,1.5", 3: "2000-03-01,1e-07", 12: "2000-12-01,12", 13: "2001-01-01,13", 14: "2001-02-01,0.30000000000000004"} {
+		if lines[i] != want {
+			t.Errorf("line %d %q, want %q", i, lines[i], want)
 		}
 	}
 }

@@ -499,19 +499,19 @@ func (b *backtest) prequential(ctx context.Context) (*report, error) {
 			return nil, err
 		}
 		if res.Fitted && k >= from && res.Filled == 0 {
-			df := res.DF
+			d := tOfVariance(res.DF)
 			if b.l.Form().Log {
-				df = 0 // as stepsDF
+				d = normal // as stepDensities
 			}
-			b.add(1, b.s.target(k), res.Prediction, res.Std, res.Std, res.Lo, res.Hi, df)
+			b.add(1, b.s.target(k), res.Prediction, res.Std, res.Std, res.Lo, res.Hi, d)
 			tk := float64(b.s.t[k])
 			b.actual = append(b.actual, plotter.XY{X: tk, Y: b.s.target(k)})
 			b.band = append(b.band, bandPoint{t: tk, mean: res.Prediction, lo: res.Lo, hi: res.Hi})
 		}
-		df := b.stepsDF()
+		d := b.stepDensities()
 		for _, st := range res.Forecast {
 			if j, ok := b.s.at(st.T, b.jitter()); ok && st.H >= 2 && j >= from {
-				b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi, stepDF(st, df))
+				b.add(st.H, b.s.target(j), st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi, d.of(st))
 			}
 		}
 		if err := b.write(k, res); err != nil {
@@ -574,12 +574,12 @@ func (b *backtest) iterated(ctx context.Context) (*report, error) {
 	}
 	b.byH = make([]score, H)
 	nEval := 0
-	df := b.stepsDF()
+	d := b.stepDensities()
 	for h, st := range steps {
 		if math.IsNaN(truth[h]) {
 			continue
 		}
-		b.add(st.H, truth[h], st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi, stepDF(st, df))
+		b.add(st.H, truth[h], st.Mean, st.Std, st.OneStepStd, st.Lo, st.Hi, d.of(st))
 		nEval++
 	}
 	for j := max(0, train-2*H); j < min(b.s.len(), train+H); j++ {
@@ -600,33 +600,42 @@ func (b *backtest) iterated(ctx context.Context) (*report, error) {
 	rep := b.report("iterated", train)
 	rep.NEval = nEval
 	rep.Config.Horizon = H
-	rep.Cumulative = cumulative(steps, truth, df)
+	rep.Cumulative = cumulative(steps, truth, d)
 	return rep, nil
 }
 
-func (b *backtest) add(h int, y, mean, std, oneStepStd, lo, hi, df float64) {
-	b.byH[h-1].add(y, mean, std, oneStepStd, lo, hi, df)
-	b.pooled.add(y, mean, std, oneStepStd, lo, hi, df)
+func (b *backtest) add(h int, y, mean, std, oneStepStd, lo, hi float64, d density) {
+	b.byH[h-1].add(y, mean, std, oneStepStd, lo, hi, d)
+	b.pooled.add(y, mean, std, oneStepStd, lo, hi, d)
 }
 
-// stepsDF is ν of the Student-t the Learner's forecast steps are scaled
-// from (model.df; 0 for a normal), as its messages state it. A log form's
-// steps, and the average of a theta combination, are scored with the
-// Gaussian of their std.
-func (b *backtest) stepsDF() float64 {
-	if !b.l.Fitted() || b.l.Form().Log || b.l.Theta() != nil {
-		return 0
+// stepDensities are the densities of the Learner's forecast steps as its
+// messages state them (docs/messages.md, steps[].lo and fallback): a
+// model's steps are the Student's t of model.df scaled to their variance,
+// or the normal; a log form's steps, and the average of a theta
+// combination, are scored with the Gaussian of their std. A fallback step
+// is the normal, but a young series', Student's t of Learner.YoungDF at
+// scale std.
+func (b *backtest) stepDensities() densities {
+	switch {
+	case !b.l.Fitted():
+		return densities{model: normal, fallback: tOfScale(b.l.YoungDF())}
+	case b.l.Form().Log || b.l.Theta() != nil:
+		return densities{model: normal, fallback: normal}
 	}
-	return b.l.Model().Info().DF
+	return densities{model: tOfVariance(b.l.Model().Info().DF), fallback: normal}
 }
 
-// stepDF is the ν a forecast step's predictive has, given the model's steps'
-// df (stepsDF): a fallback step's is a normal.
-func stepDF(st online.ForecastStep, df float64) float64 {
+// densities are a forecast's densities of the model's steps and of its
+// fallback steps (online.ForecastStep.Fallback).
+type densities struct{ model, fallback density }
+
+// of is the density of step st.
+func (d densities) of(st online.ForecastStep) density {
 	if st.Fallback {
-		return 0
+		return d.fallback
 	}
-	return df
+	return d.model
 }
 
 // write emits the message of observation k when there is something to say.
@@ -665,7 +674,7 @@ func thetaString(th *sink.ThetaInfo) string {
 // cumulative scores the first k steps of an iterated forecast for a few k
 // (10, 20, 50, 100, …, and all steps): the Santa Fe protocol quotes the NMSE
 // of the first 20 steps beside that of all 100.
-func cumulative(steps []online.ForecastStep, truth []float64, df float64) []cumulativeMetrics {
+func cumulative(steps []online.ForecastStep, truth []float64, d densities) []cumulativeMetrics {
 	var out []cumulativeMetrics
 	var s score
 	n := len(truth)
@@ -674,7 +683,7 @@ func cumulative(steps []online.ForecastStep, truth []float64, df float64) []cumu
 	}
 	for i := range min(len(steps), n) {
 		if !math.IsNaN(truth[i]) { // a missing value: no target
-			s.add(truth[i], steps[i].Mean, steps[i].Std, steps[i].OneStepStd, steps[i].Lo, steps[i].Hi, stepDF(steps[i], df))
+			s.add(truth[i], steps[i].Mean, steps[i].Std, steps[i].OneStepStd, steps[i].Lo, steps[i].Hi, d.of(steps[i]))
 		}
 		k := i + 1
 		if k == n || (k >= 10 && slices.Contains([]int{10, 20, 50}, k)) || (k >= 100 && k%100 == 0) {

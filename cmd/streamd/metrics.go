@@ -27,40 +27,60 @@ type score struct {
 
 // add scores the prediction of y: its band [lo, hi] (the exact quantiles the
 // forecast reports, which a transformed form makes asymmetric), its point
-// forecast mean and its density — the Student-t with df degrees of freedom
-// scaled to variance std² (the model's calibrated predictive, model.df), or
-// for df = 0 the Gaussian N(mean, std²) — and the baseline
+// forecast mean and its density d about mean at std, and the baseline
 // N(mean, baseStd²). A zero std gives an infinite log density term when
 // y ≠ mean.
-func (s *score) add(y, mean, std, baseStd, lo, hi, df float64) {
+func (s *score) add(y, mean, std, baseStd, lo, hi float64, d density) {
 	s.n++
-	d := y - s.yMean
-	s.yMean += d / float64(s.n)
-	s.yM2 += d * (y - s.yMean)
+	dy := y - s.yMean
+	s.yMean += dy / float64(s.n)
+	s.yM2 += dy * (y - s.yMean)
 	e := y - mean
 	s.sse += e * e
 	s.sae += math.Abs(e)
 	if lo <= y && y <= hi {
 		s.covered++
 	}
-	s.nlpd += predictiveNLPD(e, std, df)
+	s.nlpd += d.nlpd(e, std)
 	if math.Abs(e) <= z95*baseStd {
 		s.baseCovered++
 	}
 	s.baseNLPD += gaussNLPD(e, baseStd)
 }
 
-// predictiveNLPD is −log p(e) for the Student-t of df > 2 degrees of
-// freedom and variance std² (scale std·√((df−2)/df)), or for df = 0 the
-// Gaussian N(0, std²).
-func predictiveNLPD(e, std, df float64) float64 {
+// A density is the family of a step's predictive distribution about its
+// point forecast, in units of the step's std: Student's t with df degrees
+// of freedom at scale scale·std, or for df = 0 the normal of standard
+// deviation std (scale 1).
+type density struct{ df, scale float64 }
+
+// normal is the Gaussian N(mean, std²).
+var normal = density{0, 1}
+
+// tOfVariance is the Student's t of df > 2 degrees of freedom scaled to
+// variance std² (scale std·√((df−2)/df)): a calibrated model's predictive,
+// model.df; for df = 0 the normal.
+func tOfVariance(df float64) density {
 	if df == 0 {
-		return gaussNLPD(e, std)
+		return normal
 	}
-	v := std * std * (df - 2) // df·scale²
-	lg1, _ := math.Lgamma((df + 1) / 2)
-	lg2, _ := math.Lgamma(df / 2)
-	return lg2 - lg1 + 0.5*math.Log(math.Pi*v) + (df+1)/2*math.Log1p(e*e/v)
+	return density{df, math.Sqrt((df - 2) / df)}
+}
+
+// tOfScale is the Student's t of df > 0 degrees of freedom at scale std,
+// whose band is mean ∓ t_df·std: a young series' (online.Learner.YoungDF).
+func tOfScale(df float64) density { return density{df, 1} }
+
+// nlpd is −log p(e) for the prediction error e of a step of std std.
+func (d density) nlpd(e, std float64) float64 {
+	s := d.scale * std
+	if d.df == 0 {
+		return gaussNLPD(e, s)
+	}
+	v := d.df * s * s // ν·scale²
+	lg1, _ := math.Lgamma((d.df + 1) / 2)
+	lg2, _ := math.Lgamma(d.df / 2)
+	return lg2 - lg1 + 0.5*math.Log(math.Pi*v) + (d.df+1)/2*math.Log1p(e*e/v)
 }
 
 // gaussNLPD is −log N(e; 0, std²).

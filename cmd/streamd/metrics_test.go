@@ -16,10 +16,24 @@ func near(a, b, tol float64) bool {
 // + (5/2)·ln(1 + 1/2).
 func TestScoreStudentT(t *testing.T) {
 	var s score
-	s.add(0, 0, 1, 1, -2, 2, 4)
-	s.add(1, 0, 1, 1, -2, 2, 4)
+	s.add(0, 0, 1, 1, -2, 2, tOfVariance(4))
+	s.add(1, 0, 1, 1, -2, 2, tOfVariance(4))
 	at0 := -math.Log(3*math.Sqrt(math.Pi)/4) + 0.5*math.Log(4*math.Pi) + math.Log(math.Sqrt(0.5))
 	want := (2*at0 + 2.5*math.Log(1.5)) / 2
+	if got := float64(s.metrics().NLPD); !near(got, want, 1e-14) {
+		t.Errorf("nlpd = %.17g, want %.17g", got, want)
+	}
+}
+
+// A young series' step is scored with Student's t at scale std: ν = 2,
+// std 2, whose density is (1/std)·1/(2√2·(1 + x²/2)^{3/2}) at x = e/std:
+// −log p = ln 2 + ln(2√2) at e = 0, and + (3/2)·ln(1 + 1/2) at e = 2.
+func TestScoreStudentTAtScale(t *testing.T) {
+	var s score
+	s.add(0, 0, 2, 2, -9, 9, tOfScale(2))
+	s.add(2, 0, 2, 2, -9, 9, tOfScale(2))
+	at0 := math.Log(2) + math.Log(2*math.Sqrt(2))
+	want := (2*at0 + 1.5*math.Log(1.5)) / 2
 	if got := float64(s.metrics().NLPD); !near(got, want, 1e-14) {
 		t.Errorf("nlpd = %.17g, want %.17g", got, want)
 	}
@@ -34,9 +48,9 @@ func TestScoreClosedForm(t *testing.T) {
 	//   NLPD = ½log(2π) + (0 + 1 + 4)/(2·3) = 0.918939 + 0.833333
 	// Baseline std 2: all |e| ≤ 3.92 → coverage 1; NLPD = ½log(8π) + 5/(2·4·3).
 	var s score
-	s.add(1, 1, 1, 2, 1-z95*1, 1+z95*1, 0)
-	s.add(2, 1, 1, 2, 1-z95*1, 1+z95*1, 0)
-	s.add(3, 5, 1, 2, 5-z95*1, 5+z95*1, 0)
+	s.add(1, 1, 1, 2, 1-z95*1, 1+z95*1, normal)
+	s.add(2, 1, 1, 2, 1-z95*1, 1+z95*1, normal)
+	s.add(3, 5, 1, 2, 5-z95*1, 5+z95*1, normal)
 	m := s.metrics()
 	for _, c := range []struct {
 		name      string
@@ -63,13 +77,13 @@ func TestScoreClosedForm(t *testing.T) {
 // |e| = 1.96σ counts as covered, just beyond it does not.
 func TestScoreNLPDScale(t *testing.T) {
 	var s score
-	s.add(10, 10, 2, 2, 10-z95*2, 10+z95*2, 0)
+	s.add(10, 10, 2, 2, 10-z95*2, 10+z95*2, normal)
 	if m := s.metrics(); !near(float64(m.NLPD), 0.5*math.Log(8*math.Pi), 1e-15) {
 		t.Errorf("nlpd = %v", m.NLPD)
 	}
 	var edge score
-	edge.add(z95*2, 0, 2, 2, -z95*2, z95*2, 0)
-	edge.add(z95*2*(1+1e-9), 0, 2, 2, -z95*2, z95*2, 0)
+	edge.add(z95*2, 0, 2, 2, -z95*2, z95*2, normal)
+	edge.add(z95*2*(1+1e-9), 0, 2, 2, -z95*2, z95*2, normal)
 	if got := float64(edge.metrics().Coverage95); got != 0.5 {
 		t.Errorf("coverage at the band edge = %v, want 0.5", got)
 	}
@@ -80,8 +94,8 @@ func TestScoreNLPDScale(t *testing.T) {
 // NMSE = (0.25 + 0.25)/(2 · 0.25) = 1.
 func TestScoreNMSEOffset(t *testing.T) {
 	var s score
-	s.add(1e9, 1e9+0.5, 1, 1, 1e9+0.5-z95*1, 1e9+0.5+z95*1, 0)
-	s.add(1e9+1, 1e9+0.5, 1, 1, 1e9+0.5-z95*1, 1e9+0.5+z95*1, 0)
+	s.add(1e9, 1e9+0.5, 1, 1, 1e9+0.5-z95*1, 1e9+0.5+z95*1, normal)
+	s.add(1e9+1, 1e9+0.5, 1, 1, 1e9+0.5-z95*1, 1e9+0.5+z95*1, normal)
 	if m := s.metrics(); !near(float64(m.NMSE), 1, 1e-12) {
 		t.Errorf("nmse = %v, want 1", m.NMSE)
 	}
@@ -97,13 +111,13 @@ func TestScoreDegenerate(t *testing.T) {
 		t.Errorf("empty metrics: %s", b)
 	}
 	var one score // a single target has zero variance: NMSE undefined
-	one.add(3, 2, 1, 1, 2-z95*1, 2+z95*1, 0)
+	one.add(3, 2, 1, 1, 2-z95*1, 2+z95*1, normal)
 	m := one.metrics()
 	if !math.IsNaN(float64(m.NMSE)) || float64(m.RMSE) != 1 {
 		t.Errorf("one target: %+v", m)
 	}
 	var zero score // σ = 0 and a miss: infinite NLPD, encoded null
-	zero.add(1, 0, 0, 0, 0-z95*0, 0+z95*0, 0)
+	zero.add(1, 0, 0, 0, 0-z95*0, 0+z95*0, normal)
 	if b, _ := json.Marshal(zero.metrics().NLPD); string(b) != "null" {
 		t.Errorf("nlpd with σ = 0: %s", b)
 	}

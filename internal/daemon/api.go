@@ -486,19 +486,30 @@ type FanStep struct {
 // carried back, so each side scales with the quantile: the bound at level p
 // is mean + (hi − mean)·q_p/q_level in that form, mapped back, exact for
 // either distribution. A fallback step (sink.Step.Fallback) is a normal in
-// y whatever the form.
-func fan(steps []sink.Step, form string, level, df float64) []FanStep {
+// y whatever the form, but a young series' (youngDF > 0: the message's
+// model.theta.df when its kernel is "none"), which is Student's t of youngDF
+// degrees of freedom at scale std.
+func fan(steps []sink.Step, form string, level, df, youngDF float64) []FanStep {
 	inLogs := form == "log" || form == "log+diff"
-	// ratio[d][i]: the half-width at FanLevels[i] over that at level, for
-	// a normal (d = 0) and for the model's t (d = 1); the t's scale to unit
-	// variance cancels. half[d][i]: the half-width in stds, for a step
-	// whose bounds in logs are not finite.
-	var ratio, half [2][]float64
-	for d, nu := range []float64{0, df} {
-		ql := narx.StandardQuantile(nu, level)
+	// half[d][i]: the half-width at FanLevels[i] in stds, for a normal
+	// (d = 0), the model's t scaled to variance std² (d = 1) and the young
+	// t at scale std (d = 2); ratio[d][i]: that over the half-width at
+	// level, in which a t's scale cancels.
+	const normal, modelT, youngT = 0, 1, 2
+	quantile := [3]func(p float64) float64{
+		func(p float64) float64 { return narx.StandardQuantile(0, p) },
+		func(p float64) float64 { return narx.StandardQuantile(df, p) },
+		func(p float64) float64 { return narx.TQuantile(youngDF, 0.5+p/2) },
+	}
+	var ratio, half [3][]float64
+	for d, q := range quantile {
+		if (d == modelT && !(df > 2)) || (d == youngT && !(youngDF > 0)) {
+			continue // not used: a t of df ≤ 2 has no variance to scale to, and the models' have more
+		}
+		ql := q(level)
 		for _, p := range FanLevels {
-			q := narx.StandardQuantile(nu, p)
-			ratio[d], half[d] = append(ratio[d], q/ql), append(half[d], q)
+			qp := q(p)
+			ratio[d], half[d] = append(ratio[d], qp/ql), append(half[d], qp)
 		}
 	}
 	id := func(v float64) float64 { return v }
@@ -506,14 +517,17 @@ func fan(steps []sink.Step, form string, level, df float64) []FanStep {
 	for k, s := range steps {
 		f := FanStep{H: s.H, T: s.T, Mean: optFloat(s.Mean), Lo: make([]optFloat, len(FanLevels)), Hi: make([]optFloat, len(FanLevels))}
 		to, from := id, id
-		if inLogs && !s.Fallback { // a fallback step is a normal in y
+		if inLogs && !s.Fallback { // a fallback step is a distribution in y
 			to, from = math.Log, math.Exp
 		}
 		m, lo, hi := to(s.Mean), to(s.Lo), to(s.Hi)
 		ok := !(math.IsNaN(m) || math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(m, 0) || math.IsInf(lo, 0) || math.IsInf(hi, 0))
-		d := 1
-		if s.Fallback || !(df > 2) { // a t of df ≤ 2 has no variance to scale to: the models' have more
-			d = 0
+		d := modelT
+		switch {
+		case s.Fallback && youngDF > 0:
+			d = youngT
+		case s.Fallback || !(df > 2):
+			d = normal
 		}
 		for i, r := range ratio[d] {
 			if !ok { // a bound at 0 in logs: fall back to the std
@@ -578,7 +592,12 @@ func viewOf(s SeriesSummary) seriesView {
 	if s.Latest != nil {
 		// The latest message's model made its steps (the summary's model
 		// may be newer, after a refit that has not forecast yet).
-		v.Fan = fan(s.Latest.Steps, s.Latest.Model.Form, float64(s.Level), s.Latest.Model.DF)
+		mi := s.Latest.Model
+		youngDF := 0.0
+		if mi.Kernel == "none" && mi.Theta != nil {
+			youngDF = mi.Theta.DF
+		}
+		v.Fan = fan(s.Latest.Steps, mi.Form, float64(s.Level), mi.DF, youngDF)
 	}
 	n := len(s.History)
 	c := historyColumns{T: make([]int64, n), Y: make([]optFloat, n), Prediction: make([]optFloat, n),

@@ -110,7 +110,7 @@ func thetaInfo(th *theta.Model, w float64) *sink.ThetaInfo {
 	if len(th.AR) > 0 {
 		alpha, drift = 0, 0 // no smoothing, no line (its weight 0 leaves a −0 drift)
 	}
-	info := &sink.ThetaInfo{Alpha: alpha, Drift: drift, SlopeShare: th.Weight, Phi: th.Phi, AR: th.AR, Period: len(th.Season), Additive: th.Additive, Profile: th.Profile, ModelWeight: w}
+	info := &sink.ThetaInfo{Alpha: alpha, Drift: drift, SlopeShare: th.Weight, Phi: th.Phi, AR: th.AR, Period: len(th.Season), Additive: th.Additive, Profile: th.Profile, ModelWeight: w, DF: th.DF()}
 	if th.Measured { // never on a damped trend or an autoregression (theta.Model.SetGrowth)
 		info.Growth = new(th.Growth) // a pointer: present when measured, 0 included
 	}

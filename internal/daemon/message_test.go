@@ -23,7 +23,7 @@ func TestMessageJSONShape(t *testing.T) {
 	SetResult(&m, "s1", 1037, 86, res)
 	m.IssuedAt = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	m.Model = sink.ModelInfo{M: 100, Lags: []int{1, 2}, Kernel: "rbf", Form: "log", Sigma2: 40, Gamma: 100, NoiseStd: 0.5, DEff: 12.5, Swaps: 3,
-		Combine: "theta", Theta: &sink.ThetaInfo{Alpha: 0.25, Drift: -1.5, SlopeShare: 0.5, Period: 12, ModelWeight: 0.375}, BandScale: 0.75}
+		Combine: "theta", Theta: &sink.ThetaInfo{Alpha: 0.25, Drift: -1.5, SlopeShare: 0.5, Period: 12, ModelWeight: 0.375, DF: 10}, BandScale: 0.75}
 	b, err := json.Marshal(&m)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestMessageJSONShape(t *testing.T) {
 		},
 		"model": map[string]any{"m": 100.0, "lags": []any{1.0, 2.0}, "kernel": "rbf", "form": "log", "sigma2": 40.0, "gamma": 100.0,
 			"noise_std": 0.5, "d_eff": 12.5, "swaps": 3.0, "combine": "theta",
-			"theta": map[string]any{"alpha": 0.25, "drift": -1.5, "slope_share": 0.5, "period": 12.0, "model_weight": 0.375}, "band_scale": 0.75},
+			"theta": map[string]any{"alpha": 0.25, "drift": -1.5, "slope_share": 0.5, "period": 12.0, "model_weight": 0.375, "df": 10.0}, "band_scale": 0.75},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("message JSON\n got %s\nwant %v", b, want)

@@ -32,33 +32,42 @@ import (
 // 1.959963984540054, z(0.8) = 1.2815515655446004, z(0.5) =
 // 0.6744897501960817 (R qnorm(c(.975, .9, .75))); a Student t of ν = 3 df:
 // 3.182446305284263, 1.637744353696210, 0.7648923284225570 (R qt(c(.975,
-// .9, .75), 3)). At the reported level
+// .9, .75), 3)); of ν = 2, whose quantile has the closed form
+// (2p − 1)/√(2p(1 − p)): 4.302652729749462, 1.885618083164127,
+// 0.8164965809277260. At the reported level
 // the band is [lo, hi] itself; in logs the bands are asymmetric about the
 // point forecast, their logs symmetric (a fallback step's are symmetric in
-// y, and normal whatever df). Bands nest. Tolerance 1e-10 relative: a few
-// roundings of values of order 1–100, and narx.TQuantile's 1e-12 against
-// distuv.
+// y, and normal whatever df; a young series' are its t's). Bands nest.
+// Tolerance 1e-10 relative: a few roundings of values of order 1–100, and
+// narx.TQuantile's 1e-12 against distuv.
 func TestFanBands(t *testing.T) {
 	z := []float64{0.6744897501960817, 1.2815515655446004, 1.959963984540054}
 	q3 := []float64{0.7648923284225570, 1.637744353696210, 3.182446305284263}
+	var q2 []float64
+	for _, p := range []float64{0.75, 0.9, 0.975} {
+		q2 = append(q2, (2*p-1)/math.Sqrt(2*p*(1-p)))
+	}
 	id := func(v float64) float64 { return v }
 	for _, tc := range []struct {
-		form  string
-		df    float64
-		steps []sink.Step
-		to    func(float64) float64
-		q     []float64 // the quantiles the bands scale with
+		form      string
+		df, young float64
+		steps     []sink.Step
+		to        func(float64) float64
+		q         []float64 // the quantiles the bands scale with
 	}{
-		{"none", 0, []sink.Step{{H: 1, T: 11, Mean: 10, Std: 2, Lo: 10 - 2*z[2], Hi: 10 + 2*z[2]}, {H: 2, T: 12, Mean: -1, Std: 0.5, Lo: -2, Hi: 0.5}},
+		{"none", 0, 0, []sink.Step{{H: 1, T: 11, Mean: 10, Std: 2, Lo: 10 - 2*z[2], Hi: 10 + 2*z[2]}, {H: 2, T: 12, Mean: -1, Std: 0.5, Lo: -2, Hi: 0.5}},
 			id, z},
-		{"log+diff", 0, []sink.Step{{H: 1, T: 11, Mean: 10, Std: 3, Lo: 5, Hi: 20}}, math.Log, z},
+		{"log+diff", 0, 0, []sink.Step{{H: 1, T: 11, Mean: 10, Std: 3, Lo: 5, Hi: 20}}, math.Log, z},
 		// A fallback step is a normal in y whatever the form and df.
-		{"log", 3, []sink.Step{{H: 3, T: 13, Mean: 10, Std: 2, Lo: 10 - 2*z[2], Hi: 10 + 2*z[2], Fallback: true}},
+		{"log", 3, 0, []sink.Step{{H: 3, T: 13, Mean: 10, Std: 2, Lo: 10 - 2*z[2], Hi: 10 + 2*z[2], Fallback: true}},
 			id, z},
-		{"none", 3, []sink.Step{{H: 1, T: 11, Mean: 10, Std: 2, Lo: 10 - 2*q3[2], Hi: 10 + 2*q3[2]}}, id, q3},
-		{"log", 3, []sink.Step{{H: 1, T: 11, Mean: 10, Std: 3, Lo: 4, Hi: 25}}, math.Log, q3},
+		{"none", 3, 0, []sink.Step{{H: 1, T: 11, Mean: 10, Std: 2, Lo: 10 - 2*q3[2], Hi: 10 + 2*q3[2]}}, id, q3},
+		{"log", 3, 0, []sink.Step{{H: 1, T: 11, Mean: 10, Std: 3, Lo: 4, Hi: 25}}, math.Log, q3},
+		// A young series' steps: Student's t of its ν at scale std.
+		{"none", 0, 2, []sink.Step{{H: 1, T: 11, Mean: 10, Std: 2, Lo: 10 - 2*q2[2], Hi: 10 + 2*q2[2], Fallback: true},
+			{H: 2, T: 12, Mean: 11, Std: 3, Lo: 11 - 3*q2[2], Hi: 11 + 3*q2[2], Fallback: true}}, id, q2},
 	} {
-		got := fan(tc.steps, tc.form, 0.95, tc.df)
+		got := fan(tc.steps, tc.form, 0.95, tc.df, tc.young)
 		for k, f := range got {
 			s := tc.steps[k]
 			if f.H != s.H || f.T != s.T || float64(f.Mean) != s.Mean || len(f.Lo) != len(FanLevels) || len(f.Hi) != len(FanLevels) {
@@ -79,6 +88,30 @@ func TestFanBands(t *testing.T) {
 			if math.Abs(float64(f.Lo[last])-s.Lo) > 1e-12*math.Abs(s.Lo) || math.Abs(float64(f.Hi[last])-s.Hi) > 1e-12*math.Abs(s.Hi) {
 				t.Errorf("%s step %d: 95 %% band [%g, %g], the step's [%g, %g]", tc.form, k, f.Lo[last], f.Hi[last], s.Lo, s.Hi)
 			}
+		}
+	}
+}
+
+// A young series' view draws its steps' fan with the t of the message's
+// model.theta.df (ν = 2: the quantile's closed form as in TestFanBands), a
+// fitted series' fallback steps with the normal. 1e-12 relative: one
+// rounding of each operand.
+func TestViewFanOfYoungSeries(t *testing.T) {
+	step := sink.Step{H: 1, T: 5, Mean: 10, Std: 2, Fallback: true}
+	tq := func(p float64) float64 { return (2*p - 1) / math.Sqrt(2*p*(1-p)) }
+	step.Lo, step.Hi = step.Mean-step.Std*tq(0.975), step.Mean+step.Std*tq(0.975)
+	for _, tc := range []struct {
+		kernel string
+		half   float64 // the 50 % band's half-width
+	}{
+		{"none", step.Std * tq(0.75)},
+		{"rbf", step.Std * tq(0.975) * 0.6744897501960817 / 1.959963984540054},
+	} {
+		m := &sink.Message{Steps: []sink.Step{step}, Model: sink.ModelInfo{Kernel: tc.kernel, Form: "none", Theta: &sink.ThetaInfo{DF: 2}}}
+		v := viewOf(SeriesSummary{Latest: m, Level: 0.95})
+		i := slices.Index(FanLevels, 0.5)
+		if got := float64(v.Fan[0].Hi[i]) - step.Mean; i < 0 || math.Abs(got-tc.half) > 1e-12*tc.half {
+			t.Errorf("kernel %s: 50 %% half-width %v, want %v", tc.kernel, got, tc.half)
 		}
 	}
 }

@@ -821,6 +821,9 @@ func TestYoungSeriesForecastByTheta(t *testing.T) {
 				t.Fatalf("value %d, step %d: %+v, want theta's %+v with the band ± %v·std", i+1, h+1, st, want, q)
 			}
 		}
+		if l.YoungDF() != float64(i+1-2) {
+			t.Fatalf("value %d: YoungDF %g, want n − 2 = %d", i+1, l.YoungDF(), i+1-2)
+		}
 		published := slices.Clone(res.Forecast)
 		asked, copied := forecastOf(t, l, cfg.Horizon), forecastOf(t, l.ForecastCopy(), cfg.Horizon)
 		snap, _ := l.MarshalBinary()

@@ -364,10 +364,11 @@ type ForecastStep struct {
 	Mean, Std  float64
 	Lo, Hi     float64
 	OneStepStd float64 // the level-1 std alone, without fed-back uncertainty
-	// Fallback: the model's step was not plausible (Learner.plausible), or
-	// the series has no model yet (a young forecast, youngForecast), and
+	// Fallback: the model's step was not plausible (Learner.plausible), and
 	// the step is the fallback's, a normal predictive: the theta method's,
-	// or the series' values' mean and standard deviation.
+	// or the series' values' mean and standard deviation. Or the series has
+	// no model yet (a young forecast, youngSteps), and the step is the
+	// theta method's, Student's t of ν = Learner.YoungDF at scale Std.
 	Fallback bool
 }
 
@@ -628,6 +629,18 @@ func (l *Learner) Theta() *theta.Model {
 		return l.young
 	}
 	return l.th
+}
+
+// YoungDF is ν of the Student's t of a young forecast's steps
+// (youngSteps): Lo, Hi = Mean ∓ t_ν·Std, so Std is the t's scale, not its
+// standard deviation; ν is the theta method's residual degrees of freedom
+// (theta.Model.DF). 0 once the series is fitted, and before its first young
+// forecast.
+func (l *Learner) YoungDF() float64 {
+	if l.model.Fitted() || l.young == nil {
+		return 0
+	}
+	return l.young.DF()
 }
 
 // Fitted reports whether the series has a model (from FirstFit samples on).
@@ -1218,12 +1231,12 @@ func (l *Learner) youngSteps(dst []ForecastStep) bool {
 		return false
 	}
 	mean, sd := l.thetaForecast(th, len(dst))
-	// The noise level is estimated from the values with th.N − 2 degrees
+	// The noise level is estimated from the values with th.DF() degrees
 	// of freedom; integrated out, it makes the predictive Student's t, as
 	// a fitted model's before its calibration (quantile): on 6 values the
 	// normal's band covered 83 % of NN3's next 6–18 (docs/benchmarks.md,
 	// "Short series").
-	q := narx.TQuantile(float64(th.N-2), 0.5+l.cfg.Level/2)
+	q := narx.TQuantile(th.DF(), 0.5+l.cfg.Level/2)
 	for h := range dst {
 		if lo, hi := mean[h]-q*sd[h], mean[h]+q*sd[h]; math.IsNaN(lo+hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 			return false

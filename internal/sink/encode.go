@@ -154,6 +154,7 @@ func (w *jsonWriter) model(mi *ModelInfo) {
 			w.float(`,"growth":`, *th.Growth)
 		}
 		w.float(`,"model_weight":`, th.ModelWeight)
+		w.float(`,"df":`, th.DF)
 		w.raw("}")
 	}
 	if mi.BandScale != 0 { // omitempty

@@ -44,7 +44,7 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 			Observed: &Observed{Y: 10.5, Prediction: 10.25, Std: 0.125, Residual: 0.25, Weight: 1, Outlier: true, DF: 4, Fallback: true},
 			Steps:    []Step{{H: 1, T: 43, Mean: 1, Std: 2, Lo: -3, Hi: 4}, {H: 2, T: 44, Mean: 1e-7, Std: 1e21, Lo: -1e-300, Hi: 5e-324, Fallback: true}},
 			Model: ModelInfo{M: 50, Lags: []int{1, 2, 10}, Sigma2: 20, Gamma: 3665.338028987852, NoiseStd: 0.0031894442740, DEff: 97.8, Swaps: 3, DF: 6,
-				Combine: "theta", Theta: &ThetaInfo{Alpha: 0.3125, Drift: -1.5e-7, SlopeShare: 1, Period: 12, Growth: new(0.0625), ModelWeight: 0.375}, BandScale: 0.6180339887498949, LevelShift: -2.5,
+				Combine: "theta", Theta: &ThetaInfo{Alpha: 0.3125, Drift: -1.5e-7, SlopeShare: 1, Period: 12, Growth: new(0.0625), ModelWeight: 0.375, DF: 10}, BandScale: 0.6180339887498949, LevelShift: -2.5,
 				DaysOff: []string{"Friday", "Saturday"}, WorkingMinutes: []int32{540, 600, 660}}}
 	}
 	cases := map[string]func(*Message){

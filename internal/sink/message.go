@@ -150,4 +150,8 @@ type ThetaInfo struct {
 	// later (step 1's is ½), chosen from the series' realised errors (0
 	// for a young series' theta method alone).
 	ModelWeight float64 `json:"model_weight"`
+	// DF is the residual degrees of freedom of its noise level
+	// (theta.Model.DF): a young series' steps are Student's t of this ν at
+	// scale std.
+	DF float64 `json:"df"`
 }

@@ -222,8 +222,9 @@ func TestARUpdateAndState(t *testing.T) {
 		sse += e * e
 		m.Update(x[i])
 	}
-	if m.sse != sse || m.Sigma2 != sse/float64(len(x)-2*p-1) {
-		t.Errorf("sse %v σ² %v, want %v, %v", m.sse, m.Sigma2, sse, sse/float64(len(x)-2*p-1))
+	// σ² over N − 2p − 1 less the season's 11 free indices.
+	if df := float64(len(x) - 2*p - 1 - 11); m.sse != sse || m.Sigma2 != sse/df {
+		t.Errorf("sse %v σ² %v, want %v, %v", m.sse, m.Sigma2, sse, sse/df)
 	}
 	for j, v := range m.hist {
 		if v != adj[len(x)-p+j] {

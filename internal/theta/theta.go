@@ -59,9 +59,8 @@ type Model struct {
 	// N is the number of values fitted.
 	N int
 	// Sigma2 is the one-step error variance of the smoothing, its sum of
-	// squared errors over N − 2 (α and the initial level estimated, as
-	// forecast 8.20's ets counts them); over N − 4 for the damped trend,
-	// N − 2p − 1 for an autoregression of order p.
+	// squared errors over DF (N − 2 for the smoothing, as forecast 8.20's
+	// ets counts α and the initial level).
 	Sigma2 float64
 	// Growth, when Measured, is the smoothing's h-step error variance's
 	// growth per step in units of the one-step variance, measured on
@@ -248,7 +247,7 @@ func allFinite(x []float64) bool {
 // to x seasonally adjusted as Fit adjusts it: α, β and φ by the least
 // one-step squared error on a grid (φ from 0.8 to 0.98, β a share of α up
 // to a half, as ets bounds them), from the first value and the mean of the
-// first three increments; σ² over n − 4. The theta line's statistics are
+// first three increments; σ² over DF. The theta line's statistics are
 // kept (FromState needs them) with weight 0. It needs at least
 // MinDamped values. O(n · grid), 275 passes.
 func FitDamped(x []float64, m int, known bool) (*Model, error) {
@@ -273,7 +272,7 @@ func FitDamped(x []float64, m int, known bool) (*Model, error) {
 	}
 	sse, l, tr := holt(adj, bA, bB, bP)
 	f.Alpha, f.Beta, f.Phi, f.Level, f.Trend, f.sse = bA, bB, bP, l, tr, sse
-	f.Sigma2 = sse / float64(len(x)-4)
+	f.Sigma2 = sse / f.DF()
 	f.Weight, f.Drift = 0, 0
 	if !f.finite() {
 		return nil, ErrOverflow
@@ -310,8 +309,7 @@ func holt(x []float64, a, b, phi float64) (sse, l, tr float64) {
 // follows each wander as if it lasted and its band grows without bound: it
 // is the partner of series that wander about a level or a season and come
 // back. σ² is the fitted recursion's one-step squared error over the values
-// from the p-th on, over N − 2p − 1 (p coefficients and the mean
-// estimated). The theta line's statistics are kept with weight 0, as
+// from the p-th on, over DF (p coefficients and the mean estimated). The theta line's statistics are kept with weight 0, as
 // FitDamped keeps them. An order of 0 (no autocorrelation AIC keeps)
 // returns ErrNoAR: the partner would be the mean. It needs at least MinAR
 // values. O(n·arMaxOrder(n)).
@@ -387,7 +385,7 @@ func (f *Model) autoregress(adj []float64) (*Model, error) {
 		sse += e * e
 	}
 	f.AR, f.ARMean, f.hist = best, mu, slices.Clone(adj[n-p:])
-	f.sse, f.Sigma2 = sse, sse/float64(n-2*p-1)
+	f.sse, f.Sigma2 = sse, sse/f.DF()
 	f.Weight, f.Drift = 0, 0
 	if !f.finite() {
 		return nil, ErrOverflow
@@ -483,7 +481,7 @@ func (f *Model) arPaths(mean, sd []float64) {
 
 // smooth fits the smoothing and the drift to the adjusted values adj (at
 // least MinValues): α and the initial level by ses, the level after the
-// last value, σ² over N − 2, the line through them and half its slope.
+// last value, σ² over DF, the line through them and half its slope.
 func (f *Model) smooth(adj []float64) {
 	n := len(adj)
 	alpha, l0, sse := ses(adj)
@@ -491,7 +489,8 @@ func (f *Model) smooth(adj []float64) {
 	for _, v := range adj {
 		level += alpha * (v - level)
 	}
-	f.Alpha, f.Level, f.N, f.Sigma2, f.sse, f.nextT = alpha, level, n, sse/float64(n-2), sse, float64(n)
+	f.Alpha, f.Level, f.N, f.sse, f.nextT = alpha, level, n, sse, float64(n)
+	f.Sigma2 = sse / f.DF()
 	f.meanT, f.meanX, f.stt, f.stx = line(adj)
 	f.Weight = DefaultWeight
 	f.Drift = f.stx / f.stt * f.Weight
@@ -692,14 +691,29 @@ func (f *Model) Update(y float64) {
 	f.stt += dt * (t - f.meanT)
 	f.stx += dt * (v - f.meanX)
 	f.Drift = f.stx / f.stt * f.Weight
+	f.Sigma2 = f.sse / f.DF()
+}
+
+// DF is the residual degrees of freedom Sigma2 is estimated with: N − 2
+// for the smoothing (α and the initial level estimated), N − 4 for the
+// damped trend (α, β, φ and the level), N − 2p − 1 for an autoregression
+// of order p (p coefficients and the mean, on the N − p values it
+// predicts); each less a season's m − 1 free indices (Season), fitted to
+// the same values: on 30 monthly values the residuals of the adjusted
+// series understate the noise by a third of its variance, and the combined
+// band of NN3's first 30 dated values covered 0.877 of the next 12, 0.896
+// with them counted (docs/benchmarks.md, "Short series"). A noise level
+// estimated from ν of them, integrated out, makes the one-step predictive
+// Student's t with ν degrees of freedom.
+func (f *Model) DF() float64 {
+	s := max(len(f.Season)-1, 0)
 	switch {
 	case f.Phi > 0:
-		f.Sigma2 = f.sse / (n - 4)
+		return float64(f.N - 4 - s)
 	case len(f.AR) > 0:
-		f.Sigma2 = f.sse / (n - float64(2*len(f.AR)+1))
-	default:
-		f.Sigma2 = f.sse / (n - 2)
+		return float64(f.N - 2*len(f.AR) - 1 - s)
 	}
+	return float64(f.N - 2 - s)
 }
 
 // Skip moves the model past k values that were never observed (a gap

@@ -475,7 +475,8 @@ func TestUpdateContinuesTheFit(t *testing.T) {
 // checkSmoothing checks m's level, drift and σ² against the smoothing
 // recursion run from l0 with m's α over the adjusted values adj, and the
 // line through them (1e-9 relative: sums of at most a few hundred terms),
-// and returns the recursion's level, drift and σ².
+// and returns the recursion's level, drift and σ²: the squared errors over
+// N − 2, less a season's m − 1 free indices, estimated from the same values.
 func checkSmoothing(t *testing.T, m *Model, adj []float64, l0 float64) (level, drift, sigma2 float64) {
 	t.Helper()
 	level, sse := l0, 0.0
@@ -484,7 +485,7 @@ func checkSmoothing(t *testing.T, m *Model, adj []float64, l0 float64) (level, d
 		level += m.Alpha * (v - level)
 	}
 	_, _, stt, stx := line(adj)
-	drift, sigma2 = stx/stt/2, sse/float64(len(adj)-2)
+	drift, sigma2 = stx/stt/2, sse/float64(len(adj)-2-max(len(m.Season)-1, 0))
 	closeTo(t, "level", m.Level, level)
 	closeTo(t, "drift", m.Drift, drift)
 	closeTo(t, "σ²", m.Sigma2, sigma2)
