@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // classicSet is one of R's classic data sets (package datasets) the classic
@@ -61,6 +62,62 @@ var moreSets = []classicSet{
 	{"BJsales", 1, 10, 110, 10, "regular", "Box–Jenkins sales: a trend that wanders"},
 	{"WWWusage", 1, 10, 60, 10, "minutely", "Internet server users: persistent, smooth"},
 	{"lh", 1, 6, 24, 6, "10-minutely", "luteinizing hormone: short, noisy"},
+}
+
+// setTimes returns the times of the n values of set s from R's start
+// (year and period of its ts) as streamd reads them: dates a calendar
+// step apart for the monthly, quarterly, annual and decennial sets, RFC
+// 3339 times a minute or ten apart from 2000-01-01 for the minutely ones
+// (R gives them none); nil for a set whose values have no time step
+// (BJsales's).
+func setTimes(s classicSet, year, period, n int) []string {
+	switch s.Kind {
+	case "monthly":
+		return monthsFrom(year, period, 1, n)
+	case "quarterly":
+		return monthsFrom(year, 3*(period-1)+1, 3, n)
+	case "annual":
+		return monthsFrom(year, 1, 12, n)
+	case "decennial":
+		return monthsFrom(year, 1, 120, n)
+	case "minutely", "10-minutely":
+		step := time.Minute
+		if s.Kind == "10-minutely" {
+			step = 10 * time.Minute
+		}
+		out := make([]string, n)
+		for i := range out {
+			out[i] = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * step).Format(time.RFC3339)
+		}
+		return out
+	}
+	return nil
+}
+
+// writeSetDated writes each cut of set s (of its n values) as a dated
+// file beside its values (nn3Series.Dated), its start read from
+// startFile (datasets.R's); a set without times (setTimes) is left as
+// bare values.
+func writeSetDated(s classicSet, series []nn3Series, startFile string, n int) error {
+	b, err := os.ReadFile(startFile)
+	if err != nil {
+		return err
+	}
+	var year, period int
+	if _, err := fmt.Sscanf(strings.TrimSpace(string(b)), "%d,%d", &year, &period); err != nil {
+		return fmt.Errorf("%s: %v", startFile, err)
+	}
+	times := setTimes(s, year, period, n)
+	if times == nil {
+		return nil
+	}
+	for i := range series {
+		series[i].Dated = strings.TrimSuffix(series[i].File, ".txt") + ".csv"
+		if err := writeDated(series[i].Dated, times, series[i].Train); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // classicOrigins returns the origins of set s on n values: First, First+Step,
@@ -192,6 +249,11 @@ func (e *env) runSets(ctx context.Context, suite string, sets []classicSet, titl
 		if err := writeNN3Files(series, filepath.Join(sdir, "data")); err != nil {
 			return err
 		}
+		if e.dated {
+			if err := writeSetDated(set, series, filepath.Join(dataDir, set.Name+".start"), len(y)); err != nil {
+				return err
+			}
+		}
 		fcDir := filepath.Join(sdir, "forecasts")
 		if err := os.MkdirAll(fcDir, 0o755); err != nil {
 			return err
@@ -261,7 +323,7 @@ func (e *env) runSets(ctx context.Context, suite string, sets []classicSet, titl
 		}
 	}
 	var b strings.Builder
-	b.WriteString("### " + title + "\n\n")
+	b.WriteString("### " + title + e.datedNote() + "\n\n")
 	b.WriteString(markdownTable(header, rows))
 	if gb, ok := geoRatio(sdMAE, bestMAE); ok {
 		gc, _ := geoRatio(sdMAE, combMAE)

@@ -78,7 +78,7 @@ type env struct {
 	timeout         time.Duration
 	jobs            int
 	holdout         int  // nn3: score the training columns' last values instead of the test
-	dated           bool // nn3, short: streamd reads each series with monthly dates (writeMonthly)
+	dated           bool // nn3, short, classic, datasets: streamd reads each series with its times (writeDated)
 	// short: each NN3 series' first shortTrain values, forecast
 	// shortHorizon steps (cutShort)
 	shortTrain, shortHorizon int
@@ -108,7 +108,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&e.timeout, "timeout", 10*time.Minute, "limit of each streamd run (R scripts: 6× this)")
 	fs.IntVar(&e.jobs, "j", 1, "streamd runs in parallel (wall times are then summed over runs, not elapsed)")
 	fs.IntVar(&e.holdout, "nn3-holdout", 0, "nn3: forecast each training column's last `H` values (18: the training-only split) from the rest, instead of the test values from all of it")
-	fs.BoolVar(&e.dated, "nn3-dated", false, "nn3, short: streamd reads each series with monthly dates from 2000-01 (its time step's season of 12), not as bare values")
+	fs.BoolVar(&e.dated, "dated", false, "nn3, short, classic, datasets: streamd reads each series with times (NN3 monthly from 2000-01, R's series from their start), not as bare values")
 	fs.IntVar(&e.shortTrain, "short-train", shortTrain, "short: train on each NN3 series' first `N` values")
 	fs.IntVar(&e.shortHorizon, "short-horizon", shortHorizon, "short: forecast `H` steps, scored on the training column's next H values")
 	e.krlstOpts.register(fs)

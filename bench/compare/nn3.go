@@ -21,8 +21,8 @@ type nn3Series struct {
 	Name        string
 	Train, Test []float64
 	File        string // the training values, one per line
-	// Dated, with -nn3-dated, is the same values as a CSV file t,y of
-	// monthly dates from 2000-01: the file streamd reads instead of File.
+	// Dated, with -dated, is the same values as a CSV file t,y with their
+	// times (writeDated): the file streamd reads instead of File.
 	Dated string
 }
 
@@ -71,24 +71,32 @@ func holdOut(series []nn3Series, h int) ([]nn3Series, error) {
 	return out, nil
 }
 
-// datedNote is the tables' note of -nn3-dated.
+// datedNote is the tables' note of -dated.
 func (e *env) datedNote() string {
 	if e.dated {
-		return "; streamd's files dated monthly"
+		return "; streamd's files dated"
 	}
 	return ""
 }
 
-// writeMonthly writes the values y as a CSV file t,y, the first dated
-// 2000-01-01 and each next a calendar month later: NN3's files carry no
-// dates, and these give streamd a monthly time step (its season of 12) as
-// a pipeline's timestamps would. R's series are monthly ts either way.
-func writeMonthly(path string, y []float64) error {
+// writeDated writes the values y as a CSV file t,y, value i at times[i]:
+// the file streamd reads with --time t --column y.
+func writeDated(path string, times []string, y []float64) error {
 	rows := make([][]string, len(y))
 	for i, v := range y {
-		rows[i] = []string{time.Date(2000, time.Month(1+i), 1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly), strconv.FormatFloat(v, 'g', -1, 64)}
+		rows[i] = []string{times[i], strconv.FormatFloat(v, 'g', -1, 64)}
 	}
 	return writeCSV(path, []string{"t", "y"}, rows)
+}
+
+// monthsFrom returns n dates (YYYY-MM-DD, the first of the month) every
+// step calendar months from year and month.
+func monthsFrom(year, month, step, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = time.Date(year, time.Month(month+i*step), 1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
+	}
+	return out
 }
 
 // writeNN3Files writes each series' training values to dir/NAME.txt.
@@ -182,7 +190,9 @@ func (e *env) prepareNN3Cut(suite string, cut func([]nn3Series) ([]nn3Series, er
 	if e.dated {
 		for i := range series {
 			series[i].Dated = filepath.Join(dir, "data", series[i].Name+".csv")
-			if err := writeMonthly(series[i].Dated, series[i].Train); err != nil {
+			// NN3's files carry no dates: monthly from 2000-01, as a
+			// pipeline's timestamps would give streamd its season of 12.
+			if err := writeDated(series[i].Dated, monthsFrom(2000, 1, 1, len(series[i].Train)), series[i].Train); err != nil {
 				return nil, "", "", err
 			}
 		}

@@ -48,13 +48,13 @@ func TestShortFlagsRefused(t *testing.T) {
 	}
 }
 
-// writeMonthly's file: a header t,y, the first value dated 2000-01-01 and
-// each next a calendar month later, across the year's end; the values
-// written exactly (shortest round-trip form).
-func TestWriteMonthly(t *testing.T) {
+// writeDated's file of NN3's monthly dates: a header t,y, the first value
+// dated 2000-01-01 and each next a calendar month later, across the year's
+// end; the values written exactly (shortest round-trip form).
+func TestWriteDated(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.csv")
 	y := []float64{1.5, 2, 1e-7, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, math.Nextafter(0.3, 1)}
-	if err := writeMonthly(path, y); err != nil {
+	if err := writeDated(path, monthsFrom(2000, 1, 1, len(y)), y); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
@@ -68,6 +68,27 @@ func TestWriteMonthly(t *testing.T) {
 	for i, want := range map[int]string{1: "2000-01-01,1.5", 3: "2000-03-01,1e-07", 12: "2000-12-01,12", 13: "2001-01-01,13", 14: "2001-02-01,0.30000000000000004"} {
 		if lines[i] != want {
 			t.Errorf("line %d %q, want %q", i, lines[i], want)
+		}
+	}
+}
+
+// setTimes from R's start: each kind's step, a quarter's first month, a
+// minutely set's RFC 3339 times, and none for a set without a time step.
+func TestSetTimes(t *testing.T) {
+	for _, c := range []struct {
+		kind         string
+		year, period int
+		want         []string
+	}{
+		{"monthly", 1949, 11, []string{"1949-11-01", "1949-12-01", "1950-01-01"}},
+		{"quarterly", 1960, 4, []string{"1960-10-01", "1961-01-01", "1961-04-01"}},
+		{"annual", 1700, 1, []string{"1700-01-01", "1701-01-01", "1702-01-01"}},
+		{"decennial", 1790, 1, []string{"1790-01-01", "1800-01-01", "1810-01-01"}},
+		{"10-minutely", 1, 1, []string{"2000-01-01T00:00:00Z", "2000-01-01T00:10:00Z", "2000-01-01T00:20:00Z"}},
+		{"regular", 1, 1, nil},
+	} {
+		if got := setTimes(classicSet{Kind: c.kind}, c.year, c.period, 3); !slices.Equal(got, c.want) {
+			t.Errorf("%s from %d/%d: %v, want %v", c.kind, c.year, c.period, got, c.want)
 		}
 	}
 }
