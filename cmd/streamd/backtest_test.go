@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/streamd/streamd/internal/online"
 	"github.com/streamd/streamd/internal/sink"
 	"github.com/streamd/streamd/internal/theta"
@@ -847,5 +849,47 @@ func TestBacktestWarnsOfAnUnlikelyTimeUnit(t *testing.T) {
 	_, stderr, code := backtestRun(t, "--data", data, "--time", "t", "--column", "y", "--horizon", "1")
 	if code != 0 || !strings.Contains(stderr, "warning") || !strings.Contains(stderr, "set model.time_unit: ms") {
 		t.Errorf("Unix milliseconds as sequence numbers: exit %d, stderr %q; want a warning to set model.time_unit: ms", code, stderr)
+	}
+}
+
+// A young series' forecast (before its first fit at 16 values) is scored
+// with its steps' Student's t of ν = model.theta.df at scale std, the
+// distribution its band is the quantiles of (lo, hi = mean ∓ t_ν·std):
+// the report's NLPD is the mean of −log of that density over the targets,
+// recomputed here from the message with distuv (1e-12 relative: a few
+// roundings in sums of four terms), and differs from the normal's.
+func TestBacktestScoresYoungStepsByTheirT(t *testing.T) {
+	y := []float64{10, 12, 11, 13, 12, 14, 13, 15, 11, 16, 12, 17}
+	var b strings.Builder
+	for _, v := range y {
+		fmt.Fprintf(&b, "%g\n", v)
+	}
+	data := writeFile(t, "young.dat", b.String())
+	const train, H = 8, 4
+	fcPath := filepath.Join(t.TempDir(), "f.jsonl")
+	r, _ := backtestReport(t, "--data", data, "--protocol", "iterated", "--train", fmt.Sprint(train), "--horizon", fmt.Sprint(H), "--forecasts", fcPath)
+	msgs := readMessages(t, fcPath)
+	if len(msgs) != 1 || msgs[0].Model.Kernel != "none" || msgs[0].Model.Theta == nil || len(msgs[0].Steps) != H {
+		t.Fatalf("messages %+v", msgs)
+	}
+	nu := msgs[0].Model.Theta.DF
+	if nu != train-2 {
+		t.Fatalf("model.theta.df %v, want n − 2 = %d", nu, train-2)
+	}
+	var tNLPD, normNLPD float64
+	for i, st := range msgs[0].Steps {
+		if !st.Fallback {
+			t.Fatalf("step %d of a young forecast is not flagged fallback", i+1)
+		}
+		q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}.Quantile(0.975)
+		if math.Abs(st.Hi-(st.Mean+q*st.Std)) > 1e-9*q*st.Std {
+			t.Fatalf("step %d: hi %v, want mean + t·std = %v", i+1, st.Hi, st.Mean+q*st.Std)
+		}
+		tNLPD -= distuv.StudentsT{Mu: st.Mean, Sigma: st.Std, Nu: nu}.LogProb(y[train+i])
+		normNLPD -= distuv.Normal{Mu: st.Mean, Sigma: st.Std}.LogProb(y[train+i])
+	}
+	tNLPD, normNLPD = tNLPD/H, normNLPD/H
+	if got := val(r.Metrics.NLPD); math.Abs(got-tNLPD) > 1e-12*math.Abs(tNLPD) || math.Abs(tNLPD-normNLPD) < 1e-3 {
+		t.Errorf("NLPD %v, want the t's %v (the normal's %v)", got, tNLPD, normNLPD)
 	}
 }

@@ -594,7 +594,7 @@ func viewOf(s SeriesSummary) seriesView {
 		// may be newer, after a refit that has not forecast yet).
 		mi := s.Latest.Model
 		youngDF := 0.0
-		if mi.Kernel == "none" && mi.Theta != nil {
+		if mi.Kernel == youngKernel && mi.Theta != nil {
 			youngDF = mi.Theta.DF
 		}
 		v.Fan = fan(s.Latest.Steps, mi.Form, float64(s.Level), mi.DF, youngDF)

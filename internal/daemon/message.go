@@ -39,13 +39,17 @@ func SetSteps(m *sink.Message, steps []online.ForecastStep) {
 	}
 }
 
+// youngKernel is the kernel a message names before the series' first fit,
+// when its forecast (if any) is the theta method's alone, a young series'.
+const youngKernel = "none"
+
 // ModelInfoOf summarises l's model for forecast messages: σ² and γ in the
 // model's standardised units, the noise std in the series' units. Before
 // the first fit there is no model: kernel "none", and the theta method that
 // forecasts alone (online.Learner.Theta), if any.
 func ModelInfoOf(l *online.Learner) sink.ModelInfo {
 	if !l.Fitted() {
-		mi := sink.ModelInfo{Lags: []int{}, Kernel: "none", Form: "none", Combine: "none"}
+		mi := sink.ModelInfo{Lags: []int{}, Kernel: youngKernel, Form: "none", Combine: "none"}
 		if th := l.Theta(); th != nil {
 			mi.Combine, mi.Theta = "theta", thetaInfo(th, 0) // a young series: the theta method alone
 		}

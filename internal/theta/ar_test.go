@@ -40,7 +40,7 @@ func TestFitARIsYuleWalker(t *testing.T) {
 	}
 	n := len(x)
 	best, bestAIC := 0, float64(n)*math.Log(yuleWalker(t, x, 0).v)
-	for k := 1; k <= arMaxOrder(n); k++ {
+	for k := 1; k <= arMaxOrder(n, 0); k++ {
 		if aic := float64(n)*math.Log(yuleWalker(t, x, k).v) + 2*float64(k); aic < bestAIC {
 			best, bestAIC = k, aic
 		}
@@ -256,7 +256,7 @@ func TestARUpdateAndState(t *testing.T) {
 		"NaN history":   func(s *State) { s.Hist[0] = math.Inf(1) },
 		"too few":       func(s *State) { s.N = 2 * len(s.AR) },
 		"an order too high for its values": func(s *State) {
-			s.AR = make([]float64, arMaxOrder(s.N)+1)
+			s.AR = make([]float64, arMaxOrder(s.N, 0)+1)
 			s.Hist = make([]float64, len(s.AR))
 		},
 		"not stationary": func(s *State) { s.AR = append([]float64{3}, s.AR[1:]...) },
@@ -312,3 +312,74 @@ func TestFitARRefuses(t *testing.T) {
 }
 
 func abs(i int) int { return max(i, -i) }
+
+// On seasonally adjusted values σ²'s degrees of freedom count the
+// season's m − 1 indices (DF): an autoregression's order is capped so that
+// two remain (arMaxOrder), a damped trend that would keep fewer is refused,
+// and every fit on short seasonal values keeps σ² = SSE/DF finite and its
+// state restorable. Without the cap, 11 quarterly values of white noise
+// gave an order of 4 and DF = 11 − 9 − 3 = −1: a negative σ² and NaN
+// bands. Seeds × lengths from just above 2m (the season's minimum) to 4m;
+// at m = 2 and 3 the shortest damped trends are refused.
+func TestSeasonalDegreesOfFreedom(t *testing.T) {
+	for _, m := range []int{2, 3, 4, 12} {
+		for n := 2*m + 1; n <= 4*m; n++ {
+			for seed := range uint64(20) {
+				r := rand.New(rand.NewPCG(seed, uint64(n)))
+				x := make([]float64, n)
+				for i := range x {
+					x[i] = (10 + r.NormFloat64()) * (1 + 0.3*math.Sin(2*math.Pi*float64(i)/float64(m)))
+				}
+				ar, err := FitAR(x, m, true)
+				if err == nil {
+					if ar.Season == nil {
+						t.Fatalf("m %d n %d seed %d: no season", m, n, seed)
+					}
+					df := float64(n - 2*len(ar.AR) - 1 - (m - 1))
+					if ar.DF() != df || df < 2 || ar.Sigma2 != ar.sse/df {
+						t.Fatalf("m %d n %d seed %d: order %d, DF %v (want %v ≥ 2), σ² %v", m, n, seed, len(ar.AR), ar.DF(), df, ar.Sigma2)
+					}
+					if _, err := FromState(ar.State()); err != nil {
+						t.Fatalf("m %d n %d seed %d: %v", m, n, seed, err)
+					}
+				}
+				if n < MinDamped {
+					continue
+				}
+				d, err := FitDamped(x, m, true)
+				if err != nil {
+					if n-4-(m-1) >= 2 || !errors.Is(err, ErrTooShort) {
+						t.Fatalf("m %d n %d seed %d: damped trend refused: %v", m, n, seed, err)
+					}
+					continue
+				}
+				if df := float64(n - 4 - (m - 1)); d.DF() != df || df < 2 || d.Sigma2 != d.sse/df {
+					t.Fatalf("m %d n %d seed %d: damped DF %v (want %v ≥ 2), σ² %v", m, n, seed, d.DF(), df, d.Sigma2)
+				}
+			}
+		}
+	}
+}
+
+// A state written before σ² counted the season's indices (its Sigma2 the
+// squared errors over N − 2) restores with σ² = SSE/DF, as an Update would
+// set it: the forecasts do not change at the next value.
+func TestStateSigma2FromDF(t *testing.T) {
+	x := make([]float64, 60)
+	for i := range x {
+		x[i] = (100 + float64(i) + 3*math.Sin(float64(7*i))) * []float64{0.8, 1.1, 1.3, 0.8}[i%4]
+	}
+	f, err := Fit(x, 4, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.State()
+	s.Sigma2 = s.SSE / float64(s.N-2)
+	g, err := FromState(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := s.SSE / float64(s.N-2-3); g.Sigma2 != want || g.Sigma2 != f.Sigma2 {
+		t.Errorf("σ² %v, want SSE/(N − 2 − 3) = %v (the fit's %v)", g.Sigma2, want, f.Sigma2)
+	}
+}

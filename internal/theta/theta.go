@@ -272,6 +272,9 @@ func FitDamped(x []float64, m int, known bool) (*Model, error) {
 	}
 	sse, l, tr := holt(adj, bA, bB, bP)
 	f.Alpha, f.Beta, f.Phi, f.Level, f.Trend, f.sse = bA, bB, bP, l, tr, sse
+	if f.DF() < 2 { // a season's indices took what MinDamped left σ²
+		return nil, fmt.Errorf("theta: %d values for a damped trend on a season of %d: %w", len(x), len(f.Season), ErrTooShort)
+	}
 	f.Sigma2 = sse / f.DF()
 	f.Weight, f.Drift = 0, 0
 	if !f.finite() {
@@ -282,7 +285,7 @@ func FitDamped(x []float64, m int, known bool) (*Model, error) {
 
 // MinDamped is the fewest values FitDamped fits: three increments start
 // the slope, and σ² keeps two degrees of freedom beside α, β, φ and the
-// initial state.
+// initial state (and the season's indices: DF; FitDamped refuses fewer).
 const MinDamped = 6
 
 // holt runs Holt's damped recursions on x from ℓ = x0, b = the mean of
@@ -343,7 +346,7 @@ func FitProfileAR(x []float64, m, s, k int) (*Model, error) {
 // by FitAR's autoregression of them.
 func (f *Model) autoregress(adj []float64) (*Model, error) {
 	n := len(adj)
-	pmax := arMaxOrder(n)
+	pmax := arMaxOrder(n, f.seasonFree())
 	mu, acv := autocov(adj, pmax)
 	for k := range acv {
 		acv[k] /= float64(n)
@@ -420,11 +423,12 @@ const MinAR = 8
 // not keep (or a constant): an autoregression of order 0.
 var ErrNoAR = errors.New("theta: no autoregression: the values are not autocorrelated")
 
-// arMaxOrder is the highest order FitAR tries on n values: R's ar()
-// default, ⌊10·log₁₀ n⌋, at most (n − 3)/2 so that σ² keeps two degrees
-// of freedom, and below n.
-func arMaxOrder(n int) int {
-	return max(min(int(10*math.Log10(float64(n))), (n-3)/2, n-1), 0)
+// arMaxOrder is the highest order FitAR tries on n values adjusted by s
+// free seasonal indices (seasonFree): R's ar() default, ⌊10·log₁₀ n⌋, at
+// most (n − 3 − s)/2 so that σ² keeps two degrees of freedom (DF), and
+// below n.
+func arMaxOrder(n, s int) int {
+	return max(min(int(10*math.Log10(float64(n))), (n-3-s)/2, n-1), 0)
 }
 
 // arNext returns the autoregression's prediction of the value after last
@@ -694,19 +698,25 @@ func (f *Model) Update(y float64) {
 	f.Sigma2 = f.sse / f.DF()
 }
 
+// seasonFree is the number of seasonal indices fitted to the values: m − 1
+// of a season of period m (its indices' mean is 1, or 0 added), 0 without.
+// A moving profile (FitProfile) is not counted: it is an average of the
+// last cycles, not fitted to every value.
+func (f *Model) seasonFree() int { return max(len(f.Season)-1, 0) }
+
 // DF is the residual degrees of freedom Sigma2 is estimated with: N − 2
 // for the smoothing (α and the initial level estimated), N − 4 for the
 // damped trend (α, β, φ and the level), N − 2p − 1 for an autoregression
 // of order p (p coefficients and the mean, on the N − p values it
-// predicts); each less a season's m − 1 free indices (Season), fitted to
-// the same values: on 30 monthly values the residuals of the adjusted
-// series understate the noise by a third of its variance, and the combined
-// band of NN3's first 30 dated values covered 0.877 of the next 12, 0.896
-// with them counted (docs/benchmarks.md, "Short series"). A noise level
+// predicts); each less a season's m − 1 free indices (seasonFree), fitted
+// to the same values: on 30 monthly values the residuals of the adjusted
+// series understate the noise's variance by two fifths, and the bands of
+// short seasonal series fell short (docs/benchmarks.md, "Short series").
+// Every fit keeps it at 2 or more. A noise level
 // estimated from ν of them, integrated out, makes the one-step predictive
 // Student's t with ν degrees of freedom.
 func (f *Model) DF() float64 {
-	s := max(len(f.Season)-1, 0)
+	s := f.seasonFree()
 	switch {
 	case f.Phi > 0:
 		return float64(f.N - 4 - s)
@@ -1048,7 +1058,7 @@ func FromState(s State) (*Model, error) {
 			s.Pos < 0 || s.Pos >= len(s.Recent) || s.Filled < s.Profile || s.Filled > len(s.Recent)),
 		s.Profile != 0 && (s.Sub < 0 || s.Sub >= s.Profile || (s.Sub == 0) != (len(s.RecentY) == 0) || (s.Sub > 0 && (len(s.RecentY) != s.Profile || s.Profile%s.Sub != 0))):
 		return nil, errors.New("theta: state's seasonal profile is not a fitted one's")
-	case len(s.Hist) != len(s.AR), len(s.AR) > 0 && (s.Phi != 0 || s.Weight != 0 || len(s.AR) > arMaxOrder(s.N) || !stationary(s.AR)):
+	case len(s.Hist) != len(s.AR), len(s.AR) > 0 && (s.Phi != 0 || s.Weight != 0 || len(s.AR) > arMaxOrder(s.N, 0) || !stationary(s.AR)):
 		return nil, errors.New("theta: state's autoregression is not a fitted one's")
 	case !(s.Growth >= 0 && s.Growth <= MaxGrowth) || !s.Measured && s.Growth != 0 || s.Measured && (s.Phi != 0 || len(s.AR) > 0):
 		return nil, errors.New("theta: state's growth is out of range")
@@ -1064,14 +1074,20 @@ func FromState(s State) (*Model, error) {
 	if s.Sub > 0 {
 		recentY = slices.Clone(s.RecentY)
 	}
-	// The drift is the line's slope times the weight, as Fit and Update
-	// compute it (bit for bit): a state whose Drift says otherwise would
-	// change its forecasts at the next Update.
-	return &Model{Alpha: s.Alpha, Level: s.Level, Drift: s.STX / s.STT * s.Weight, Weight: s.Weight, Phi: s.Phi, Beta: s.Beta, Trend: s.Trend,
-		Sigma2: s.Sigma2, N: s.N, Phase: s.Phase, Season: season, Additive: s.Additive,
+	// The drift is the line's slope times the weight, and σ² the squared
+	// errors over DF, as Fit and Update compute them (bit for bit): a state
+	// whose Drift or Sigma2 says otherwise (one written before the season's
+	// indices were counted) would change its forecasts at the next Update.
+	f := &Model{Alpha: s.Alpha, Level: s.Level, Drift: s.STX / s.STT * s.Weight, Weight: s.Weight, Phi: s.Phi, Beta: s.Beta, Trend: s.Trend,
+		N: s.N, Phase: s.Phase, Season: season, Additive: s.Additive,
 		Profile: s.Profile, Sub: s.Sub, Cycles: s.Cycles, recent: recent, recentY: recentY, pos: s.Pos, filled: s.Filled,
 		meanT: s.MeanT, meanX: s.MeanX, stt: s.STT, stx: s.STX, sse: s.SSE, nextT: s.NextT,
-		AR: cloneOrNil(s.AR), ARMean: s.ARMean, hist: cloneOrNil(s.Hist), Growth: s.Growth, Measured: s.Measured}, nil
+		AR: cloneOrNil(s.AR), ARMean: s.ARMean, hist: cloneOrNil(s.Hist), Growth: s.Growth, Measured: s.Measured}
+	if !(f.DF() > 0) {
+		return nil, fmt.Errorf("theta: state has %d values for %v residual degrees of freedom, none left", s.N, f.DF())
+	}
+	f.Sigma2 = f.sse / f.DF()
+	return f, nil
 }
 
 // cloneOrNil returns a copy of x, nil when x is empty.
