@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -573,5 +574,22 @@ func TestDocsLinksAndCommands(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^go test -count=1 \./\.\.\.$`).Match(ci) {
 		t.Error(".ci/run does not run go test -count=1 ./...")
+	}
+}
+
+// docs/backtest.md defines every score of the report (the json names of
+// metrics, by reflection): a field added to the report without its
+// definition fails here.
+func TestBacktestDocDefinesEveryScore(t *testing.T) {
+	doc, err := os.ReadFile(repoPath("docs/backtest.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := reflect.TypeFor[metrics]()
+	for i := range typ.NumField() {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		if !bytes.Contains(doc, []byte("`"+name+"`")) {
+			t.Errorf("docs/backtest.md does not define %q", name)
+		}
 	}
 }

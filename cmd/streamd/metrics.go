@@ -111,9 +111,10 @@ type metrics struct {
 //	NMSE = Σ(y−μ)² / (n·var(y)), var with ddof 0 over the same targets
 //	RMSE = √(Σ(y−μ)²/n),  MAE = Σ|y−μ|/n
 //	coverage95 = #{lo ≤ y ≤ hi}/n, the band at forecast.level
-//	NLPD = Σ(½log(2πσ²) + (y−μ)²/(2σ²))/n
+//	NLPD = Σ −log p(y)/n, p each step's density (density)
 //
-// and the last two again for the one-step-bar baseline.
+// and the last two again for the one-step-bar baseline, whose density is
+// the Gaussian N(μ, σ₁²).
 func (s *score) metrics() metrics {
 	if s.n == 0 {
 		nan := jsonFloat(math.NaN())
