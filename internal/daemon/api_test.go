@@ -63,6 +63,8 @@ func whatIfFixtureOf(t testing.TB, hc HTTPConfig, cfg online.Config, n int) (*Da
 				r.request(q)
 			case <-r.done.ready:
 				r.completeReady()
+			case <-r.catchUpReady():
+				r.resumeOne()
 			case <-r.gone:
 				return
 			}

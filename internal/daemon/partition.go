@@ -99,6 +99,9 @@ type checkpointing struct {
 type heavyWork struct {
 	busy   map[string]*seriesWork
 	queued int
+	// resume lists the busy series with no job in flight and records left
+	// to catch up on (catchUp), in the order they get their next batch.
+	resume []string
 	done   *completions
 	quit   chan struct{}
 	// stalled tells the pool this partition is not reading its input
@@ -196,6 +199,9 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 			r.stalled.Store(in == nil)
 		}
 		select {
+		case <-r.catchUpReady():
+			r.resumeOne()
+			flushIfDue()
 		case m, ok := <-in:
 			if !ok {
 				r.flushFinal()
@@ -216,6 +222,21 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 		}
 	}
 }
+
+// catchUpReady returns a channel that is ready while a busy series has
+// records to catch up on (r.resume), else nil. A select case on it competes
+// with the live records, the completions and the tick, and Go picks
+// uniformly among the ready cases, so catch-up batches and live records
+// take turns.
+func (r *partitionRun) catchUpReady() <-chan struct{} {
+	if len(r.resume) == 0 {
+		return nil
+	}
+	return closedChan
+}
+
+// closedChan is always ready.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // registryConfig is the daemon's registry configuration with r's eviction
 // callback.

@@ -421,12 +421,28 @@ func (r *partitionRun) dispatch(id string, l *online.Learner, item workItem) {
 
 // complete takes a job's completion on the partition goroutine, which owns
 // the series' Learner again: it finishes the job's record as handle would,
-// then works down the series' queue.
+// then works down the series' queue (catchUp).
 func (r *partitionRun) complete(j *heavyJob) {
 	w := r.busy[j.id]
 	w.job = nil
 	r.finish(j.l, j.item.m, j.item.rec, j.res, j.err)
-	for len(w.queue) > 0 {
+	r.catchUp(j.id, w)
+}
+
+// catchUp works down busy series id's queue on the partition goroutine, at
+// most catchUpBatch records at a time: with records left it joins r.resume,
+// and the partition's loop takes the next batch between live records
+// (resumeOne). A series whose fit took seconds holds hundreds of records,
+// each an update and a forecast: worked down at once they held the
+// partition's other series for tens of milliseconds. The series stays busy
+// (its records in order behind the queue, not checkpointed) until the
+// queue is empty, or goes back to the pool at a heavy record.
+func (r *partitionRun) catchUp(id string, w *seriesWork) {
+	for n := 0; len(w.queue) > 0; {
+		if n == catchUpBatch {
+			r.resume = append(r.resume, id)
+			return
+		}
 		it := w.queue[0]
 		w.queue[0] = workItem{}
 		w.queue = w.queue[1:]
@@ -435,13 +451,32 @@ func (r *partitionRun) complete(j *heavyJob) {
 			continue
 		}
 		r.queued--
+		n++
 		if r.observe(w.l, it.m, it.rec) {
 			return // heavy: back to the pool
 		}
 	}
-	delete(r.busy, j.id)
+	delete(r.busy, id)
 	r.d.busySeries.Add(-1)
 }
+
+// resumeOne takes the next batch of the first series in r.resume (round
+// robin: one with records left joins the end again).
+func (r *partitionRun) resumeOne() {
+	if len(r.resume) == 0 {
+		return
+	}
+	id := r.resume[0]
+	r.resume = r.resume[1:]
+	if w := r.busy[id]; w != nil && w.job == nil {
+		r.catchUp(id, w)
+	}
+}
+
+// catchUpBatch is the most queued records a busy series' catch-up takes
+// before the partition's live records get their turn: a few milliseconds
+// of a default model's updates and forecasts.
+const catchUpBatch = 4
 
 // request serves a what-if request on the series' Learner: inline when the
 // series is idle, else behind its work in flight (complete serves it).
@@ -541,6 +576,10 @@ func (r *partitionRun) settle(ctx context.Context) {
 		for len(r.busy) > 0 {
 			if j := r.done.take(); j != nil {
 				r.complete(j)
+				continue
+			}
+			if len(r.resume) > 0 {
+				r.resumeOne()
 				continue
 			}
 			select {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,17 @@ func pooledRun(t *testing.T, d *Daemon, withState bool) *partitionRun {
 		d.pool.stop()
 	})
 	return r
+}
+
+// heavyStep takes the partition's next step of heavy work as its loop
+// would: a catch-up batch when one is due, else the next completion,
+// waiting for it.
+func heavyStep(r *partitionRun) {
+	if len(r.resume) > 0 {
+		r.resumeOne()
+		return
+	}
+	r.complete(r.done.wait())
 }
 
 // A record is committed, and with a state topic covered by the checkpoint
@@ -106,7 +118,7 @@ func TestCommitAndCheckpointWaitForHeavyWork(t *testing.T) {
 			}
 			<-blocked
 			for len(r.busy) > 1 || len(r.busy) == 1 && !r.isBusy("slow") { // the others' fits end
-				r.complete(r.done.wait())
+				heavyStep(r)
 			}
 			check()
 			if want := slowRecords - online.FirstFit; r.queued != want {
@@ -119,8 +131,15 @@ func TestCommitAndCheckpointWaitForHeavyWork(t *testing.T) {
 				t.Errorf("watermark %d passes slow's fit at %d", r.committed, slowFit)
 			}
 			close(release)
+			// Its fit's completion takes catchUpBatch of its queued records
+			// and leaves the rest for later turns of the partition's loop,
+			// between its live records.
+			r.complete(r.done.wait())
+			if want := slowRecords - online.FirstFit - catchUpBatch; r.queued != want || !slices.Equal(r.resume, []string{"slow"}) {
+				t.Errorf("after slow's fit: %d records wait, want %d; resume %v", r.queued, want, r.resume)
+			}
 			for len(r.busy) > 0 {
-				r.complete(r.done.wait())
+				heavyStep(r)
 			}
 			r.flush(ctx, true)
 			var last pubBatch
@@ -188,7 +207,7 @@ func TestPooledSeriesMatchTheirLearners(t *testing.T) {
 		r.pending = r.pending[:0]
 	}
 	for len(r.busy) > 0 {
-		r.complete(r.done.wait())
+		heavyStep(r)
 	}
 	got = append(got, r.pending...)
 	t.Logf("%d heavy Observes on the workers", heavies.Load())
