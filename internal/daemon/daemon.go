@@ -346,7 +346,7 @@ func Open(cfg Config) (*Daemon, error) {
 		Name: "streamd_heavy_jobs_waiting", Help: "Heavy Observes waiting for a worker of the pool (process.workers)."},
 		func() float64 { return float64(d.pool.waiting()) }))
 	d.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "streamd_series_busy", Help: "Series whose heavy work a worker holds; their later records wait for it, in order."},
+		Name: "streamd_series_busy", Help: "Series whose heavy work a worker holds, or whose records queued behind it are being worked down; their later records wait, in order."},
 		func() float64 { return float64(d.busySeries.Load()) }))
 
 	d.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{

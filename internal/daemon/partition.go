@@ -156,8 +156,8 @@ func (d *Daemon) partition(ctx context.Context, p source.Partition) {
 	defer func() { // after flushFinal: the publisher is done
 		close(r.gone)
 		d.busySeries.Add(-int64(len(r.busy))) // abandoned by settle
-		// A series a worker may still hold (abandoned by settle) is dirty:
-		// such a partition is not parked.
+		// A busy series (its work abandoned by settle) is dirty: such a
+		// partition is not parked.
 		park := r.store != nil && r.dirty.len() == 0 && len(r.busy) == 0 && r.unsent == nil && !r.pub.behind && r.next <= r.pub.committed
 		var latest map[string]*sink.Message
 		if park {

@@ -372,7 +372,8 @@ func (r *partitionRun) completeReady() {
 }
 
 // seriesWork is a busy series: job is the item a worker has (nil while the
-// completion is being handled), queue what waits behind it.
+// completion is being handled, and while the series catches up on its
+// queue, r.resume), queue what waits behind it.
 type seriesWork struct {
 	l     *online.Learner
 	job   *heavyJob
@@ -460,6 +461,17 @@ func (r *partitionRun) catchUp(id string, w *seriesWork) {
 	r.d.busySeries.Add(-1)
 }
 
+// heavyStep takes the next step of the busy series' work: a catch-up batch
+// when one is due, else the next completion, waiting for it. It needs a
+// busy series.
+func (r *partitionRun) heavyStep() {
+	if len(r.resume) > 0 {
+		r.resumeOne()
+		return
+	}
+	r.complete(r.done.wait())
+}
+
 // resumeOne takes the next batch of the first series in r.resume (round
 // robin: one with records left joins the end again).
 func (r *partitionRun) resumeOne() {
@@ -505,7 +517,8 @@ func (r *partitionRun) pendingFloor() (floor int64, ok bool) {
 	return floor, ok
 }
 
-// isBusy reports whether a worker owns series id's Learner.
+// isBusy reports whether series id is busy: a worker owns its Learner, or
+// it is working down the records queued behind its work (r.resume).
 func (r *partitionRun) isBusy(id string) bool {
 	_, ok := r.busy[id]
 	return ok
@@ -529,8 +542,9 @@ func (r *partitionRun) protectBusy() {
 
 // makeRoom prepares the creation of series id when the registry is at its
 // cap and series are busy: Get will evict the least recently used series,
-// which must be idle. When every live series is busy it waits for a
-// completion first.
+// which must be idle. When every live series is busy it works the busy
+// series down first: their catch-up batches (a series catching up has no
+// completion to wait for), else the next completion.
 func (r *partitionRun) makeRoom(id string) {
 	limit := r.d.cfg.Registry.MaxSeries
 	if limit <= 0 || r.reg.Len() < limit {
@@ -540,7 +554,7 @@ func (r *partitionRun) makeRoom(id string) {
 		return
 	}
 	for len(r.busy) >= limit {
-		r.complete(r.done.wait())
+		r.heavyStep()
 	}
 	r.protectBusy()
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"reflect"
@@ -42,17 +44,6 @@ func pooledRun(t *testing.T, d *Daemon, withState bool) *partitionRun {
 		d.pool.stop()
 	})
 	return r
-}
-
-// heavyStep takes the partition's next step of heavy work as its loop
-// would: a catch-up batch when one is due, else the next completion,
-// waiting for it.
-func heavyStep(r *partitionRun) {
-	if len(r.resume) > 0 {
-		r.resumeOne()
-		return
-	}
-	r.complete(r.done.wait())
 }
 
 // A record is committed, and with a state topic covered by the checkpoint
@@ -118,7 +109,7 @@ func TestCommitAndCheckpointWaitForHeavyWork(t *testing.T) {
 			}
 			<-blocked
 			for len(r.busy) > 1 || len(r.busy) == 1 && !r.isBusy("slow") { // the others' fits end
-				heavyStep(r)
+				r.heavyStep()
 			}
 			check()
 			if want := slowRecords - online.FirstFit; r.queued != want {
@@ -138,20 +129,43 @@ func TestCommitAndCheckpointWaitForHeavyWork(t *testing.T) {
 			if want := slowRecords - online.FirstFit - catchUpBatch; r.queued != want || !slices.Equal(r.resume, []string{"slow"}) {
 				t.Errorf("after slow's fit: %d records wait, want %d; resume %v", r.queued, want, r.resume)
 			}
-			for len(r.busy) > 0 {
-				heavyStep(r)
-			}
-			r.flush(ctx, true)
-			var last pubBatch
-			saved := false
-			for len(r.pub.queue) > 0 {
-				last = <-r.pub.queue
-				for _, e := range last.checkpoint {
-					saved = saved || e.Key == "slow"
+			commit, saved := int64(0), false
+			take := func(floor int64) {
+				for len(r.pub.queue) > 0 {
+					b := <-r.pub.queue
+					if b.commit > floor {
+						t.Fatalf("commit %d passes slow's oldest queued record at %d", b.commit, floor)
+					}
+					commit = max(commit, b.commit)
+					for _, e := range b.checkpoint {
+						if e.Key == "slow" && r.isBusy("slow") {
+							t.Fatal("slow checkpointed while it catches up")
+						}
+						saved = saved || e.Key == "slow"
+					}
 				}
 			}
-			if last.commit != off || (withState && !saved) {
-				t.Errorf("final commit %d (want %d), slow checkpointed: %v", last.commit, off, saved)
+			for len(r.busy) > 0 {
+				r.heavyStep()
+				// While slow catches up, the commit stops at its oldest
+				// record not done (in flight, else the first queued) and
+				// slow is not checkpointed.
+				floor := int64(math.MaxInt64)
+				if w := r.busy["slow"]; w != nil && w.job != nil {
+					floor = w.job.item.m.Offset
+				} else if w != nil && len(w.queue) > 0 {
+					floor = w.queue[0].m.Offset
+				}
+				r.flush(ctx, false)
+				take(floor)
+			}
+			if r.queued != 0 {
+				t.Errorf("%d records still queued", r.queued)
+			}
+			r.flush(ctx, true)
+			take(math.MaxInt64)
+			if commit != off || (withState && !saved) {
+				t.Errorf("final commit %d (want %d), slow checkpointed: %v", commit, off, saved)
 			}
 		})
 	}
@@ -207,7 +221,7 @@ func TestPooledSeriesMatchTheirLearners(t *testing.T) {
 		r.pending = r.pending[:0]
 	}
 	for len(r.busy) > 0 {
-		heavyStep(r)
+		r.heavyStep()
 	}
 	got = append(got, r.pending...)
 	t.Logf("%d heavy Observes on the workers", heavies.Load())
@@ -640,4 +654,53 @@ func watchedLane(t *testing.T) (*whatIfLane, chan kafka.Message) {
 	lane := newWhatIfLane()
 	lane.pool = p
 	return lane, in
+}
+
+// At the registry's cap with every live series catching up on its queue
+// (busy, no job in flight), a record of a new series works their catch-up
+// down to make room instead of waiting for a completion that never comes:
+// the record is taken, an idle series evicted for it, and every record
+// processed.
+func TestMakeRoomAtTheCapWhileSeriesCatchUp(t *testing.T) {
+	cfg := stateConfig(nil, 20)
+	cfg.Registry.MaxSeries = 2
+	cfg.Logger = slog.New(slog.DiscardHandler) // the eviction is logged
+	release := make(chan struct{})
+	cfg.beforeHeavy = func(string) { <-release }
+	d := &Daemon{cfg: cfg, metrics: newMetrics(), dir: newDirectory(), pool: newWorkerPool(2)}
+	d.cfg.Decoder.Inputs = -1
+	r := pooledRun(t, d, false)
+	off := int64(0)
+	feed := func(id string, k int) {
+		r.handle(kafka.Message{Offset: off, Key: []byte(id), Value: []byte(fmt.Sprintf(`{"t":%d,"y":%.17g}`, k+1, series(int(id[0]), 64)[k]))})
+		off++
+	}
+	const n = online.FirstFit + 10 // each series' fit at FirstFit, then 10 records queued behind it
+	for k := range n {
+		feed("a", k)
+		feed("b", k)
+	}
+	close(release)
+	for len(r.busy) > 0 && len(r.resume) < 2 { // both fits complete; both series catch up
+		r.complete(r.done.wait())
+	}
+	if len(r.resume) != 2 || r.queued == 0 {
+		t.Fatalf("resume %v with %d records queued: the test does not reach the cap with series catching up", r.resume, r.queued)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		feed("c", 0)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a new series' record waits for a completion at the cap")
+	}
+	for len(r.busy) > 0 {
+		r.heavyStep()
+	}
+	if r.queued != 0 || r.reg.Len() != 2 {
+		t.Errorf("%d records queued, %d series live, want 0 and 2", r.queued, r.reg.Len())
+	}
 }
