@@ -312,8 +312,8 @@ func holt(x []float64, a, b, phi float64) (sse, l, tr float64) {
 // follows each wander as if it lasted and its band grows without bound: it
 // is the partner of series that wander about a level or a season and come
 // back. σ² is the fitted recursion's one-step squared error over the values
-// from the p-th on, over DF (p coefficients and the mean estimated). The theta line's statistics are kept with weight 0, as
-// FitDamped keeps them. An order of 0 (no autocorrelation AIC keeps)
+// from the p-th on, over DF (p coefficients and the mean estimated). The
+// theta line's statistics are kept with weight 0, as FitDamped keeps them. An order of 0 (no autocorrelation AIC keeps)
 // returns ErrNoAR: the partner would be the mean. It needs at least MinAR
 // values. O(n·arMaxOrder(n)).
 func FitAR(x []float64, m int, known bool) (*Model, error) {
@@ -712,9 +712,9 @@ func (f *Model) seasonFree() int { return max(len(f.Season)-1, 0) }
 // to the same values: on 30 monthly values the residuals of the adjusted
 // series understate the noise's variance by two fifths, and the bands of
 // short seasonal series fell short (docs/benchmarks.md, "Short series").
-// Every fit keeps it at 2 or more. A noise level
-// estimated from ν of them, integrated out, makes the one-step predictive
-// Student's t with ν degrees of freedom.
+// Every fit keeps it at 2 or more. A noise level estimated from ν of them,
+// integrated out, makes the one-step predictive Student's t with ν degrees
+// of freedom.
 func (f *Model) DF() float64 {
 	s := f.seasonFree()
 	switch {
