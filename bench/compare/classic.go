@@ -22,19 +22,23 @@ type classicSet struct {
 	Freq, H           int    // its ts frequency; the forecast horizon
 	First, Step       int    // the first origin and the step between origins
 	Kind, Description string
+	// Sum, when above 1, is how many of the R object's values make one
+	// of the set's: a monthly series summed over quarters (sumOver). Freq,
+	// H, First and Step are then of the sums.
+	Sum int
 }
 
 // classicSets are the series issue 16 was measured on (AirPassengers, co2,
 // lynx: trend with multiplicative season, trend with season, a short
 // cycle) and others of the kinds pipelines carry.
 var classicSets = []classicSet{
-	{"AirPassengers", 12, 12, 96, 6, "monthly", "airline passengers 1949–1960: trend, multiplicative season"},
-	{"co2", 12, 12, 348, 12, "monthly", "Mauna Loa CO₂ 1959–1997: trend, season"},
-	{"lynx", 1, 5, 84, 5, "annual", "lynx trappings 1821–1934: a 10-year cycle, skewed"},
-	{"nottem", 12, 12, 180, 12, "monthly", "Nottingham temperatures 1920–1939: season"},
-	{"USAccDeaths", 12, 12, 48, 6, "monthly", "US accidental deaths 1973–1978: season, short"},
-	{"UKgas", 4, 8, 80, 4, "quarterly", "UK gas consumption 1960–1986: trend, growing season"},
-	{"sunspot.year", 1, 10, 229, 10, "annual", "yearly sunspots 1700–1988: an irregular cycle"},
+	{"AirPassengers", 12, 12, 96, 6, "monthly", "airline passengers 1949–1960: trend, multiplicative season", 0},
+	{"co2", 12, 12, 348, 12, "monthly", "Mauna Loa CO₂ 1959–1997: trend, season", 0},
+	{"lynx", 1, 5, 84, 5, "annual", "lynx trappings 1821–1934: a 10-year cycle, skewed", 0},
+	{"nottem", 12, 12, 180, 12, "monthly", "Nottingham temperatures 1920–1939: season", 0},
+	{"USAccDeaths", 12, 12, 48, 6, "monthly", "US accidental deaths 1973–1978: season, short", 0},
+	{"UKgas", 4, 8, 80, 4, "quarterly", "UK gas consumption 1960–1986: trend, growing season", 0},
+	{"sunspot.year", 1, 10, 229, 10, "annual", "yearly sunspots 1700–1988: an irregular cycle", 0},
 }
 
 // moreSets are the datasets suite's: every univariate series of R's
@@ -45,23 +49,61 @@ var classicSets = []classicSet{
 // in general, not chosen for how any method does on them. A non-integer
 // ts frequency (uspop's 0.1) is given as 1.
 var moreSets = []classicSet{
-	{"austres", 4, 8, 57, 8, "quarterly", "Australian residents 1971–1994: a smooth trend"},
-	{"JohnsonJohnson", 4, 8, 52, 8, "quarterly", "Johnson & Johnson earnings 1960–1980: growth, growing season"},
-	{"freeny.y", 4, 4, 23, 4, "quarterly", "revenue 1962–1971: a short trend"},
-	{"woolyrnq", 4, 8, 87, 8, "quarterly", "Australian woollen yarn 1965–1994: season, shifts"},
-	{"ldeaths", 12, 12, 24, 12, "monthly", "UK lung disease deaths 1974–1979: season, short"},
-	{"UKDriverDeaths", 12, 12, 144, 12, "monthly", "UK drivers killed 1969–1984: season, a level shift"},
-	{"wineind", 12, 12, 128, 12, "monthly", "Australian wine sales 1980–1994: trend, season"},
-	{"gas", 12, 12, 428, 12, "monthly", "Australian gas production 1956–1995: growth, growing season"},
-	{"Nile", 1, 10, 60, 10, "annual", "Nile flow 1871–1970: a level shift, noise"},
-	{"LakeHuron", 1, 10, 58, 10, "annual", "Lake Huron level 1875–1972: persistent"},
-	{"nhtemp", 1, 10, 20, 10, "annual", "New Haven temperature 1912–1971: noise"},
-	{"discoveries", 1, 10, 60, 10, "annual", "great discoveries 1860–1959: counts"},
-	{"airmiles", 1, 3, 12, 3, "annual", "US airline miles 1937–1960: growth, short"},
-	{"uspop", 1, 2, 11, 2, "decennial", "US population 1790–1970: growth, very short"},
-	{"BJsales", 1, 10, 110, 10, "regular", "Box–Jenkins sales: a trend that wanders"},
-	{"WWWusage", 1, 10, 60, 10, "minutely", "Internet server users: persistent, smooth"},
-	{"lh", 1, 6, 24, 6, "10-minutely", "luteinizing hormone: short, noisy"},
+	{"austres", 4, 8, 57, 8, "quarterly", "Australian residents 1971–1994: a smooth trend", 0},
+	{"JohnsonJohnson", 4, 8, 52, 8, "quarterly", "Johnson & Johnson earnings 1960–1980: growth, growing season", 0},
+	{"freeny.y", 4, 4, 23, 4, "quarterly", "revenue 1962–1971: a short trend", 0},
+	{"woolyrnq", 4, 8, 87, 8, "quarterly", "Australian woollen yarn 1965–1994: season, shifts", 0},
+	{"ldeaths", 12, 12, 24, 12, "monthly", "UK lung disease deaths 1974–1979: season, short", 0},
+	{"UKDriverDeaths", 12, 12, 144, 12, "monthly", "UK drivers killed 1969–1984: season, a level shift", 0},
+	{"wineind", 12, 12, 128, 12, "monthly", "Australian wine sales 1980–1994: trend, season", 0},
+	{"gas", 12, 12, 428, 12, "monthly", "Australian gas production 1956–1995: growth, growing season", 0},
+	{"Nile", 1, 10, 60, 10, "annual", "Nile flow 1871–1970: a level shift, noise", 0},
+	{"LakeHuron", 1, 10, 58, 10, "annual", "Lake Huron level 1875–1972: persistent", 0},
+	{"nhtemp", 1, 10, 20, 10, "annual", "New Haven temperature 1912–1971: noise", 0},
+	{"discoveries", 1, 10, 60, 10, "annual", "great discoveries 1860–1959: counts", 0},
+	{"airmiles", 1, 3, 12, 3, "annual", "US airline miles 1937–1960: growth, short", 0},
+	{"uspop", 1, 2, 11, 2, "decennial", "US population 1790–1970: growth, very short", 0},
+	{"BJsales", 1, 10, 110, 10, "regular", "Box–Jenkins sales: a trend that wanders", 0},
+	{"WWWusage", 1, 10, 60, 10, "minutely", "Internet server users: persistent, smooth", 0},
+	{"lh", 1, 6, 24, 6, "10-minutely", "luteinizing hormone: short, noisy", 0},
+}
+
+// quarterlySets are the quarterly suite's: R's quarterly series and R's
+// monthly seasonal series summed over quarters (Sum 3), each forecast a
+// year ahead from four origins a year apart, the last a year before its
+// end (from three, the first at 12 values, for the two of 24 quarters). The monthly sets'
+// quarters hold the classic and datasets suites' series at the step that
+// turns their season of 12 into one of 4, which streamd's bare values
+// must find by themselves: quarterly series of a pipeline (and of a
+// competition's quarterly part) beside the monthly ones.
+var quarterlySets = []classicSet{
+	{"UKgas", 4, 4, 92, 4, "quarterly", "UK gas consumption 1960–1986: trend, growing season", 0},
+	{"JohnsonJohnson", 4, 4, 68, 4, "quarterly", "Johnson & Johnson earnings 1960–1980: growth, growing season", 0},
+	{"woolyrnq", 4, 4, 103, 4, "quarterly", "Australian woollen yarn 1965–1994: season, shifts", 0},
+	{"austres", 4, 4, 73, 4, "quarterly", "Australian residents 1971–1994: a smooth trend", 0},
+	{"AirPassengers", 4, 4, 32, 4, "quarterly", "airline passengers 1949–1960, summed over quarters: trend, multiplicative season", 3},
+	{"co2", 4, 4, 140, 4, "quarterly", "Mauna Loa CO₂ 1959–1997, summed over quarters: trend, season", 3},
+	{"nottem", 4, 4, 64, 4, "quarterly", "Nottingham temperatures 1920–1939, summed over quarters: season", 3},
+	{"UKDriverDeaths", 4, 4, 48, 4, "quarterly", "UK drivers killed 1969–1984, summed over quarters: season, a level shift", 3},
+	{"wineind", 4, 4, 42, 4, "quarterly", "Australian wine sales 1980–1994, summed over quarters: trend, season", 3},
+	{"gas", 4, 4, 142, 4, "quarterly", "Australian gas production 1956–1995, summed over quarters: growth, growing season", 3},
+	{"USAccDeaths", 4, 4, 12, 4, "quarterly", "US accidental deaths 1973–1978, summed over quarters: season, short", 3},
+	{"ldeaths", 4, 4, 12, 4, "quarterly", "UK lung disease deaths 1974–1979, summed over quarters: season, short", 3},
+}
+
+// sumOver returns the sums of k consecutive values of y, the oldest
+// len(y) mod k values dropped so that the last sum ends at the last value
+// (a series' latest quarter is complete), and how many were dropped.
+func sumOver(y []float64, k int) (sums []float64, dropped int) {
+	dropped = len(y) % k
+	for i := dropped; i+k <= len(y); i += k {
+		var s float64
+		for _, v := range y[i : i+k] {
+			s += v
+		}
+		sums = append(sums, s)
+	}
+	return sums, dropped
 }
 
 // setTimes returns the times of the n values of set s from R's start
@@ -97,8 +139,10 @@ func setTimes(s classicSet, year, period, n int) []string {
 // writeSetDated writes each cut of set s (of its n values) as a dated
 // file beside its values (nn3Series.Dated), its start read from
 // startFile (datasets.R's); a set without times (setTimes) is left as
-// bare values.
-func writeSetDated(s classicSet, series []nn3Series, startFile string, n int) error {
+// bare values. A summed set's (Sum) start is its R object's, a month,
+// moved past the dropped values; its sums are dated by their first month,
+// Sum months apart.
+func writeSetDated(s classicSet, series []nn3Series, startFile string, n, dropped int) error {
 	b, err := os.ReadFile(startFile)
 	if err != nil {
 		return err
@@ -108,6 +152,9 @@ func writeSetDated(s classicSet, series []nn3Series, startFile string, n int) er
 		return fmt.Errorf("%s: %v", startFile, err)
 	}
 	times := setTimes(s, year, period, n)
+	if s.Sum > 1 {
+		times = monthsFrom(year, period+dropped, s.Sum, n)
+	}
 	if times == nil {
 		return nil
 	}
@@ -215,6 +262,11 @@ func (e *env) datasets(ctx context.Context) error {
 	return e.runSets(ctx, "datasets", moreSets, "More of R's data sets, iterated forecasts from four origins each")
 }
 
+// quarterly runs quarterlySets as the classic suite runs its sets.
+func (e *env) quarterly(ctx context.Context) error {
+	return e.runSets(ctx, "quarterly", quarterlySets, "Quarterly series, a year ahead from four origins each")
+}
+
 // runSets is the classic and datasets suites: every set cut at its origins,
 // streamd with its defaults and R's methods forecasting each cut, one table
 // and a summary of streamd against the best single R method per set.
@@ -244,13 +296,17 @@ func (e *env) runSets(ctx context.Context, suite string, sets []classicSet, titl
 		if err != nil {
 			return err
 		}
+		dropped := 0
+		if set.Sum > 1 {
+			y, dropped = sumOver(y, set.Sum)
+		}
 		series := classicSeries(set, y)
 		sdir := filepath.Join(dir, set.Name)
 		if err := writeNN3Files(series, filepath.Join(sdir, "data")); err != nil {
 			return err
 		}
 		if e.dated {
-			if err := writeSetDated(set, series, filepath.Join(dataDir, set.Name+".start"), len(y)); err != nil {
+			if err := writeSetDated(set, series, filepath.Join(dataDir, set.Name+".start"), len(y), dropped); err != nil {
 				return err
 			}
 		}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -100,5 +102,75 @@ func TestMoreSetsOrigins(t *testing.T) {
 		if !ok || len(o) != 4 || s.Step != s.H || o[3] != n-s.H {
 			t.Errorf("%s (%d values): origins %v, step %d, horizon %d", s.Name, n, o, s.Step, s.H)
 		}
+	}
+}
+
+// TestQuarterlySetsOrigins: each of the quarterly suite's sets is cut at
+// four origins a year apart, the last a year before its end, or from 12
+// values on where it has 24 (the lengths are those of R's objects, in
+// quarters after sumOver).
+func TestQuarterlySetsOrigins(t *testing.T) {
+	length := map[string]int{"UKgas": 108, "JohnsonJohnson": 84, "woolyrnq": 119, "austres": 89, "AirPassengers": 144,
+		"co2": 468, "nottem": 240, "UKDriverDeaths": 192, "wineind": 176, "gas": 476, "USAccDeaths": 72, "ldeaths": 72}
+	if len(length) != len(quarterlySets) {
+		t.Fatalf("%d sets, %d lengths", len(quarterlySets), len(length))
+	}
+	for _, s := range quarterlySets {
+		n, ok := length[s.Name]
+		if s.Sum > 1 {
+			n /= s.Sum
+		}
+		o := classicOrigins(s, n)
+		want := 4
+		if n == 24 {
+			want = 3
+		}
+		if !ok || s.Freq != 4 || s.H != 4 || len(o) != want || s.Step != s.H || o[len(o)-1] != n-s.H || o[0] < 12 {
+			t.Errorf("%s (%d quarters): origins %v, step %d, horizon %d", s.Name, n, o, s.Step, s.H)
+		}
+	}
+}
+
+// TestSumOver: sums of three, the oldest values that do not fill a sum
+// dropped, so that the last sum ends at the last value; exact, as the
+// values are small integers.
+func TestSumOver(t *testing.T) {
+	for _, c := range []struct {
+		y       []float64
+		want    []float64
+		dropped int
+	}{
+		{[]float64{1, 2, 3, 4, 5, 6, 7, 8, 9}, []float64{6, 15, 24}, 0},
+		{[]float64{50, 60, 1, 2, 3, 4, 5, 6, 7, 8, 9}, []float64{6, 15, 24}, 2},
+		{[]float64{1, 2, 3, 4, 5, 6, 7, 8}, []float64{12, 21}, 2},
+		{[]float64{1, 2}, nil, 2},
+	} {
+		if sums, dropped := sumOver(c.y, 3); !slices.Equal(sums, c.want) || dropped != c.dropped {
+			t.Errorf("%v: sums %v, dropped %d; want %v, %d", c.y, sums, dropped, c.want, c.dropped)
+		}
+	}
+}
+
+// TestWriteSetDatedSummed: a summed set's cuts are dated by the first
+// month of each sum, three months apart, from R's start moved past the
+// dropped months (wineind starts 1980-01; with two dropped, 1980-03).
+func TestWriteSetDatedSummed(t *testing.T) {
+	dir := t.TempDir()
+	start := filepath.Join(dir, "wineind.start")
+	if err := os.WriteFile(start, []byte("1980,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := classicSet{Name: "wineind", Freq: 4, H: 4, Kind: "quarterly", Sum: 3}
+	series := []nn3Series{{Name: "wineind@5", File: filepath.Join(dir, "wineind@5.txt"), Train: []float64{1, 2, 3, 4, 5}}}
+	if err := writeSetDated(s, series, start, 9, 2); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(series[0].Dated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "t,y\n1980-03-01,1\n1980-06-01,2\n1980-09-01,3\n1980-12-01,4\n1981-03-01,5\n"
+	if string(b) != want {
+		t.Errorf("dated file:\n%s\nwant:\n%s", b, want)
 	}
 }

@@ -3,7 +3,7 @@
 // protocol, in one run, and prints one markdown table per suite (issue 16's
 // and issue 17's acceptance benchmarks). See README.md in this directory.
 //
-//	go run ./bench/compare [flags] nn3|eunite|coldstart|classic|datasets|short|glitch|load|krlst|cost|santafe|all
+//	go run ./bench/compare [flags] nn3|eunite|coldstart|classic|datasets|quarterly|short|glitch|load|krlst|cost|santafe|all
 package main
 
 import (
@@ -51,6 +51,8 @@ Suites:
   datasets   17 more of R's series (austres, Nile, wineind, …: every one of
              datasets and forecast under 500 values without NAs that classic
              lacks), four origins a horizon apart each, as classic
+  quarterly  12 quarterly series (R's quarterly ones and monthly ones summed
+             over quarters), a year ahead from four origins each, as classic
   short      the first 12 values of every NN3 series (-short-train), 6-step
              iterated forecasts (-short-horizon): streamd (defaults)
              against R as in nn3
@@ -78,7 +80,7 @@ type env struct {
 	timeout         time.Duration
 	jobs            int
 	holdout         int  // nn3: score the training columns' last values instead of the test
-	dated           bool // nn3, short, classic, datasets: streamd reads each series with its times (writeDated)
+	dated           bool // nn3, short, classic, datasets, quarterly: streamd reads each series with its times (writeDated)
 	// short: each NN3 series' first shortTrain values, forecast
 	// shortHorizon steps (cutShort)
 	shortTrain, shortHorizon int
@@ -108,7 +110,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&e.timeout, "timeout", 10*time.Minute, "limit of each streamd run (R scripts: 6× this)")
 	fs.IntVar(&e.jobs, "j", 1, "streamd runs in parallel (wall times are then summed over runs, not elapsed)")
 	fs.IntVar(&e.holdout, "nn3-holdout", 0, "nn3: forecast each training column's last `H` values (18: the training-only split) from the rest, instead of the test values from all of it")
-	fs.BoolVar(&e.dated, "dated", false, "nn3, short, classic, datasets: streamd reads each series with times (NN3 monthly from 2000-01, R's series from their start), not as bare values")
+	fs.BoolVar(&e.dated, "dated", false, "nn3, short, classic, datasets, quarterly: streamd reads each series with times (NN3 monthly from 2000-01, R's series from their start), not as bare values")
 	fs.IntVar(&e.shortTrain, "short-train", shortTrain, "short: train on each NN3 series' first `N` values")
 	fs.IntVar(&e.shortHorizon, "short-horizon", shortHorizon, "short: forecast `H` steps, scored on the training column's next H values")
 	e.krlstOpts.register(fs)
@@ -121,7 +123,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() < 1 {
 		fs.Usage()
-		return errors.New("give a suite: nn3, eunite, coldstart, classic, datasets, short, glitch, load, krlst, cost, santafe or all")
+		return errors.New("give a suite: nn3, eunite, coldstart, classic, datasets, quarterly, short, glitch, load, krlst, cost, santafe or all")
 	}
 	suite := fs.Arg(0)
 	if err := fs.Parse(fs.Args()[1:]); err != nil { // flags may also follow the suite
@@ -132,12 +134,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	var suites []string
 	switch suite {
-	case "nn3", "eunite", "coldstart", "classic", "datasets", "short", "glitch", "load", "krlst", "cost", "santafe":
+	case "nn3", "eunite", "coldstart", "classic", "datasets", "quarterly", "short", "glitch", "load", "krlst", "cost", "santafe":
 		suites = []string{suite}
 	case "all":
 		suites = []string{"nn3", "eunite", "coldstart", "classic"}
 	default:
-		return fmt.Errorf("unknown suite %q: nn3, eunite, coldstart, classic, datasets, short, glitch, load, krlst, cost, santafe or all", suite)
+		return fmt.Errorf("unknown suite %q: nn3, eunite, coldstart, classic, datasets, quarterly, short, glitch, load, krlst, cost, santafe or all", suite)
 	}
 	if e.jobs < 1 {
 		return fmt.Errorf("-j must be ≥ 1 (got %d)", e.jobs)
@@ -168,6 +170,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			err = e.classic(ctx)
 		case "datasets":
 			err = e.datasets(ctx)
+		case "quarterly":
+			err = e.quarterly(ctx)
 		case "short":
 			err = e.short(ctx)
 		case "glitch":
@@ -239,7 +243,7 @@ func (e *env) setup(ctx context.Context, suites []string) error {
 		fmt.Fprintf(e.stderr, "compare: %s", firstLine(string(v))+"\n")
 	}
 	if slices.ContainsFunc(suites, func(s string) bool {
-		return s == "nn3" || s == "eunite" || s == "classic" || s == "datasets" || s == "short" || s == "load"
+		return s == "nn3" || s == "eunite" || s == "classic" || s == "datasets" || s == "quarterly" || s == "short" || s == "load"
 	}) {
 		out, err := exec.CommandContext(ctx, e.rscript, "-e", `suppressPackageStartupMessages(library(forecast)); cat(format(packageVersion("forecast")))`).CombinedOutput()
 		if err != nil {
