@@ -71,11 +71,12 @@ var moreSets = []classicSet{
 // quarterlySets are the quarterly suite's: R's quarterly series and R's
 // monthly seasonal series summed over quarters (Sum 3), each forecast a
 // year ahead from four origins a year apart, the last a year before its
-// end (from three, the first at 12 values, for the two of 24 quarters). The monthly sets'
-// quarters hold the classic and datasets suites' series at the step that
-// turns their season of 12 into one of 4, which streamd's bare values
-// must find by themselves: quarterly series of a pipeline (and of a
-// competition's quarterly part) beside the monthly ones.
+// end (from three, the first at 12 values, for the two of 24 quarters).
+// The monthly sets' quarters hold the classic and datasets suites' series
+// at the step that turns their season of 12 into one of 4, which
+// streamd's bare values must find by themselves: quarterly series of a
+// pipeline (and of a competition's quarterly part) beside the monthly
+// ones.
 var quarterlySets = []classicSet{
 	{"UKgas", 4, 4, 92, 4, "quarterly", "UK gas consumption 1960–1986: trend, growing season", 0},
 	{"JohnsonJohnson", 4, 4, 68, 4, "quarterly", "Johnson & Johnson earnings 1960–1980: growth, growing season", 0},
