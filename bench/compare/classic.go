@@ -49,7 +49,7 @@ var classicSets = []classicSet{
 // in general, not chosen for how any method does on them. A non-integer
 // ts frequency (uspop's 0.1) is given as 1.
 var moreSets = []classicSet{
-	{"austres", 4, 8, 57, 8, "quarterly", "Australian residents 1971–1994: a smooth trend", 0},
+	{"austres", 4, 8, 57, 8, "quarterly", "Australian residents 1971–1993: a smooth trend", 0},
 	{"JohnsonJohnson", 4, 8, 52, 8, "quarterly", "Johnson & Johnson earnings 1960–1980: growth, growing season", 0},
 	{"freeny.y", 4, 4, 23, 4, "quarterly", "revenue 1962–1971: a short trend", 0},
 	{"woolyrnq", 4, 8, 87, 8, "quarterly", "Australian woollen yarn 1965–1994: season, shifts", 0},
@@ -81,7 +81,7 @@ var quarterlySets = []classicSet{
 	{"UKgas", 4, 4, 92, 4, "quarterly", "UK gas consumption 1960–1986: trend, growing season", 0},
 	{"JohnsonJohnson", 4, 4, 68, 4, "quarterly", "Johnson & Johnson earnings 1960–1980: growth, growing season", 0},
 	{"woolyrnq", 4, 4, 103, 4, "quarterly", "Australian woollen yarn 1965–1994: season, shifts", 0},
-	{"austres", 4, 4, 73, 4, "quarterly", "Australian residents 1971–1994: a smooth trend", 0},
+	{"austres", 4, 4, 73, 4, "quarterly", "Australian residents 1971–1993: a smooth trend", 0},
 	{"AirPassengers", 4, 4, 32, 4, "quarterly", "airline passengers 1949–1960, summed over quarters: trend, multiplicative season", 3},
 	{"co2", 4, 4, 140, 4, "quarterly", "Mauna Loa CO₂ 1959–1997, summed over quarters: trend, season", 3},
 	{"nottem", 4, 4, 64, 4, "quarterly", "Nottingham temperatures 1920–1939, summed over quarters: season", 3},
@@ -265,12 +265,13 @@ func (e *env) datasets(ctx context.Context) error {
 
 // quarterly runs quarterlySets as the classic suite runs its sets.
 func (e *env) quarterly(ctx context.Context) error {
-	return e.runSets(ctx, "quarterly", quarterlySets, "Quarterly series, a year ahead from four origins each")
+	return e.runSets(ctx, "quarterly", quarterlySets, "Quarterly series, a year ahead from three or four origins each")
 }
 
-// runSets is the classic and datasets suites: every set cut at its origins,
-// streamd with its defaults and R's methods forecasting each cut, one table
-// and a summary of streamd against the best single R method per set.
+// runSets is the classic, datasets and quarterly suites: every set cut at
+// its origins, streamd with its defaults and R's methods forecasting each
+// cut, one table and a summary of streamd against the best single R
+// method per set.
 func (e *env) runSets(ctx context.Context, suite string, sets []classicSet, title string) error {
 	dir := filepath.Join(e.out, suite)
 	if err := os.RemoveAll(dir); err != nil {

@@ -152,12 +152,14 @@ func TestSumOver(t *testing.T) {
 }
 
 // TestWriteSetDatedSummed: a summed set's cuts are dated by the first
-// month of each sum, three months apart, from R's start moved past the
-// dropped months (wineind starts 1980-01; with two dropped, 1980-03).
+// month of each sum, three months apart, from R's start (a month) moved
+// past the dropped months: from 1980-02 with two dropped, 1980-04 (read
+// as a quarter, period 2 would start in April before the shift, June
+// after it).
 func TestWriteSetDatedSummed(t *testing.T) {
 	dir := t.TempDir()
 	start := filepath.Join(dir, "wineind.start")
-	if err := os.WriteFile(start, []byte("1980,1\n"), 0o644); err != nil {
+	if err := os.WriteFile(start, []byte("1980,2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s := classicSet{Name: "wineind", Freq: 4, H: 4, Kind: "quarterly", Sum: 3}
@@ -169,7 +171,7 @@ func TestWriteSetDatedSummed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "t,y\n1980-03-01,1\n1980-06-01,2\n1980-09-01,3\n1980-12-01,4\n1981-03-01,5\n"
+	want := "t,y\n1980-04-01,1\n1980-07-01,2\n1980-10-01,3\n1981-01-01,4\n1981-04-01,5\n"
 	if string(b) != want {
 		t.Errorf("dated file:\n%s\nwant:\n%s", b, want)
 	}

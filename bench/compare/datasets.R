@@ -1,5 +1,5 @@
-# Data side of the classic and datasets suites (bench/compare): writes R's
-# data sets as files of values, one per line, in time order.
+# Data side of the classic, datasets and quarterly suites (bench/compare):
+# writes R's data sets as files of values, one per line, in time order.
 #
 # Usage: Rscript datasets.R DIR NAME...
 #   DIR/NAME.txt  written for each NAME, a ts of package datasets or, failing

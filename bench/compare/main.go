@@ -52,7 +52,8 @@ Suites:
              datasets and forecast under 500 values without NAs that classic
              lacks), four origins a horizon apart each, as classic
   quarterly  12 quarterly series (R's quarterly ones and monthly ones summed
-             over quarters), a year ahead from four origins each, as classic
+             over quarters), a year ahead from four origins each (three for
+             the two of 24 quarters), as classic
   short      the first 12 values of every NN3 series (-short-train), 6-step
              iterated forecasts (-short-horizon): streamd (defaults)
              against R as in nn3
