@@ -658,6 +658,9 @@ func thetaString(th *sink.ThetaInfo) string {
 	if th.Profile > 0 {
 		season = fmt.Sprintf("moving seasonal profile of period %d", th.Profile)
 	}
+	if th.SeasonSmoothing != nil {
+		return fmt.Sprintf("Holt–Winters: α = %.4g, a damped trend (φ = %.4g) of %.4g next step, %s smoothed by γ = %.4g", th.Alpha, th.Phi, th.Drift, season, *th.SeasonSmoothing)
+	}
 	if th.Phi > 0 {
 		return fmt.Sprintf("α = %.4g, a damped trend (φ = %.4g) of %.4g next step, %s", th.Alpha, th.Phi, th.Drift, season)
 	}

@@ -118,5 +118,8 @@ func thetaInfo(th *theta.Model, w float64) *sink.ThetaInfo {
 	if th.Measured { // never on a damped trend or an autoregression (theta.Model.SetGrowth)
 		info.Growth = new(th.Growth) // a pointer: present when measured, 0 included
 	}
+	if th.HW {
+		info.SeasonSmoothing = new(th.HWGamma) // a pointer: present for Holt–Winters, 0 included
+	}
 	return info
 }

@@ -1143,3 +1143,47 @@ func TestPartnerTakesTheModelsSeason(t *testing.T) {
 		}
 	}
 }
+
+// Holt–Winters' partner: on a series whose season's amplitude grows (a
+// quarterly season of ±10 % of a level that doubles, then ±40 %), the
+// theta method's indices, fitted to every cycle, average the amplitudes
+// and its forecasts of the validation's paths miss the latest ones; the
+// average with Holt–Winters, whose season is smoothed value by value,
+// validates better and is the partner, reported with its γ. The choice
+// is checkpointed and the restored series forecasts to the bit as the
+// original. A series without a season has none (FitHW needs a period).
+func TestHoltWintersPartner(t *testing.T) {
+	cfg := testConfig()
+	cfg.Combine, cfg.Season, cfg.Model.Kernel.Type = CombineTheta, 4, narx.Linear
+	rng := rand.New(rand.NewPCG(9, 4))
+	l, _ := NewLearner(cfg)
+	const n = 96
+	for i := range n {
+		amp := 0.1 + 0.3*float64(i)/n
+		y := (100 + float64(i)) * (1 + amp*math.Sin(2*math.Pi*float64(i)/4+0.5)) * (1 + 0.005*rng.NormFloat64())
+		if _, err := l.Observe(Observation{T: int64(i), Y: y}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	th := l.Theta()
+	if th == nil || !th.HW || len(th.Season) != 4 {
+		t.Fatalf("a growing season: theta partner %+v, want Holt–Winters of period 4", th)
+	}
+	snap, err := l.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := NewLearner(cfg)
+	if err := c.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Theta(); got == nil || !got.HW || got.HWGamma != th.HWGamma {
+		t.Fatalf("restored theta partner %+v, want %+v", got, th)
+	}
+	a, b := forecastOf(t, l, 8), forecastOf(t, c, 8)
+	for h := range a {
+		if math.Float64bits(a[h].Mean) != math.Float64bits(b[h].Mean) || math.Float64bits(a[h].Hi) != math.Float64bits(b[h].Hi) {
+			t.Fatalf("restored: step %d %v, want %v", h+1, b[h], a[h])
+		}
+	}
+}

@@ -18,10 +18,10 @@ import (
 )
 
 // SnapshotVersion is the format version written by MarshalBinary. Decoding
-// reads it and versions 6 to 21, which lack the fields tagged with a later
+// reads it and versions 6 to 22, which lack the fields tagged with a later
 // version (binenc.go), and rejects every other version with
 // ErrSnapshotVersion.
-const SnapshotVersion = 22
+const SnapshotVersion = 23
 
 // oldestSnapshot is the oldest version decoding reads.
 const oldestSnapshot = 6

@@ -355,7 +355,7 @@ func testOlderSnapshot(t *testing.T, version int) {
 	}
 }
 
-// Snapshots written by the builds of versions 6 to 21 themselves
+// Snapshots written by the builds of versions 6 to 22 themselves
 // (testdata/learner-v6.snap from 939e5e3^, learner-v7.snap from 45d7605,
 // learner-v8.snap from 8339c35, learner-v9.snap from 8c13a56,
 // learner-v10.snap from e62b660, learner-v11.snap from dee6fd4,
@@ -363,7 +363,8 @@ func testOlderSnapshot(t *testing.T, version int) {
 // learner-v14.snap from afba534, learner-v15.snap from c93acf8,
 // learner-v16.snap from 8c53811, learner-v17.snap from 5459e6a,
 // learner-v18.snap from 149b41c, learner-v19.snap from 9cdfcf3,
-// learner-v20.snap from 8924aee, learner-v21.snap from afb0c2d: the
+// learner-v20.snap from 8924aee, learner-v21.snap from afb0c2d,
+// learner-v22.snap from b7e8c7a: the
 // configuration below, 400 values of noisySine(900, 0.1, 5), gain rule) are
 // read by today's decoder: the fields added since (InputLags in v7, Theta
 // and the window's swap scores in v8, the value statistics in v9, the
@@ -374,7 +375,7 @@ func testOlderSnapshot(t *testing.T, version int) {
 // theta method's additive season in v18, whether t are times in v19,
 // where the values last extended their range in v20, the theta partner's
 // autoregression in v21, the calibration's count of scores seen and the
-// theta partner's measured growth in v22)
+// theta partner's measured growth in v22, Holt–Winters' partner in v23)
 // are absent, and the Learner goes on as a working model: before v8 with the combination configured but absent (the series
 // is past its last re-choice, value 100, and keeps no values to fit it
 // on), from v8 with it; before v9 the value statistics counted from the
@@ -386,7 +387,7 @@ func testOlderSnapshot(t *testing.T, version int) {
 // least 90 % of the next 500 values: a model mis-restored from bytes read
 // out of place predicts nothing like a sine.
 func TestGoldenOlderSnapshots(t *testing.T) {
-	for _, file := range []string{"learner-v6.snap", "learner-v7.snap", "learner-v8.snap", "learner-v9.snap", "learner-v10.snap", "learner-v11.snap", "learner-v12.snap", "learner-v13.snap", "learner-v14.snap", "learner-v15.snap", "learner-v16.snap", "learner-v17.snap", "learner-v18.snap", "learner-v19.snap", "learner-v20.snap", "learner-v21.snap"} {
+	for _, file := range []string{"learner-v6.snap", "learner-v7.snap", "learner-v8.snap", "learner-v9.snap", "learner-v10.snap", "learner-v11.snap", "learner-v12.snap", "learner-v13.snap", "learner-v14.snap", "learner-v15.snap", "learner-v16.snap", "learner-v17.snap", "learner-v18.snap", "learner-v19.snap", "learner-v20.snap", "learner-v21.snap", "learner-v22.snap"} {
 		t.Run(file, func(t *testing.T) {
 			snap, err := os.ReadFile(filepath.Join("testdata", file))
 			if err != nil {
@@ -406,7 +407,7 @@ func TestGoldenOlderSnapshots(t *testing.T) {
 			if l.seen != 400 || !l.Fitted() || (l.Theta() != nil) != wantTheta || l.LastT() != 3990 {
 				t.Fatalf("restored: seen %d, fitted %v, theta %v, last t %d", l.seen, l.Fitted(), l.Theta() != nil, l.LastT())
 			}
-			if th := l.Theta(); th != nil && !slices.Contains([]string{"learner-v17.snap", "learner-v18.snap", "learner-v19.snap", "learner-v20.snap", "learner-v21.snap"}, file) && th.Weight != theta.DefaultWeight {
+			if th := l.Theta(); th != nil && !slices.Contains([]string{"learner-v17.snap", "learner-v18.snap", "learner-v19.snap", "learner-v20.snap", "learner-v21.snap", "learner-v22.snap"}, file) && th.Weight != theta.DefaultWeight {
 				t.Fatalf("restored theta method's drift weight %v, want thetaf's %v", th.Weight, theta.DefaultWeight)
 			}
 			if th := l.Theta(); th != nil && th.Additive {
@@ -415,11 +416,15 @@ func TestGoldenOlderSnapshots(t *testing.T) {
 			if l.timed {
 				t.Fatalf("restored as timed: its t (10, 20, …) look like sequence numbers")
 			}
-			if th := l.Theta(); th != nil && th.Measured || !slices.Equal(l.cal.seen, l.cal.n) {
+			// Version 22 wrote both; before it neither was.
+			if th := l.Theta(); file != "learner-v22.snap" && (th != nil && th.Measured || !slices.Equal(l.cal.seen, l.cal.n)) {
 				t.Fatalf("restored a measured growth (%v) or a count of scores seen %v other than the window's %v", th != nil && th.Measured, l.cal.seen, l.cal.n)
 			}
+			if th := l.Theta(); th != nil && th.HW {
+				t.Fatalf("restored a Holt–Winters partner from a snapshot before v23")
+			}
 			if valuesKept {
-				refs := file == "learner-v20.snap" || file == "learner-v21.snap" // written with its references
+				refs := file == "learner-v20.snap" || file == "learner-v21.snap" || file == "learner-v22.snap" // written with its references
 				if v := l.values; v.N != 400 || !v.armed() || !refs && (!v.extended(true) || !v.extended(false)) || refs && v.LoRef == v.Hi {
 					t.Fatalf("restored value statistics %+v, want the 400 values', armed, their bounds' references as written (from v20) or extended for all they know", v)
 				}

@@ -1184,6 +1184,13 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 			avg, found, p = e, true, partner{damped: true}
 		}
 	}
+	if best.period > 1 {
+		if th := fitPartner(ys[:v.train], partner{hw: true}, best); th != nil {
+			if e := partnerScore(th, paths, ys, v); e < avg {
+				avg, found, p = e, true, partner{hw: true}
+			}
+		}
+	}
 	if pp, ps := profilePeriods(periods); pp > 0 && v.train >= 2*pp {
 		pr := partner{profile: pp, sub: ps, weight: theta.DefaultWeight}
 		if th := fitPartner(ys[:v.train], pr, best); th != nil {
@@ -1208,7 +1215,7 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 		return forced, p
 	}
 	combine = forced || combines(v.score(ys, paths), avg, len(periods))
-	if !combine || p.ar || p.damped || v.H < 2 {
+	if !combine || p.ar || p.damped || p.hw || v.H < 2 {
 		return combine, p
 	}
 	gv := v.after(len(ys), max(len(ys)/2, 2*p.profile), best.period, p.profile, p.sub)
@@ -1261,6 +1268,7 @@ type partner struct {
 	profile, sub int
 	weight       float64
 	damped, ar   bool
+	hw           bool // Holt–Winters (theta.FitHW)
 	// growth, when measured, is the smoothing's band growth per step
 	// (theta.Model.SetGrowth, partnerGrowth).
 	growth   float64
@@ -1365,6 +1373,8 @@ func fitPartner(ys []float64, p partner, st structure) *theta.Model {
 		th, err = theta.FitProfileAR(ys, p.profile, p.sub, profileCycles(p.sub))
 	case p.profile > 0:
 		th, err = theta.FitProfile(ys, p.profile, p.sub, profileCycles(p.sub))
+	case p.hw:
+		th, err = theta.FitHW(ys, period)
 	case p.damped:
 		th, err = theta.FitDamped(ys, period, known)
 	case p.ar:

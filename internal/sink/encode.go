@@ -133,6 +133,9 @@ func (w *jsonWriter) model(mi *ModelInfo) {
 		if th.Phi != 0 { // omitempty
 			w.float(`,"phi":`, th.Phi)
 		}
+		if th.SeasonSmoothing != nil { // omitempty
+			w.float(`,"season_smoothing":`, *th.SeasonSmoothing)
+		}
 		for i, a := range th.AR { // omitempty
 			sep := ","
 			if i == 0 {

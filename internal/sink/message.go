@@ -132,6 +132,10 @@ type ThetaInfo struct {
 	// Phi is the damping of Holt's damped trend when that is the partner
 	// (Drift is then the next step's slope, φ·b), 0 otherwise.
 	Phi float64 `json:"phi,omitempty"`
+	// SeasonSmoothing is γ of Holt–Winters' smoothed season when that is
+	// the partner (with Phi its damped trend's; Period its season's),
+	// absent otherwise.
+	SeasonSmoothing *float64 `json:"season_smoothing,omitempty"`
 	// AR holds the coefficients φ_1..φ_p of the autoregression about the
 	// adjusted series' mean when that is the partner (Alpha, Drift and
 	// SlopeShare are then 0), absent otherwise.

@@ -78,6 +78,16 @@ type Model struct {
 	Season   []float64
 	Phase    int
 	Additive bool
+	// HW: Holt–Winters' method (FitHW), a damped trend (Phi, Beta, Trend)
+	// beside a season (Season, Phase) that is smoothed by HWGamma at every
+	// value, where the other kinds keep their indices as fitted. The level
+	// is then of the values with their season, not adjusted ones. With
+	// b the trend and s the index of the value's phase, on each value y:
+	// ℓ' = α·y/s + (1 − α)(ℓ + φb), b' = β(ℓ' − ℓ) + (1 − β)φb,
+	// s' = γ·y/ℓ' + (1 − γ)s (differences in place of ratios with
+	// Additive).
+	HW      bool
+	HWGamma float64
 
 	// Profile is the period of a moving seasonal profile (FitProfile), 0
 	// for none; Sub its shorter period (0: none); Cycles is how many of its
@@ -230,12 +240,12 @@ var ErrOverflow = errors.New("theta: the values are too large: the fit overflows
 // finite reports whether every number of f's state is finite.
 func (f *Model) finite() bool {
 	for _, v := range [...]float64{f.Alpha, f.Level, f.Drift, f.Weight, f.Phi, f.Beta, f.Trend, f.Sigma2,
-		f.meanT, f.meanX, f.stt, f.stx, f.sse, f.nextT, f.ARMean} {
+		f.meanT, f.meanX, f.stt, f.stx, f.sse, f.nextT, f.ARMean, f.HWGamma} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return false
 		}
 	}
-	return allFinite(f.AR) && allFinite(f.hist)
+	return allFinite(f.AR) && allFinite(f.hist) && allFinite(f.Season)
 }
 
 // allFinite reports whether every value of x is finite.
@@ -513,7 +523,7 @@ func (f *Model) SetGrowth(g float64) {
 		panic(fmt.Sprintf("theta: growth %v outside [0, %v]", g, MaxGrowth))
 	}
 	if f.Phi > 0 || len(f.AR) > 0 {
-		panic("theta: a growth set on a damped trend or an autoregression")
+		panic("theta: a growth set on a damped trend (Holt–Winters included) or an autoregression")
 	}
 	f.Growth, f.Measured = g, true
 }
@@ -659,6 +669,12 @@ func (f *Model) push(y, d float64) {
 // it into the history. O(1), or O(Cycles + Profile/Sub) with a profile,
 // plus O(p) with an autoregression of order p; y must be finite.
 func (f *Model) Update(y float64) {
+	if f.HW {
+		e := f.hwStep(y)
+		f.sse += e * e
+		f.line(y)
+		return
+	}
 	v := y
 	if m := len(f.Season); m > 0 {
 		v = deseason(y, f.Season[f.Phase], f.Additive)
@@ -685,6 +701,12 @@ func (f *Model) Update(y float64) {
 		f.sse += e * e
 		f.Level += f.Alpha * e
 	}
+	f.line(v)
+}
+
+// line takes the adjusted value v into the line's moments and the count,
+// and sets the drift and σ² from them.
+func (f *Model) line(v float64) {
 	t := f.nextT
 	f.nextT++
 	f.N++
@@ -706,7 +728,10 @@ func (f *Model) seasonFree() int { return max(len(f.Season)-1, 0) }
 
 // DF is the residual degrees of freedom Sigma2 is estimated with: N − 2
 // for the smoothing (α and the initial level estimated), N − 4 for the
-// damped trend (α, β, φ and the level), N − 2p − 1 for an autoregression
+// damped trend (α, β, φ and the level), N − 5 for Holt–Winters, less its
+// season's m − 1 below: N − m − 4, its errors those of the values after
+// the first season, less α, β, γ and φ (its start is the first two
+// seasons' means, not fitted), N − 2p − 1 for an autoregression
 // of order p (p coefficients and the mean, on the N − p values it
 // predicts); each less a season's m − 1 free indices (seasonFree), fitted
 // to the same values: on 30 monthly values the residuals of the adjusted
@@ -718,6 +743,8 @@ func (f *Model) seasonFree() int { return max(len(f.Season)-1, 0) }
 func (f *Model) DF() float64 {
 	s := f.seasonFree()
 	switch {
+	case f.HW:
+		return float64(f.N - 5 - s)
 	case f.Phi > 0:
 		return float64(f.N - 4 - s)
 	case len(f.AR) > 0:
@@ -792,6 +819,10 @@ const arSkipMax = 1 << 12
 // its forecast and deviation (arPaths) replace the smoothing's. sd may be
 // nil.
 func (f *Model) Forecast(mean, sd []float64) {
+	if f.HW {
+		f.hwForecast(mean, sd)
+		return
+	}
 	ar := len(f.AR) > 0
 	a, start := f.Alpha, 0.0
 	if ar {
@@ -1019,6 +1050,11 @@ type State struct {
 	// learner's version 22, whose bands grow by α².
 	Growth   float64 `snapshot:"22"`
 	Measured bool    `snapshot:"22"`
+
+	// Holt–Winters (Model.HW, FitHW): absent before the learner's version
+	// 23, whose partners are never one.
+	HW      bool    `snapshot:"23"`
+	HWGamma float64 `snapshot:"23"`
 }
 
 // State returns f's state; Season is copied.
@@ -1027,7 +1063,8 @@ func (f *Model) State() State {
 		Season: slices.Clone(f.Season), MeanT: f.meanT, MeanX: f.meanX, STT: f.stt, STX: f.stx, SSE: f.sse, NextT: f.nextT,
 		Profile: f.Profile, Sub: f.Sub, Cycles: f.Cycles, Recent: slices.Clone(f.recent), RecentY: slices.Clone(f.recentY),
 		Pos: f.pos, Filled: f.filled, Weight: f.Weight, Phi: f.Phi, Beta: f.Beta, Trend: f.Trend, Additive: f.Additive,
-		AR: slices.Clone(f.AR), ARMean: f.ARMean, Hist: slices.Clone(f.hist), Growth: f.Growth, Measured: f.Measured}
+		AR: slices.Clone(f.AR), ARMean: f.ARMean, Hist: slices.Clone(f.hist), Growth: f.Growth, Measured: f.Measured,
+		HW: f.HW, HWGamma: f.HWGamma}
 }
 
 // FromState returns the Model of a state State returned, or an error when
@@ -1045,8 +1082,11 @@ func FromState(s State) (*Model, error) {
 		!finite(s.AR...) || !finite(s.Hist...):
 		return nil, errors.New("theta: state is not finite")
 	case s.Alpha < AlphaMin || s.Alpha > AlphaMax || s.N < MinValues || !(s.STT > 0) || s.Sigma2 < 0 || s.SSE < 0 || s.NextT < float64(s.N) || s.NextT > maxIndex || math.Abs(s.MeanT) > maxIndex ||
-		!(s.Weight >= 0 && s.Weight <= 1) || !finite(s.Trend) || s.Phi != 0 && !(s.Phi > 0 && s.Phi < 1 && s.Beta >= 0 && s.Beta <= s.Alpha && s.Weight == 0 && s.Profile == 0):
+		!(s.Weight >= 0 && s.Weight <= 1) || !finite(s.Trend) || s.Phi != 0 && !(s.Phi > 0 && s.Phi < 1 && s.Beta >= 0 && (s.Beta <= s.Alpha || s.HW && s.Beta <= 1) && s.Weight == 0 && s.Profile == 0):
 		return nil, errors.New("theta: state is not a fitted model's")
+	case s.HW && (len(s.Season) < 2 || s.Phi == 0 || !(s.HWGamma >= 0 && s.HWGamma <= 1-s.Alpha) || len(s.AR) > 0 || s.Measured),
+		!s.HW && s.HWGamma != 0:
+		return nil, errors.New("theta: state's Holt–Winters season is not a fitted one's")
 	case !s.Additive && slices.ContainsFunc(s.Season, func(v float64) bool { return math.Abs(v) < minIndex }):
 		return nil, errors.New("theta: state has a seasonal index near zero")
 	case s.Additive && len(s.Season) == 0:
@@ -1082,7 +1122,8 @@ func FromState(s State) (*Model, error) {
 		N: s.N, Phase: s.Phase, Season: season, Additive: s.Additive,
 		Profile: s.Profile, Sub: s.Sub, Cycles: s.Cycles, recent: recent, recentY: recentY, pos: s.Pos, filled: s.Filled,
 		meanT: s.MeanT, meanX: s.MeanX, stt: s.STT, stx: s.STX, sse: s.SSE, nextT: s.NextT,
-		AR: cloneOrNil(s.AR), ARMean: s.ARMean, hist: cloneOrNil(s.Hist), Growth: s.Growth, Measured: s.Measured}
+		AR: cloneOrNil(s.AR), ARMean: s.ARMean, hist: cloneOrNil(s.Hist), Growth: s.Growth, Measured: s.Measured,
+		HW: s.HW, HWGamma: s.HWGamma}
 	if !(f.DF() > 0) {
 		return nil, fmt.Errorf("theta: state has %d values for %v residual degrees of freedom, none left", s.N, f.DF())
 	}
@@ -1191,4 +1232,153 @@ func sesSSE(x []float64, alpha float64) (sse, l0 float64) {
 	}
 	l0 = suw / sww
 	return max(suu-suw*l0, 0), l0
+}
+
+// FitHW fits Holt–Winters' method with a damped trend and a smoothed
+// season of period m to x (Model.HW): the season multiplicative for
+// positive x, else additive; α, β, γ and φ on a grid (hwGrid) by the
+// squared one-step errors of the values after the first season, the
+// level, trend and indices started from the first two seasons' means.
+// Where the theta method keeps the indices of a classical decomposition
+// of every value, this follows a season whose amplitude or shape moves
+// (a growing multiplicative season), and its trend is the recent one,
+// damped, not a line through every value. It needs 3m + 4 values, and
+// gives ErrTooShort below, as for m < 2; ErrOverflow where no grid
+// point's errors are finite. O(len(hwGrid)·n).
+func FitHW(x []float64, m int) (*Model, error) {
+	n := len(x)
+	if m < 2 || n < 3*m+4 {
+		return nil, ErrTooShort
+	}
+	if !allFinite(x) {
+		return nil, errors.New("theta: a value is not finite")
+	}
+	additive := slices.ContainsFunc(x, func(v float64) bool { return !(v > 0) })
+	var m1, m2 float64
+	for k := range m {
+		m1 += x[k]
+		m2 += x[m+k]
+	}
+	m1, m2 = m1/float64(m), m2/float64(m)
+	if !additive && slices.ContainsFunc(x[:m], func(v float64) bool { return v/m1 < minIndex }) {
+		return nil, errors.New("theta: a seasonal index near zero")
+	}
+	f := &Model{HW: true, Additive: additive, Season: make([]float64, m)}
+	start := func() {
+		f.Level, f.Trend, f.Phase = m1, (m2-m1)/float64(m), 0
+		for k := range m {
+			if additive {
+				f.Season[k] = x[k] - m1
+			} else {
+				f.Season[k] = x[k] / m1
+			}
+		}
+	}
+	best, bestSSE := [4]float64{}, math.Inf(1)
+	for _, p := range hwGrid {
+		f.Alpha, f.Beta, f.HWGamma, f.Phi = p[0], p[1], p[2], p[3]
+		start()
+		var sse float64
+		for _, y := range x[m:] {
+			e := f.hwStep(y)
+			sse += e * e
+		}
+		if sse < bestSSE {
+			best, bestSSE = p, sse
+		}
+	}
+	if math.IsInf(bestSSE, 1) {
+		return nil, ErrOverflow
+	}
+	// The chosen point's run again, the line's moments counted over every
+	// value (not used by the forecasts: they keep Update's bookkeeping
+	// and FromState's checks as for the other kinds).
+	f.Alpha, f.Beta, f.HWGamma, f.Phi = best[0], best[1], best[2], best[3]
+	start()
+	for t, y := range x {
+		if t >= m {
+			e := f.hwStep(y)
+			f.sse += e * e
+		}
+		f.line(y)
+	}
+	if !f.finite() || !(f.DF() > 0) {
+		return nil, ErrOverflow
+	}
+	return f, nil
+}
+
+// hwGrid are the (α, β, γ, φ) FitHW tries: γ at most 1 − α, as in ets's
+// parameter space, so that a season is never updated more than the
+// level is; φ below 1, a trend that always flattens.
+var hwGrid = func() [][4]float64 {
+	var g [][4]float64
+	for _, a := range []float64{0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9} {
+		for _, b := range []float64{0, 0.02, 0.05, 0.1, 0.2} {
+			for _, c := range []float64{0, 0.05, 0.1, 0.2, 0.4} {
+				if c > 1-a {
+					continue
+				}
+				for _, phi := range []float64{0.8, 0.9, 0.95, 0.98} {
+					g = append(g, [4]float64{a, b, c, phi})
+				}
+			}
+		}
+	}
+	return g
+}()
+
+// hwStep advances the Holt–Winters state (Model.HW) by the value y and
+// returns its one-step error. A multiplicative index is smoothed only
+// towards a ratio of at least minIndex (a level at or below zero, or a
+// value at or below it, gives none that means anything), and keeps its
+// value otherwise.
+func (f *Model) hwStep(y float64) float64 {
+	s := f.Season[f.Phase]
+	base := f.Level + f.Phi*f.Trend
+	var pred, l float64
+	if f.Additive {
+		pred = base + s
+		l = f.Alpha*(y-s) + (1-f.Alpha)*base
+		f.Season[f.Phase] = f.HWGamma*(y-l) + (1-f.HWGamma)*s
+	} else {
+		pred = base * s
+		l = f.Alpha*(y/s) + (1-f.Alpha)*base
+		if r := y / l; l > 0 && r >= minIndex {
+			f.Season[f.Phase] = f.HWGamma*r + (1-f.HWGamma)*s
+		}
+	}
+	f.Trend = f.Beta*(l-f.Level) + (1-f.Beta)*f.Phi*f.Trend
+	f.Level = l
+	f.Phase = (f.Phase + 1) % len(f.Season)
+	return y - pred
+}
+
+// hwForecast is Forecast for Holt–Winters: step h is (ℓ + (φ + … + φ^h)b)
+// times (plus) the index of its phase; its standard deviation that of the
+// additive-error state-space form's h-step error, σ√(1 + Σ_{j<h} c_j²),
+// c_j = α + αβ(φ + … + φ^j) + γ(1 − α) where j is a whole number of
+// seasons (Hyndman et al. 2008, table 6.1, with β and γ of the
+// error-correction form), as a multiplicative season's approximation too.
+func (f *Model) hwForecast(mean, sd []float64) {
+	m := len(f.Season)
+	damp, phiJ, cum := 0.0, 1.0, 0.0
+	for i := range mean {
+		phiJ *= f.Phi
+		damp += phiJ // φ + … + φ^(i+1)
+		base := f.Level + damp*f.Trend
+		if s := f.Season[(f.Phase+i)%m]; f.Additive {
+			mean[i] = base + s
+		} else {
+			mean[i] = base * s
+		}
+		if sd != nil {
+			sd[i] = math.Sqrt(f.Sigma2 * (1 + cum))
+			c := f.Alpha + f.Alpha*f.Beta*damp
+			if (i+1)%m == 0 {
+				c += f.HWGamma * (1 - f.Alpha)
+			}
+			cum += c * c
+		}
+	}
 }

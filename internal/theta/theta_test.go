@@ -615,6 +615,7 @@ func TestFitOverflow(t *testing.T) {
 			"Fit":        func() (*Model, error) { return Fit(x, 12, false) },
 			"FitDamped":  func() (*Model, error) { return FitDamped(x, 12, false) },
 			"FitProfile": func() (*Model, error) { return FitProfile(x, 12, 0, 2) },
+			"FitHW":      func() (*Model, error) { return FitHW(x, 12) },
 		}
 		for name, fit := range fits {
 			f, err := fit()
