@@ -1187,3 +1187,25 @@ func TestHoltWintersPartner(t *testing.T) {
 		}
 	}
 }
+
+// Holt–Winters' partner smooths a season of the calendar only: the same
+// growing season at a period of 10 values (no common period, no time
+// step, none configured), which the increments' test proposes, keeps a
+// theta partner of that period, not Holt–Winters' (calendarSeason).
+func TestHoltWintersNeedsACalendarSeason(t *testing.T) {
+	cfg := testConfig()
+	cfg.Combine, cfg.Model.Kernel.Type = CombineTheta, narx.Linear
+	rng := rand.New(rand.NewPCG(9, 4))
+	l, _ := NewLearner(cfg)
+	const n = 120
+	for i := range n {
+		amp := 0.1 + 0.3*float64(i)/n
+		y := (100 + float64(i)) * (1 + amp*math.Sin(2*math.Pi*float64(i)/10+0.5)) * (1 + 0.005*rng.NormFloat64())
+		if _, err := l.Observe(Observation{T: int64(i), Y: y}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if th := l.Theta(); th == nil || th.HW || len(th.Season) != 10 {
+		t.Fatalf("a season of 10 values: theta partner %+v, want the theta method of period 10", th)
+	}
+}

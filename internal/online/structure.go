@@ -1184,7 +1184,7 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 			avg, found, p = e, true, partner{damped: true}
 		}
 	}
-	if best.period > 1 {
+	if best.period > 1 && l.calendarSeason(best.period) {
 		if th := fitPartner(ys[:v.train], partner{hw: true}, best); th != nil {
 			if e := partnerScore(th, paths, ys, v); e < avg {
 				avg, found, p = e, true, partner{hw: true}
@@ -1225,6 +1225,17 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 		}
 	}
 	return combine, p
+}
+
+// calendarSeason reports whether the period s is one of the calendar's:
+// a common period (commonPeriods), the time step's or the configured
+// season (Config.knownPeriods). Holt–Winters' partner smooths a season
+// that repeats at its period; a cycle the increments' test found at
+// another lag (lynx's 10 years, the sunspots' 11) is not one whose shape
+// repeats at that lag, and its smoothed "season" forecast the yearly lynx
+// 35 % worse (docs/benchmarks.md, "Holt–Winters' partner").
+func (l *Learner) calendarSeason(s int) bool {
+	return slices.Contains(commonPeriods, s) || slices.Contains(l.cfg.knownPeriods(l.fitT, l.timed), s)
 }
 
 // growthPaths is how many horizons the plan of a partner's growth
