@@ -1144,27 +1144,34 @@ func TestPartnerTakesTheModelsSeason(t *testing.T) {
 	}
 }
 
-// Holt–Winters' partner: on a series whose season's amplitude grows (a
-// quarterly season of ±10 % of a level that doubles, then ±40 %), the
-// theta method's indices, fitted to every cycle, average the amplitudes
-// and its forecasts of the validation's paths miss the latest ones; the
-// average with Holt–Winters, whose season is smoothed value by value,
-// validates better and is the partner, reported with its γ. The choice
-// is checkpointed and the restored series forecasts to the bit as the
-// original. A series without a season has none (FitHW needs a period).
-func TestHoltWintersPartner(t *testing.T) {
-	cfg := testConfig()
-	cfg.Combine, cfg.Season, cfg.Model.Kernel.Type = CombineTheta, 4, narx.Linear
+// growingSeason feeds a learner of cfg n values of a season of period
+// whose amplitude grows (±10 % of a level that doubles, to ±40 %), with
+// noise of 0.5 %, and returns it.
+func growingSeason(t *testing.T, cfg Config, period, n int) *Learner {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(9, 4))
 	l, _ := NewLearner(cfg)
-	const n = 96
 	for i := range n {
-		amp := 0.1 + 0.3*float64(i)/n
-		y := (100 + float64(i)) * (1 + amp*math.Sin(2*math.Pi*float64(i)/4+0.5)) * (1 + 0.005*rng.NormFloat64())
+		amp := 0.1 + 0.3*float64(i)/float64(n)
+		y := (100 + float64(i)) * (1 + amp*math.Sin(2*math.Pi*float64(i)/float64(period)+0.5)) * (1 + 0.005*rng.NormFloat64())
 		if _, err := l.Observe(Observation{T: int64(i), Y: y}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return l
+}
+
+// Holt–Winters' partner: on a series whose season's amplitude grows (a
+// quarterly season, configured, growingSeason), the theta method's
+// indices, fitted to every cycle, average the amplitudes and its
+// forecasts of the validation's paths miss the latest ones; the average
+// with Holt–Winters, whose season is smoothed value by value, validates
+// better and is the partner. The choice is checkpointed and the restored
+// series forecasts to the bit as the original.
+func TestHoltWintersPartner(t *testing.T) {
+	cfg := testConfig()
+	cfg.Combine, cfg.Season, cfg.Model.Kernel.Type = CombineTheta, 4, narx.Linear
+	l := growingSeason(t, cfg, 4, 96)
 	th := l.Theta()
 	if th == nil || !th.HW || len(th.Season) != 4 {
 		t.Fatalf("a growing season: theta partner %+v, want Holt–Winters of period 4", th)
@@ -1195,17 +1202,7 @@ func TestHoltWintersPartner(t *testing.T) {
 func TestHoltWintersNeedsACalendarSeason(t *testing.T) {
 	cfg := testConfig()
 	cfg.Combine, cfg.Model.Kernel.Type = CombineTheta, narx.Linear
-	rng := rand.New(rand.NewPCG(9, 4))
-	l, _ := NewLearner(cfg)
-	const n = 120
-	for i := range n {
-		amp := 0.1 + 0.3*float64(i)/n
-		y := (100 + float64(i)) * (1 + amp*math.Sin(2*math.Pi*float64(i)/10+0.5)) * (1 + 0.005*rng.NormFloat64())
-		if _, err := l.Observe(Observation{T: int64(i), Y: y}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if th := l.Theta(); th == nil || th.HW || len(th.Season) != 10 {
+	if th := growingSeason(t, cfg, 10, 120).Theta(); th == nil || th.HW || len(th.Season) != 10 {
 		t.Fatalf("a season of 10 values: theta partner %+v, want the theta method of period 10", th)
 	}
 }
