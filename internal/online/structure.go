@@ -1142,8 +1142,11 @@ func (l *Learner) validateForms(perForm []structure, ys []float64, v validation,
 // the longer and the shorter (profile and sub, theta.FitProfile; half the
 // slope) if its average validates better; or Holt's damped local trend
 // on the same seasonal adjustment when its average validates better than
-// the theta method's by dampedMargin. Each is fitted on the fitting
-// part, then updated (theta.Model.Update) up to each origin. An
+// the theta method's by dampedMargin; or, where best.period is a season
+// of the calendar (calendarSeason), Holt–Winters' method (theta.FitHW: a
+// damped trend and a season smoothed at every value) when its average
+// validates better than the partner chosen so far. Each is fitted on the
+// fitting part, then updated (theta.Model.Update) up to each origin. An
 // autoregression about the adjusted mean (theta.FitAR) then replaces the
 // chosen partner where its average errs less on a dense plan (arMargin,
 // below); a smoothing partner that will be averaged has its band's growth
@@ -1200,7 +1203,7 @@ func (l *Learner) chooseTheta(best structure, paths, ys []float64, periods []int
 		}
 	}
 	if dv := v.dense(len(ys), best.period, p.profile, p.sub); dv.span(len(ys)) >= max(arPaths*v.H, formErrors) && dv.train >= 2*p.profile {
-		ar := partner{profile: p.profile, sub: p.sub, ar: true} // on the same adjustment
+		ar := partner{profile: p.profile, sub: p.sub, ar: true} // on the same adjustment (Holt–Winters': the classical indices)
 		cur, th := fitPartner(ys[:dv.train], p, best), fitPartner(ys[:dv.train], ar, best)
 		if cur != nil && th != nil {
 			if dpaths, _, _ := l.validationPaths(best, ys, dv); dpaths != nil &&

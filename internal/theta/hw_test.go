@@ -156,3 +156,97 @@ func TestFitHWExactSeason(t *testing.T) {
 		}
 	}
 }
+
+// FitHW starts from the first two seasons' means (level m1, trend
+// (m2 − m1)/m, indices x_k/m1) and scores the values after the first
+// season: its σ²'s squared errors are the least, over hwGrid, of the
+// documented recursions run from that start over x[m:] (hwRef), bit for
+// bit (the same operations in the same order).
+func TestFitHWStartAndScore(t *testing.T) {
+	const m = 4
+	rng := rand.New(rand.NewPCG(5, 8))
+	x := make([]float64, 30)
+	for i := range x {
+		x[i] = (50 + 3*float64(i)) * (1 + 0.2*math.Cos(2*math.Pi*float64(i)/m)) * (1 + 0.03*rng.NormFloat64())
+	}
+	f, err := FitHW(x, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m1, m2 float64
+	for k := range m {
+		m1 += x[k]
+		m2 += x[m+k]
+	}
+	m1, m2 = m1/m, m2/m
+	s0 := make([]float64, m)
+	for k := range s0 {
+		s0[k] = x[k] / m1
+	}
+	best := math.Inf(1)
+	for _, p := range hwGrid {
+		if _, _, _, sse := hwRef(x[m:], m1, (m2-m1)/m, s0, p[0], p[1], p[2], p[3], false, 0); sse < best {
+			best = sse
+		}
+	}
+	if f.sse != best {
+		t.Errorf("fitted sse %v, want the grid's least from the documented start %v", f.sse, best)
+	}
+}
+
+// A multiplicative season meets values at and below zero (a positive
+// series that falls through zero after its fit): from the first such
+// value on, the season is frozen (HWGamma 0) and its indices stay as they
+// were, every index at least minIndex; the state stays finite, restores,
+// and the restored model forecasts to the bit as the original.
+func TestHWThroughZero(t *testing.T) {
+	const m = 4
+	x := make([]float64, 40)
+	for i := range x {
+		x[i] = 20 * (1 + 0.3*math.Sin(2*math.Pi*float64(i)/m))
+	}
+	f, err := FitHW(x, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Additive {
+		t.Fatal("a positive series fitted an additive season")
+	}
+	f.HWGamma = 0.2 // whatever the grid chose, a season that would move
+	for i := range 24 {
+		y := 20 - 2*float64(i) // 20, 18, …, 0, −2, …
+		before := append([]float64(nil), f.Season...)
+		f.Update(y)
+		if !(y > 0) && f.HWGamma != 0 {
+			t.Fatalf("value %v: γ %v, want the season frozen", y, f.HWGamma)
+		}
+		if f.HWGamma == 0 {
+			for k := range before {
+				if f.Season[k] != before[k] {
+					t.Fatalf("value %v: index %d moved %v → %v in a frozen season", y, k, before[k], f.Season[k])
+				}
+			}
+		}
+		for _, v := range f.Season {
+			if !(v >= minIndex) {
+				t.Fatalf("value %v: index %v below minIndex", y, v)
+			}
+		}
+	}
+	if !f.finite() {
+		t.Fatalf("state not finite: %+v", f)
+	}
+	c, err := FromState(f.State())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := make([]float64, 8), make([]float64, 8)
+	sa, sb := make([]float64, 8), make([]float64, 8)
+	f.Forecast(a, sa)
+	c.Forecast(b, sb)
+	for h := range a {
+		if math.Float64bits(a[h]) != math.Float64bits(b[h]) || math.Float64bits(sa[h]) != math.Float64bits(sb[h]) {
+			t.Fatalf("restored step %d: %v ± %v, want %v ± %v", h+1, b[h], sb[h], a[h], sa[h])
+		}
+	}
+}

@@ -80,8 +80,7 @@ type Model struct {
 	Additive bool
 	// HW: Holt–Winters' method (FitHW), a damped trend (Phi, Beta, Trend)
 	// beside a season (Season, Phase) that is smoothed by HWGamma at every
-	// value, where the other kinds keep their indices as fitted. The level
-	// is then of the values with their season, not adjusted ones. With
+	// value, where the other kinds keep their indices as fitted. With
 	// b the trend and s the index of the value's phase, on each value y:
 	// ℓ' = α·y/s + (1 − α)(ℓ + φb), b' = β(ℓ' − ℓ) + (1 − β)φb,
 	// s' = γ·y/ℓ' + (1 − γ)s (differences in place of ratios with
@@ -666,8 +665,9 @@ func (f *Model) push(y, d float64) {
 // profile the value is adjusted by the profile before it, then joins its
 // rings. An autoregression (AR) predicts the adjusted value from its
 // history instead of the level, its coefficients and mean held, and takes
-// it into the history. O(1), or O(Cycles + Profile/Sub) with a profile,
-// plus O(p) with an autoregression of order p; y must be finite.
+// it into the history. Holt–Winters (HW) runs its own recursions (hwStep),
+// which smooth its indices too. O(1), or O(Cycles + Profile/Sub) with a
+// profile, plus O(p) with an autoregression of order p; y must be finite.
 func (f *Model) Update(y float64) {
 	if f.HW {
 		e := f.hwStep(y)
@@ -1308,9 +1308,10 @@ func FitHW(x []float64, m int) (*Model, error) {
 	return f, nil
 }
 
-// hwGrid are the (α, β, γ, φ) FitHW tries: γ at most 1 − α, as in ets's
-// parameter space, so that a season is never updated more than the
-// level is; φ below 1, a trend that always flattens.
+// hwGrid are the 620 (α, β, γ, φ) FitHW tries: γ at most 1 − α, so that
+// a season is never smoothed faster than the level keeps its past (ets's
+// space, whose γ is this one's times 1 − α, allows up to 1); φ below 1, a
+// trend that always flattens.
 var hwGrid = func() [][4]float64 {
 	var g [][4]float64
 	for _, a := range []float64{0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9} {
@@ -1329,10 +1330,13 @@ var hwGrid = func() [][4]float64 {
 }()
 
 // hwStep advances the Holt–Winters state (Model.HW) by the value y and
-// returns its one-step error. A multiplicative index is smoothed only
-// towards a ratio of at least minIndex (a level at or below zero, or a
-// value at or below it, gives none that means anything), and keeps its
-// value otherwise.
+// returns its one-step error. A multiplicative season is a ratio to a
+// positive level: from the first value, level or level-and-trend at or
+// below zero on, it is frozen for good (HWGamma 0), as the theta method's
+// indices are. Near zero the ratio y/ℓ' is unbounded, and indices smoothed
+// toward it grew a thousandfold on a temperature that fell through zero,
+// the forecasts with them (a read-only review's probe). An index is also
+// smoothed only toward a ratio of at least minIndex.
 func (f *Model) hwStep(y float64) float64 {
 	s := f.Season[f.Phase]
 	base := f.Level + f.Phi*f.Trend
@@ -1344,7 +1348,10 @@ func (f *Model) hwStep(y float64) float64 {
 	} else {
 		pred = base * s
 		l = f.Alpha*(y/s) + (1-f.Alpha)*base
-		if r := y / l; l > 0 && r >= minIndex {
+		if !(y > 0 && l > 0 && base > 0) {
+			f.HWGamma = 0
+		}
+		if r := y / l; f.HWGamma > 0 && r >= minIndex {
 			f.Season[f.Phase] = f.HWGamma*r + (1-f.HWGamma)*s
 		}
 	}
