@@ -179,24 +179,33 @@ func TestThetaPartnerSlope(t *testing.T) {
 		t.Errorf("a trend that stopped: theta partner %+v, want a damped trend of slope near 0", th)
 	}
 	for _, r := range []*Learner{l, stopped} {
-		snap, err := r.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, _ := NewLearner(cfg)
-		if err := c.UnmarshalBinary(snap); err != nil {
-			t.Fatal(err)
-		}
+		c := restoredSame(t, cfg, r, 6)
 		if got, want := c.Theta(), r.Theta(); got == nil || got.Weight != want.Weight || got.Phi != want.Phi || got.Drift != want.Drift {
 			t.Errorf("restored theta partner %+v, want %+v", got, want)
 		}
-		a, b := forecastOf(t, r, 6), forecastOf(t, c, 6)
-		for h := range a {
-			if math.Float64bits(a[h].Mean) != math.Float64bits(b[h].Mean) || math.Float64bits(a[h].Hi) != math.Float64bits(b[h].Hi) {
-				t.Fatalf("restored: step %d %v, want %v", h+1, b[h], a[h])
-			}
+	}
+}
+
+// restoredSame restores a learner of cfg from l's snapshot and fails t
+// unless it forecasts h steps (means and upper bounds) to the bit as l;
+// it returns the restored learner.
+func restoredSame(t *testing.T, cfg Config, l *Learner, h int) *Learner {
+	t.Helper()
+	snap, err := l.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := NewLearner(cfg)
+	if err := c.UnmarshalBinary(snap); err != nil {
+		t.Fatal(err)
+	}
+	a, b := forecastOf(t, l, h), forecastOf(t, c, h)
+	for k := range a {
+		if math.Float64bits(a[k].Mean) != math.Float64bits(b[k].Mean) || math.Float64bits(a[k].Hi) != math.Float64bits(b[k].Hi) {
+			t.Fatalf("restored: step %d %v, want %v", k+1, b[k], a[k])
 		}
 	}
+	return c
 }
 
 // The autoregressive partner: on a series that cycles about its level (an
@@ -1176,22 +1185,8 @@ func TestHoltWintersPartner(t *testing.T) {
 	if th == nil || !th.HW || len(th.Season) != 4 {
 		t.Fatalf("a growing season: theta partner %+v, want Holt–Winters of period 4", th)
 	}
-	snap, err := l.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _ := NewLearner(cfg)
-	if err := c.UnmarshalBinary(snap); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.Theta(); got == nil || !got.HW || got.HWGamma != th.HWGamma {
+	if got := restoredSame(t, cfg, l, 8).Theta(); got == nil || !got.HW || got.HWGamma != th.HWGamma {
 		t.Fatalf("restored theta partner %+v, want %+v", got, th)
-	}
-	a, b := forecastOf(t, l, 8), forecastOf(t, c, 8)
-	for h := range a {
-		if math.Float64bits(a[h].Mean) != math.Float64bits(b[h].Mean) || math.Float64bits(a[h].Hi) != math.Float64bits(b[h].Hi) {
-			t.Fatalf("restored: step %d %v, want %v", h+1, b[h], a[h])
-		}
 	}
 }
 

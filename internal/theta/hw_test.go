@@ -96,13 +96,7 @@ func TestFitHW(t *testing.T) {
 	if err != nil || !c.HW || c.HWGamma != f.HWGamma || c.Phase != f.Phase || c.Sigma2 != f.Sigma2 {
 		t.Fatalf("restored %+v (%v), want %+v", c, err, f)
 	}
-	cm, csd := make([]float64, 9), make([]float64, 9)
-	c.Forecast(cm, csd)
-	for h := range cm {
-		if cm[h] != mean[h] || csd[h] != sd[h] {
-			t.Fatalf("restored step %d: %v ± %v, want %v ± %v", h+1, cm[h], csd[h], mean[h], sd[h])
-		}
-	}
+	sameForecasts(t, f, c, 9)
 	for name, mutate := range map[string]func(*State){
 		"γ above 1 − α":   func(s *State) { s.HWGamma = 1 - s.Alpha + 0.01 },
 		"no season":       func(s *State) { s.Season, s.Phase = nil, 0 },
@@ -240,13 +234,5 @@ func TestHWThroughZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := make([]float64, 8), make([]float64, 8)
-	sa, sb := make([]float64, 8), make([]float64, 8)
-	f.Forecast(a, sa)
-	c.Forecast(b, sb)
-	for h := range a {
-		if math.Float64bits(a[h]) != math.Float64bits(b[h]) || math.Float64bits(sa[h]) != math.Float64bits(sb[h]) {
-			t.Fatalf("restored step %d: %v ± %v, want %v ± %v", h+1, b[h], sb[h], a[h], sa[h])
-		}
-	}
+	sameForecasts(t, f, c, 8)
 }

@@ -518,15 +518,7 @@ func TestStateRoundTrip(t *testing.T) {
 		m.Update(v)
 		c.Update(v)
 	}
-	a, b := make([]float64, 6), make([]float64, 6)
-	sa, sb := make([]float64, 6), make([]float64, 6)
-	m.Forecast(a, sa)
-	c.Forecast(b, sb)
-	for h := range a {
-		if math.Float64bits(a[h]) != math.Float64bits(b[h]) || math.Float64bits(sa[h]) != math.Float64bits(sb[h]) {
-			t.Fatalf("step %d: restored model forecasts %v ± %v, original %v ± %v", h+1, b[h], sb[h], a[h], sa[h])
-		}
-	}
+	sameForecasts(t, m, c, 6)
 	if len(m.Season) > 0 {
 		c.Season[0] = -1
 		if m.Season[0] == -1 {
@@ -773,6 +765,21 @@ func TestFitYoung(t *testing.T) {
 		want.Forecast(wm, ws)
 		if !slices.Equal(gm, wm) || !slices.Equal(gs, ws) {
 			t.Errorf("%s: forecast %v ± %v, want %v ± %v", c.name, gm, gs, wm, ws)
+		}
+	}
+}
+
+// sameForecasts fails t unless the restored model c forecasts n steps, mean
+// and standard deviation, to the bit as the original m.
+func sameForecasts(t *testing.T, m, c *Model, n int) {
+	t.Helper()
+	a, b := make([]float64, n), make([]float64, n)
+	sa, sb := make([]float64, n), make([]float64, n)
+	m.Forecast(a, sa)
+	c.Forecast(b, sb)
+	for h := range a {
+		if math.Float64bits(a[h]) != math.Float64bits(b[h]) || math.Float64bits(sa[h]) != math.Float64bits(sb[h]) {
+			t.Fatalf("step %d: restored model forecasts %v ± %v, original %v ± %v", h+1, b[h], sb[h], a[h], sa[h])
 		}
 	}
 }
