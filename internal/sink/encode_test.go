@@ -60,6 +60,12 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 		"growth not measured":    func(m *Message) { m.Model.Theta.Growth = nil },
 		"growth measured 0":      func(m *Message) { m.Model.Theta.Growth = new(0.0) },
 		"damped trend":           func(m *Message) { m.Model.Theta.SlopeShare, m.Model.Theta.Phi = 0, 0.95 },
+		"holt-winters": func(m *Message) {
+			m.Model.Theta.SlopeShare, m.Model.Theta.Phi, m.Model.Theta.SeasonSmoothing = 0, 0.9, new(0.05)
+		},
+		"holt-winters γ 0": func(m *Message) {
+			m.Model.Theta.SlopeShare, m.Model.Theta.Phi, m.Model.Theta.SeasonSmoothing = 0, 0.9, new(0.0)
+		},
 		"autoregression": func(m *Message) {
 			m.Model.Theta.Alpha, m.Model.Theta.SlopeShare, m.Model.Theta.AR = 0, 0, []float64{1.25, -0.5, 1e-7}
 		},
